@@ -1,0 +1,735 @@
+/*
+ * CuratorBench: the Apache Curator 5.x driver of zkrecipes' lock benchmarks.
+ *
+ * Same command line and output as bench/python/kazoo_bench.py and the C++ `zkr_bench`, so that
+ * bench/run_bench.py drives all three the same way:
+ *
+ *   CuratorBench --connect HOSTS --scenario S --path P [--clients K] [--ops N] [--waiters W]
+ *                [--warmup N] [--session-timeout-ms MS] [--timeout-s S] [--mntr HOST:PORT]
+ *
+ * Scenarios (defaults in brackets):
+ *   uncontended      one session, N [2000] InterProcessMutex acquire+release pairs; latency per pair.
+ *   contended        K [8] sessions, one thread each, looping acquire/release on P until N [2000]
+ *                    handoffs are done in total; latency = acquire latency.
+ *   drain            one holder holds P; W [200] waiters (threads spread over K [min(8,W)] sessions,
+ *                    one InterProcessMutex each) queue up; once W nodes wait, the holder releases and
+ *                    every waiter acquires and releases once. ops = W handoffs; latency = time between
+ *                    consecutive acquisitions; fifo_ok = acquisition order equals sequence order.
+ *   semaphore-mutex  one session, N [1000] InterProcessSemaphoreMutex acquire+release pairs.
+ *   rwlock           4 reader sessions + 1 writer session (InterProcessReadWriteLock) looping for
+ *                    N [5000] milliseconds; ops = reads + writes; extra has reads/s and writes/s.
+ *   multilock        InterProcessMultiLock over K [4] mutex paths P/0 .. P/K-1; N [500] pairs.
+ * --warmup: unmeasured pairs/handoffs before the measured part [100; drain 0]; for rwlock it is
+ * milliseconds of unmeasured running [500].
+ *
+ * Output: exactly one JSON line on stdout:
+ *   {"library":"curator","scenario":...,"params":{...},"ops":n,"seconds":s,"ops_per_sec":x,
+ *    "p50_us":...,"p99_us":...,"cpu_seconds":c,"fifo_ok":true|false|null,"extra":{...}}
+ * cpu_seconds is the process's user+sys CPU time during the measured part only
+ * (extra.cpu_seconds_total: the whole process, JVM start-up included).
+ * With --mntr, ZooKeeper's `mntr` counters are read just before and just after the measured part and
+ * extra.mntr holds the differences: reads (zk_cnt_readlatency), writes (zk_cnt_updatelatency),
+ * watch_events (the zk_sum_node_*_watch_count sums: watches fired) and packets_received.
+ * extra.sessions and extra.total_ops (measured + warmup operations) let the runner estimate the
+ * same from counters read around the whole run when a driver has no --mntr.
+ * Exit status: 0 ok; 1 the run failed (message on stderr); 2 usage or unsupported scenario;
+ * 3 the --timeout-s watchdog [600] fired.
+ *
+ * Built by bench/run_bench.py with plain javac against the Debian Curator jars.
+ */
+
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessLock;
+import org.apache.curator.framework.recipes.locks.InterProcessMultiLock;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.KeeperException;
+
+public final class CuratorBench {
+
+    // ------------------------------------------------------------------------------------------
+    // Arguments
+
+    String connect;
+    String scenario;
+    String path;
+    int clients = -1;
+    int ops = -1;
+    int waiters = -1;
+    int warmup = -1;
+    int sessionTimeoutMs = 30000;
+    int timeoutS = 600;
+    String mntrAddress; // host:port of a server whose `mntr` is read around the measured part
+
+    static void die(int status, String message) {
+        System.err.println("CuratorBench: " + message);
+        System.err.flush();
+        System.exit(status);
+    }
+
+    void parse(String[] args) {
+        for (int i = 0; i < args.length; ++i) {
+            String a = args[i];
+            if (i + 1 >= args.length) {
+                die(2, "missing value after " + a);
+            }
+            String v = args[++i];
+            try {
+                switch (a) {
+                    case "--connect": connect = v; break;
+                    case "--scenario": scenario = v; break;
+                    case "--path": path = v; break;
+                    case "--clients": clients = Integer.parseInt(v); break;
+                    case "--ops": ops = Integer.parseInt(v); break;
+                    case "--waiters": waiters = Integer.parseInt(v); break;
+                    case "--warmup": warmup = Integer.parseInt(v); break;
+                    case "--session-timeout-ms": sessionTimeoutMs = Integer.parseInt(v); break;
+                    case "--timeout-s": timeoutS = Integer.parseInt(v); break;
+                    case "--mntr": mntrAddress = v; break;
+                    default: die(2, "unknown option " + a);
+                }
+            } catch (NumberFormatException e) {
+                die(2, "bad number for " + a + ": " + v);
+            }
+        }
+        if (connect == null || scenario == null || path == null) {
+            die(2, "usage: CuratorBench --connect HOSTS --scenario S --path P [--clients K] [--ops N]"
+                   + " [--waiters W] [--warmup N] [--session-timeout-ms MS] [--timeout-s S] [--mntr HOST:PORT]");
+        }
+    }
+
+    static int or(int value, int dflt) {
+        return value >= 0 ? value : dflt;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Sessions
+
+    final List<CuratorFramework> sessions = new ArrayList<>();
+
+    CuratorFramework newSession() throws Exception {
+        CuratorFramework c = CuratorFrameworkFactory.builder()
+            .connectString(connect)
+            .sessionTimeoutMs(sessionTimeoutMs)
+            .connectionTimeoutMs(Math.min(15000, sessionTimeoutMs))
+            .retryPolicy(new ExponentialBackoffRetry(100, 3))
+            .build();
+        synchronized (sessions) {
+            sessions.add(c);
+        }
+        c.start();
+        if (!c.blockUntilConnected(20, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("could not connect to " + connect);
+        }
+        return c;
+    }
+
+    void closeSessions() {
+        synchronized (sessions) {
+            for (CuratorFramework c : sessions) {
+                try {
+                    c.close();
+                } catch (Throwable t) {
+                    // the server expires what we could not close
+                }
+            }
+        }
+    }
+
+    /** InterProcessMutex with its protected getLockPath() visible. */
+    static final class NamedMutex extends InterProcessMutex {
+        NamedMutex(CuratorFramework client, String path) {
+            super(client, path);
+        }
+
+        String lockPath() {
+            return getLockPath();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Measurement helpers
+
+    static long cpuNanos() {
+        java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+        if (os instanceof com.sun.management.OperatingSystemMXBean) {
+            return ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime();
+        }
+        return -1;
+    }
+
+    /** Nearest-rank percentile in microseconds; null when there is no sample. */
+    static Double percentileUs(long[] sortedNs, double p) {
+        if (sortedNs.length == 0) {
+            return null;
+        }
+        int rank = (int) Math.ceil(p * sortedNs.length);
+        int idx = Math.min(sortedNs.length - 1, Math.max(0, rank - 1));
+        return Math.round(sortedNs[idx] / 100.0) / 10.0;
+    }
+
+    /** A growable array of nanosecond samples, one per thread (no sharing). */
+    static final class Samples {
+        long[] v = new long[256];
+        int n;
+
+        void add(long x) {
+            if (n == v.length) {
+                v = Arrays.copyOf(v, n * 2);
+            }
+            v[n++] = x;
+        }
+
+        static long[] merge(List<Samples> all) {
+            int total = 0;
+            for (Samples s : all) {
+                total += s.n;
+            }
+            long[] out = new long[total];
+            int at = 0;
+            for (Samples s : all) {
+                System.arraycopy(s.v, 0, out, at, s.n);
+                at += s.n;
+            }
+            Arrays.sort(out);
+            return out;
+        }
+    }
+
+    static final class Result {
+        long ops;
+        double seconds;
+        long[] latNs = new long[0];
+        Boolean fifoOk;
+        long cpuNs;
+        final Map<String, Object> extra = new LinkedHashMap<>();
+    }
+
+    interface Body {
+        void run() throws Exception;
+    }
+
+    /** Starts n threads running body(i) that wait on a common start gate. */
+    static final class Crew {
+        final List<Thread> threads = new ArrayList<>();
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
+
+        void start(int n, String name, java.util.function.IntFunction<Body> body) {
+            for (int i = 0; i < n; ++i) {
+                Body b = body.apply(i);
+                Thread t = new Thread(null, () -> {
+                    try {
+                        b.run();
+                    } catch (Throwable e) {
+                        failure.compareAndSet(null, e);
+                    }
+                }, name + "-" + i, 512 * 1024);
+                t.setDaemon(true);
+                threads.add(t);
+                t.start();
+            }
+        }
+
+        void join(long deadlineNanos) throws Exception {
+            for (Thread t : threads) {
+                long left = deadlineNanos - System.nanoTime();
+                if (left > 0) {
+                    t.join(Math.max(1, left / 1_000_000));
+                }
+                if (t.isAlive()) {
+                    throw new IllegalStateException("thread " + t.getName() + " did not finish in time");
+                }
+            }
+            check();
+        }
+
+        void check() throws Exception {
+            Throwable f = failure.get();
+            if (f != null) {
+                throw new RuntimeException("worker failed: " + f, f);
+            }
+        }
+    }
+
+    long deadline() {
+        return System.nanoTime() + TimeUnit.SECONDS.toNanos(Math.max(1, timeoutS - 5));
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // ZooKeeper's own counters around the measured part (--mntr HOST:PORT)
+
+    Map<String, Double> mntrBefore;
+    Map<String, Double> mntrAfter;
+    String mntrError;
+
+    Map<String, Double> readMntr() {
+        if (mntrAddress == null) {
+            return null;
+        }
+        int colon = mntrAddress.lastIndexOf(':');
+        try (java.net.Socket sock = new java.net.Socket()) {
+            sock.connect(new java.net.InetSocketAddress(mntrAddress.substring(0, colon),
+                                                        Integer.parseInt(mntrAddress.substring(colon + 1))), 5000);
+            sock.setSoTimeout(5000);
+            sock.getOutputStream().write("mntr".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            sock.getOutputStream().flush();
+            byte[] all = sock.getInputStream().readAllBytes();
+            Map<String, Double> out = new LinkedHashMap<>();
+            for (String line : new String(all, java.nio.charset.StandardCharsets.UTF_8).split("\n")) {
+                String[] kv = line.split("\t", 2);
+                if (kv.length == 2) {
+                    try {
+                        out.put(kv[0].trim(), Double.parseDouble(kv[1].trim()));
+                    } catch (NumberFormatException e) {
+                        // a text value (version, state)
+                    }
+                }
+            }
+            return out;
+        } catch (Exception e) {
+            mntrError = e.toString();
+            return null;
+        }
+    }
+
+    void markStart() {
+        mntrBefore = readMntr();
+    }
+
+    void markEnd() {
+        mntrAfter = readMntr();
+    }
+
+    /** Requests the server handled during the measured part: reads, writes, watch events, packets. */
+    Map<String, Object> mntrDelta() {
+        Map<String, Object> d = new LinkedHashMap<>();
+        if (mntrBefore == null || mntrAfter == null) {
+            d.put("error", mntrError != null ? mntrError : "no mntr sample");
+            return d;
+        }
+        d.put("reads", delta("zk_cnt_readlatency"));
+        d.put("writes", delta("zk_cnt_updatelatency"));
+        d.put("watch_events", delta("zk_sum_node_created_watch_count") + delta("zk_sum_node_deleted_watch_count")
+                              + delta("zk_sum_node_changed_watch_count") + delta("zk_sum_node_children_watch_count"));
+        d.put("packets_received", delta("zk_packets_received"));
+        return d;
+    }
+
+    long delta(String key) {
+        Double a = mntrBefore.get(key);
+        Double b = mntrAfter.get(key);
+        return a == null || b == null ? 0 : Math.round(b - a);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Scenarios
+
+    /** N timed pairs on one lock (uncontended, semaphore-mutex, multilock). */
+    Result pairs(InterProcessLock lock, int n, int warm) throws Exception {
+        for (int i = 0; i < warm; ++i) {
+            lock.acquire();
+            lock.release();
+        }
+        Samples lat = new Samples();
+        markStart();
+        long cpu0 = cpuNanos();
+        long t0 = System.nanoTime();
+        for (int i = 0; i < n; ++i) {
+            long s = System.nanoTime();
+            lock.acquire();
+            lock.release();
+            lat.add(System.nanoTime() - s);
+        }
+        long t1 = System.nanoTime();
+        markEnd();
+        Result r = new Result();
+        r.cpuNs = cpuNanos() - cpu0;
+        r.ops = n;
+        r.seconds = (t1 - t0) / 1e9;
+        r.latNs = Samples.merge(List.of(lat));
+        r.extra.put("total_ops", n + warm);
+        return r;
+    }
+
+    Result uncontended() throws Exception {
+        CuratorFramework c = newSession();
+        Result r = pairs(new InterProcessMutex(c, path), or(ops, 2000), or(warmup, 100));
+        r.extra.put("sessions", 1);
+        return r;
+    }
+
+    Result semaphoreMutex() throws Exception {
+        CuratorFramework c = newSession();
+        Result r = pairs(new InterProcessSemaphoreMutex(c, path), or(ops, 1000), or(warmup, 100));
+        r.extra.put("sessions", 1);
+        return r;
+    }
+
+    Result multilock() throws Exception {
+        int k = Math.max(1, or(clients, 4));
+        CuratorFramework c = newSession();
+        List<String> paths = new ArrayList<>();
+        for (int i = 0; i < k; ++i) {
+            paths.add(ZKPaths.makePath(path, Integer.toString(i)));
+        }
+        Result r = pairs(new InterProcessMultiLock(c, paths), or(ops, 500), or(warmup, 100));
+        r.extra.put("sessions", 1);
+        r.extra.put("locks", k);
+        return r;
+    }
+
+    Result contended() throws Exception {
+        int k = Math.max(1, or(clients, 8));
+        int n = or(ops, 2000);
+        int warm = or(warmup, 100);
+        List<CuratorFramework> cs = new ArrayList<>();
+        for (int i = 0; i < k; ++i) {
+            cs.add(newSession());
+        }
+        List<InterProcessMutex> locks = new ArrayList<>();
+        for (CuratorFramework c : cs) {
+            locks.add(new InterProcessMutex(c, path));
+        }
+        List<Samples> lats = new ArrayList<>();
+        for (int i = 0; i < k; ++i) {
+            lats.add(new Samples());
+        }
+        AtomicInteger warmLeft = new AtomicInteger(warm);
+        AtomicInteger left = new AtomicInteger(n);
+        CountDownLatch warmDone = new CountDownLatch(k);
+        CountDownLatch go = new CountDownLatch(1);
+        Crew crew = new Crew();
+        crew.start(k, "contender", i -> () -> {
+            InterProcessMutex m = locks.get(i);
+            while (warmLeft.getAndDecrement() > 0) {
+                m.acquire();
+                m.release();
+            }
+            warmDone.countDown();
+            go.await();
+            Samples lat = lats.get(i);
+            while (left.getAndDecrement() > 0) {
+                long s = System.nanoTime();
+                m.acquire();
+                lat.add(System.nanoTime() - s);
+                m.release();
+            }
+        });
+        long deadline = deadline();
+        while (!warmDone.await(100, TimeUnit.MILLISECONDS)) {
+            crew.check();
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("warmup did not finish in time");
+            }
+        }
+        markStart();
+        long cpu0 = cpuNanos();
+        long t0 = System.nanoTime();
+        go.countDown();
+        crew.join(deadline);
+        long t1 = System.nanoTime();
+        markEnd();
+        Result r = new Result();
+        r.cpuNs = cpuNanos() - cpu0;
+        r.ops = n;
+        r.seconds = (t1 - t0) / 1e9;
+        r.latNs = Samples.merge(lats);
+        r.extra.put("sessions", k);
+        r.extra.put("total_ops", n + warm);
+        return r;
+    }
+
+    Result drain() throws Exception {
+        int w = Math.max(1, or(waiters, 200));
+        int k = Math.max(1, Math.min(w, or(clients, 8)));
+        CuratorFramework holderSession = newSession();
+        List<CuratorFramework> cs = new ArrayList<>();
+        for (int i = 0; i < k; ++i) {
+            cs.add(newSession());
+        }
+        InterProcessMutex holder = new InterProcessMutex(holderSession, path);
+        holder.acquire();
+
+        AtomicInteger order = new AtomicInteger();
+        long[] acquiredAt = new long[w];   // by acquisition order
+        long[] seqByOrder = new long[w];   // sequence number of the i-th acquirer
+        Crew crew = new Crew();
+        crew.start(w, "waiter", i -> () -> {
+            NamedMutex m = new NamedMutex(cs.get(i % k), path);
+            m.acquire();
+            int pos = order.getAndIncrement(); // exact: we hold the lock
+            acquiredAt[pos] = System.nanoTime();
+            String node = m.lockPath();
+            seqByOrder[pos] = Long.parseLong(node.substring(node.length() - 10));
+            m.release();
+        });
+
+        // Wait until all W waiters' nodes exist (plus the holder's).
+        long deadline = deadline();
+        while (true) {
+            crew.check();
+            int have;
+            try {
+                have = holderSession.getChildren().forPath(path).size();
+            } catch (KeeperException.NoNodeException e) {
+                have = 0;
+            }
+            if (have >= w + 1) {
+                break;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("only " + have + " of " + (w + 1) + " nodes queued in time");
+            }
+            Thread.sleep(5);
+        }
+        markStart();
+        long cpu0 = cpuNanos();
+        long t0 = System.nanoTime();
+        holder.release();
+        crew.join(deadline);
+        long t1 = System.nanoTime();
+        markEnd();
+
+        Result r = new Result();
+        r.cpuNs = cpuNanos() - cpu0;
+        r.ops = w;
+        r.seconds = (t1 - t0) / 1e9;
+        Samples gaps = new Samples();
+        boolean fifo = order.get() == w;
+        for (int i = 0; i < w; ++i) {
+            gaps.add(acquiredAt[i] - (i == 0 ? t0 : acquiredAt[i - 1]));
+            if (i > 0 && seqByOrder[i] <= seqByOrder[i - 1]) {
+                fifo = false;
+            }
+        }
+        r.latNs = Samples.merge(List.of(gaps));
+        r.fifoOk = fifo;
+        r.extra.put("sessions", k + 1);
+        r.extra.put("waiters", w);
+        r.extra.put("total_ops", w + 1);
+        return r;
+    }
+
+    Result rwlock() throws Exception {
+        int readers = 4;
+        long durationMs = or(ops, 5000);
+        long warmMs = or(warmup, 500);
+        List<InterProcessMutex> locks = new ArrayList<>();
+        for (int i = 0; i < readers + 1; ++i) {
+            InterProcessReadWriteLock rw = new InterProcessReadWriteLock(newSession(), path);
+            locks.add(i < readers ? rw.readLock() : rw.writeLock());
+        }
+        AtomicBoolean measuring = new AtomicBoolean(false);
+        AtomicBoolean stop = new AtomicBoolean(false);
+        List<Samples> lats = new ArrayList<>();
+        for (int i = 0; i < readers + 1; ++i) {
+            lats.add(new Samples());
+        }
+        long[] warmOps = new long[readers + 1];
+        long[] timeouts = new long[readers + 1];
+        Crew crew = new Crew();
+        crew.start(readers + 1, "rw", i -> () -> {
+            InterProcessMutex m = locks.get(i);
+            Samples lat = lats.get(i);
+            while (!stop.get()) {
+                boolean counted = measuring.get();
+                long s = System.nanoTime();
+                if (!m.acquire(10, TimeUnit.SECONDS)) {
+                    ++timeouts[i];
+                    continue;
+                }
+                m.release();
+                long d = System.nanoTime() - s;
+                if (counted && !stop.get()) {
+                    lat.add(d);
+                } else {
+                    ++warmOps[i];
+                }
+            }
+        });
+        Thread.sleep(warmMs);
+        crew.check();
+        markStart();
+        long cpu0 = cpuNanos();
+        long t0 = System.nanoTime();
+        measuring.set(true);
+        Thread.sleep(durationMs);
+        stop.set(true);
+        long t1 = System.nanoTime();
+        markEnd();
+        long cpu1 = cpuNanos();
+        crew.join(System.nanoTime() + TimeUnit.SECONDS.toNanos(30));
+
+        Result r = new Result();
+        r.cpuNs = cpu1 - cpu0;
+        r.seconds = (t1 - t0) / 1e9;
+        long[] readLat = Samples.merge(lats.subList(0, readers));
+        long[] writeLat = Samples.merge(lats.subList(readers, readers + 1));
+        long[] all = Samples.merge(lats);
+        r.ops = all.length;
+        r.latNs = all;
+        long warmTotal = 0;
+        long timeoutTotal = 0;
+        for (int i = 0; i < readers + 1; ++i) {
+            warmTotal += warmOps[i];
+            timeoutTotal += timeouts[i];
+        }
+        r.extra.put("sessions", readers + 1);
+        r.extra.put("readers", readers);
+        r.extra.put("writers", 1);
+        r.extra.put("duration_ms", durationMs);
+        r.extra.put("reads", readLat.length);
+        r.extra.put("writes", writeLat.length);
+        r.extra.put("reads_per_sec", readLat.length / r.seconds);
+        r.extra.put("writes_per_sec", writeLat.length / r.seconds);
+        r.extra.put("read_p50_us", percentileUs(readLat, 0.50));
+        r.extra.put("read_p99_us", percentileUs(readLat, 0.99));
+        r.extra.put("write_p50_us", percentileUs(writeLat, 0.50));
+        r.extra.put("write_p99_us", percentileUs(writeLat, 0.99));
+        r.extra.put("timeouts", timeoutTotal);
+        r.extra.put("total_ops", all.length + warmTotal);
+        return r;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Output
+
+    static String json(Object v) {
+        if (v == null) {
+            return "null";
+        }
+        if (v instanceof Boolean || v instanceof Integer || v instanceof Long) {
+            return v.toString();
+        }
+        if (v instanceof Double || v instanceof Float) {
+            double d = ((Number) v).doubleValue();
+            if (Double.isNaN(d) || Double.isInfinite(d)) {
+                return "null";
+            }
+            return Double.toString(Math.round(d * 1000.0) / 1000.0);
+        }
+        if (v instanceof Map) {
+            StringBuilder sb = new StringBuilder("{");
+            for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
+                if (sb.length() > 1) {
+                    sb.append(',');
+                }
+                sb.append(json(e.getKey().toString())).append(':').append(json(e.getValue()));
+            }
+            return sb.append('}').toString();
+        }
+        String s = v.toString();
+        StringBuilder sb = new StringBuilder("\"");
+        for (char ch : s.toCharArray()) {
+            if (ch == '"' || ch == '\\') {
+                sb.append('\\').append(ch);
+            } else if (ch < 0x20) {
+                sb.append(String.format("\\u%04x", (int) ch));
+            } else {
+                sb.append(ch);
+            }
+        }
+        return sb.append('"').toString();
+    }
+
+    /** Curator's version from the pom.properties inside its jar (Debian's jar has no manifest version). */
+    static String curatorVersion() {
+        try (java.io.InputStream in = CuratorFramework.class.getResourceAsStream(
+                 "/META-INF/maven/org.apache.curator/curator-framework/pom.properties")) {
+            if (in != null) {
+                java.util.Properties props = new java.util.Properties();
+                props.load(in);
+                return props.getProperty("version");
+            }
+        } catch (java.io.IOException e) {
+            // unknown
+        }
+        Package p = CuratorFramework.class.getPackage();
+        return p != null ? p.getImplementationVersion() : null;
+    }
+
+    void run() throws Exception {
+        Result r;
+        switch (scenario) {
+            case "uncontended": r = uncontended(); break;
+            case "contended": r = contended(); break;
+            case "drain": r = drain(); break;
+            case "semaphore-mutex": r = semaphoreMutex(); break;
+            case "rwlock": r = rwlock(); break;
+            case "multilock": r = multilock(); break;
+            default:
+                die(2, "unsupported scenario " + scenario);
+                return;
+        }
+        closeSessions();
+
+        Map<String, Object> params = new LinkedHashMap<>();
+        params.put("clients", clients >= 0 ? clients : null);
+        params.put("ops", ops >= 0 ? ops : null);
+        params.put("waiters", waiters >= 0 ? waiters : null);
+        params.put("warmup", warmup >= 0 ? warmup : null);
+        params.put("path", path);
+        r.extra.put("cpu_seconds_total", cpuNanos() / 1e9);
+        if (mntrAddress != null) {
+            r.extra.put("mntr", mntrDelta());
+        }
+        r.extra.put("curator_version", curatorVersion());
+        r.extra.put("java_version", System.getProperty("java.version"));
+
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("library", "curator");
+        out.put("scenario", scenario);
+        out.put("params", params);
+        out.put("ops", r.ops);
+        out.put("seconds", r.seconds);
+        out.put("ops_per_sec", r.seconds > 0 ? r.ops / r.seconds : null);
+        out.put("p50_us", percentileUs(r.latNs, 0.50));
+        out.put("p99_us", percentileUs(r.latNs, 0.99));
+        out.put("cpu_seconds", r.cpuNs >= 0 ? r.cpuNs / 1e9 : null);
+        out.put("fifo_ok", r.fifoOk);
+        out.put("extra", r.extra);
+        System.out.println(json(out));
+        System.out.flush();
+    }
+
+    public static void main(String[] args) {
+        CuratorBench b = new CuratorBench();
+        b.parse(args);
+        Thread watchdog = new Thread(() -> {
+            try {
+                Thread.sleep(TimeUnit.SECONDS.toMillis(b.timeoutS));
+                die(3, "timed out after " + b.timeoutS + " s");
+            } catch (InterruptedException e) {
+                // done in time
+            }
+        }, "watchdog");
+        watchdog.setDaemon(true);
+        watchdog.start();
+        int status = 0;
+        try {
+            b.run();
+        } catch (Throwable t) {
+            System.err.println("CuratorBench: " + b.scenario + " failed: " + t);
+            t.printStackTrace(System.err);
+            status = 1;
+            b.closeSessions();
+        }
+        System.exit(status);
+    }
+}

@@ -1,0 +1,731 @@
+#!/usr/bin/env python3
+"""run_bench.py: runs zkrecipes' lock benchmarks against Curator and kazoo and writes the report.
+
+    python3 bench/run_bench.py [--quick] [--zkr-bench PATH] [--out docs/benchmarks] [--reps 3]
+                               [--only CASE[,CASE...]] [--libraries zkrecipes,curator,kazoo]
+                               [--port N] [--jar-dir /usr/share/java]
+
+What it does:
+1. Starts its own standalone ZooKeeper (java -cp <Debian jars> QuorumPeerMain) on 127.0.0.1 with a
+   free port (22000-22999 unless --port), forceSync=yes, a temporary data dir, and waits for
+   `ruok` -> `imok`. The server is always stopped (by its pid) at the end, also on errors and
+   SIGTERM/SIGINT.
+2. Builds bench/java/CuratorBench.java with javac into a cache dir under the system temp dir when its
+   class file is missing or older than the source.
+3. For every case and every library (zkrecipes through --zkr-bench when given and present; Curator;
+   kazoo) runs the driver --reps times, each on a fresh lock path, and reads ZooKeeper's `mntr`
+   counters before and after each run. Drivers that accept --mntr (CuratorBench, kazoo_bench.py and
+   any zkr_bench whose --help mentions it) also report the counters around their measured part only;
+   those exact numbers are preferred. Otherwise the whole-run numbers are used, less 2 writes per
+   session (createSession + closeSession), divided by measured + warmup operations (marked "~").
+4. Takes medians over the reps, prints one Markdown table with ratios against Curator, and writes
+   <out>.md (table + date, versions, machine), <out>.csv, and <out>.png when gnuplot is installed.
+
+All drivers share one contract (see bench/java/CuratorBench.java):
+    <driver> --connect HOSTS --scenario S --path P [--clients K] [--ops N] [--waiters W] [--warmup N]
+             [--timeout-s S] [--mntr HOST:PORT]
+printing one JSON line {"library","scenario","params","ops","seconds","ops_per_sec","p50_us",
+"p99_us","cpu_seconds","fifo_ok","extra"} and exiting 0.
+
+--quick: tiny sizes (a few seconds per case), one rep unless --reps is given; asserts nothing about
+speed. Exit status: 0 when every driver run succeeded and every drain kept FIFO order; 1 when a
+driver crashed, timed out, printed no result, or reported fifo_ok false; 2 on a setup error.
+"""
+
+import argparse
+import csv
+import datetime
+import hashlib
+import json
+import os
+import platform
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+BENCH = REPO / "bench"
+
+SERVER_JARS = ["zookeeper", "zookeeper-jute", "slf4j-api", "slf4j-nop", "netty-handler", "netty-common",
+               "netty-buffer", "netty-transport", "netty-codec", "netty-resolver",
+               "netty-transport-native-epoll", "netty-transport-native-unix-common", "metrics-core",
+               "commons-io", "commons-cli", "snappy-java"]
+CLIENT_JARS = ["curator-recipes", "curator-framework", "curator-client", "zookeeper", "zookeeper-jute",
+               "guava", "slf4j-api", "slf4j-nop"]
+LIBRARIES = ["zkrecipes", "curator", "kazoo"]
+WATCH_KEYS = ("zk_sum_node_created_watch_count", "zk_sum_node_deleted_watch_count",
+              "zk_sum_node_changed_watch_count", "zk_sum_node_children_watch_count")
+
+
+def log(msg):
+    sys.stderr.write(msg + "\n")
+    sys.stderr.flush()
+
+
+class SetupError(Exception):
+    pass
+
+
+# ----------------------------------------------------------------------------------------------
+# Cases
+
+
+def cases(quick):
+    """(case id, scenario, row label, driver arguments, libraries or None for all)."""
+    if quick:
+        pairs, warm, handoffs, waiters, sem, rw_ms, rw_warm = 200, 20, 200, 50, 100, 1000, 200
+        multi_k, multi_ops, multi_warm, async_ops = (1, 2, 4), 50, 10, 1000
+    else:
+        pairs, warm, handoffs, waiters, sem, rw_ms, rw_warm = 2000, 100, 2000, 1000, 1000, 5000, 500
+        multi_k, multi_ops, multi_warm, async_ops = (1, 2, 4, 8), 500, 50, 10000
+    out = [("uncontended", "uncontended", "uncontended mutex acquire+release",
+            {"ops": pairs, "warmup": warm}, None)]
+    for k in (2, 8, 32):
+        out.append(("contended-%d" % k, "contended", "contended, K=%d sessions" % k,
+                    {"clients": k, "ops": handoffs, "warmup": warm}, None))
+    out.append(("drain-%d" % waiters, "drain", "drain, W=%d waiters (per handoff)" % waiters,
+                {"waiters": waiters, "clients": 8}, None))
+    out.append(("semaphore-mutex", "semaphore-mutex", "semaphore mutex acquire+release",
+                {"ops": sem, "warmup": warm}, None))
+    out.append(("rwlock", "rwlock", "read-write, 4 readers + 1 writer",
+                {"ops": rw_ms, "warmup": rw_warm}, None))
+    for k in multi_k:
+        out.append(("multilock-%d" % k, "multilock", "multi-lock over %d mutexes" % k,
+                    {"clients": k, "ops": multi_ops, "warmup": multi_warm}, None))
+    out.append(("zkr_async10k", "zkr_async10k", "zkrecipes async: %d acquires" % async_ops,
+                {"ops": async_ops, "clients": 1}, ["zkrecipes"]))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# ZooKeeper
+
+
+def four_letter(port, word, timeout=5.0):
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.settimeout(timeout)
+        s.sendall(word.encode("ascii"))
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    return data.decode("utf-8", "replace")
+
+
+def mntr(port):
+    out = {}
+    for line in four_letter(port, "mntr").splitlines():
+        key, _, value = line.partition("\t")
+        try:
+            out[key.strip()] = float(value)
+        except ValueError:
+            out[key.strip()] = value.strip()
+    return out
+
+
+def port_is_free(port):
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+class ZooKeeperServer:
+    def __init__(self, java, jar_dir, workdir, port=None):
+        self.java = java
+        self.jar_dir = Path(jar_dir)
+        self.workdir = Path(workdir)
+        self.port = port
+        self.proc = None
+        self.log_path = self.workdir / "zookeeper.log"
+
+    def classpath(self):
+        jars = []
+        for name in SERVER_JARS:
+            p = self.jar_dir / (name + ".jar")
+            if p.exists():
+                jars.append(str(p))
+            elif name in ("zookeeper", "zookeeper-jute"):
+                raise SetupError("%s not found (install the Debian package zookeeper)" % p)
+        return ":".join(jars)
+
+    def start(self):
+        cp = self.classpath()
+        tries = [self.port] if self.port else random.sample(range(22000, 23000), 20)
+        last = None
+        attempts = 0
+        for port in tries:
+            if attempts == 3:
+                break
+            if not port_is_free(port):
+                continue
+            attempts += 1
+            data = self.workdir / ("data-%d" % port)
+            data.mkdir(parents=True, exist_ok=True)
+            cfg = self.workdir / "zoo.cfg"
+            cfg.write_text("\n".join([
+                "tickTime=2000", "dataDir=%s" % data, "clientPort=%d" % port,
+                "clientPortAddress=127.0.0.1", "admin.enableServer=false",
+                "4lw.commands.whitelist=*", "forceSync=yes", "maxClientCnxns=0", ""]))
+            with open(self.log_path, "ab") as logf:
+                self.proc = subprocess.Popen(
+                    [self.java, "-Dzookeeper.admin.enableServer=false", "-cp", cp,
+                     "org.apache.zookeeper.server.quorum.QuorumPeerMain", str(cfg)],
+                    stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
+                    start_new_session=True)
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                if self.proc.poll() is not None:
+                    break
+                try:
+                    # imok comes before the server serves requests; mntr tells when it does.
+                    if (four_letter(port, "ruok", timeout=1.0).strip() == "imok"
+                            and "zk_server_state" in mntr(port)):
+                        self.port = port
+                        return
+                except OSError:
+                    pass
+                time.sleep(0.2)
+            last = "ZooKeeper did not answer ruok on port %d" % port
+            self.stop()
+        tail = self.log_path.read_text(errors="replace")[-2000:] if self.log_path.exists() else ""
+        raise SetupError("%s\n%s" % (last or "no free port found", tail))
+
+    def stop(self):
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        self.proc = None
+
+    def version(self):
+        try:
+            v = str(mntr(self.port).get("zk_version", ""))
+            return v.split("-")[0].split(",")[0].strip() or None
+        except OSError:
+            return None
+
+
+# ----------------------------------------------------------------------------------------------
+# Drivers
+
+
+class Driver:
+    def __init__(self, name, argv, supports_mntr):
+        self.name = name
+        self.argv = argv
+        self.supports_mntr = supports_mntr
+
+
+def build_curator_bench(java, javac, jar_dir):
+    src = BENCH / "java" / "CuratorBench.java"
+    jars = []
+    for name in CLIENT_JARS:
+        p = Path(jar_dir) / (name + ".jar")
+        if not p.exists():
+            if name == "slf4j-nop":
+                continue
+            raise SetupError("%s not found (install libcurator-recipes-java)" % p)
+        jars.append(str(p))
+    cp = ":".join(jars)
+    key = hashlib.sha1(str(src).encode()).hexdigest()[:12]
+    out = Path(tempfile.gettempdir()) / ("zkrecipes-bench-java-" + key)
+    cls = out / "CuratorBench.class"
+    if not cls.exists() or cls.stat().st_mtime < src.stat().st_mtime:
+        out.mkdir(parents=True, exist_ok=True)
+        log("compiling %s -> %s" % (src.relative_to(REPO), out))
+        r = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "-cp", cp, "-d", str(out), str(src)],
+                           capture_output=True, text=True, timeout=300)
+        if r.returncode != 0:
+            raise SetupError("javac failed:\n" + r.stdout + r.stderr)
+    return [java, "-cp", str(out) + ":" + cp, "CuratorBench"]
+
+
+def find_kazoo_python():
+    for py in [sys.executable, "/usr/bin/python3", shutil.which("python3")]:
+        if not py:
+            continue
+        try:
+            r = subprocess.run([py, "-c", "import kazoo"], capture_output=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if r.returncode == 0:
+            return py
+    return None
+
+
+def make_drivers(args, notes):
+    drivers = {}
+    wanted = args.libraries
+    if "zkrecipes" in wanted:
+        if args.zkr_bench and os.access(args.zkr_bench, os.X_OK):
+            try:
+                h = subprocess.run([args.zkr_bench, "--help"], capture_output=True, text=True, timeout=20)
+                help_text = h.stdout + h.stderr
+            except (OSError, subprocess.TimeoutExpired):
+                help_text = ""
+            drivers["zkrecipes"] = Driver("zkrecipes", [str(Path(args.zkr_bench).resolve())],
+                                          "--mntr" in help_text)
+        elif args.zkr_bench:
+            notes.append("zkrecipes skipped: %s is not an executable" % args.zkr_bench)
+        else:
+            notes.append("zkrecipes skipped: no --zkr-bench given")
+    java, javac = shutil.which("java"), shutil.which("javac")
+    if "curator" in wanted:
+        if not java or not javac:
+            notes.append("Curator skipped: java/javac not found")
+        else:
+            try:
+                drivers["curator"] = Driver("curator", build_curator_bench(java, javac, args.jar_dir), True)
+            except SetupError as e:
+                notes.append("Curator skipped: %s" % e)
+    if "kazoo" in wanted:
+        py = find_kazoo_python()
+        if py:
+            drivers["kazoo"] = Driver("kazoo", [py, str(BENCH / "python" / "kazoo_bench.py")], True)
+        else:
+            notes.append("kazoo skipped: no python3 can import kazoo (Debian: python3-kazoo)")
+    return drivers
+
+
+# ----------------------------------------------------------------------------------------------
+# Running
+
+
+def run_one(driver, server, case, rep, timeout_s):
+    case_id, scenario, _, params, _ = case
+    path = "/zkr-bench/%s/%s-r%d-%s" % (case_id, driver.name, rep, uuid.uuid4().hex[:8])
+    argv = list(driver.argv) + ["--connect", "127.0.0.1:%d" % server.port, "--scenario", scenario,
+                                "--path", path, "--timeout-s", str(timeout_s)]
+    for k, v in params.items():
+        argv += ["--" + k, str(v)]
+    if driver.supports_mntr:
+        argv += ["--mntr", "127.0.0.1:%d" % server.port]
+    def sample():
+        try:
+            return mntr(server.port)
+        except OSError:
+            return {}
+
+    before = sample()
+    t0 = time.monotonic()
+    try:
+        r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                           timeout=timeout_s + 60)
+        rc, out, err = r.returncode, r.stdout, r.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, out, err = "timeout", e.stdout or "", e.stderr or ""
+        if isinstance(out, bytes):
+            out = out.decode(errors="replace")
+        if isinstance(err, bytes):
+            err = err.decode(errors="replace")
+    wall = time.monotonic() - t0
+    time.sleep(0.05)
+    after = sample()
+    result = None
+    for line in reversed(out.splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                result = json.loads(line)
+            except ValueError:
+                pass
+            break
+    failure = None
+    if rc != 0:
+        failure = "exit status %s" % rc
+    elif result is None:
+        failure = "no JSON result on stdout"
+    if failure:
+        return {"failure": failure, "stderr": err[-3000:], "argv": argv}
+
+    def d(key):
+        a, b = before.get(key, 0), after.get(key, 0)
+        return (b - a) if isinstance(a, float) and isinstance(b, float) else 0
+
+    extra = result.get("extra") or {}
+    phase = extra.get("mntr")
+    if isinstance(phase, dict) and "error" not in phase and result.get("ops"):
+        n = float(result["ops"])
+        req = {"reads": phase.get("reads", 0) / n, "writes": phase.get("writes", 0) / n,
+               "watches": phase.get("watch_events", 0) / n,
+               "packets": phase.get("packets_received", 0) / n, "source": "exact"}
+    else:
+        n = float(extra.get("total_ops") or result.get("ops") or 0) or float("nan")
+        sessions = float(extra.get("sessions") or 0)
+        req = {"reads": d("zk_cnt_readlatency") / n,
+               "writes": (d("zk_cnt_updatelatency") - 2 * sessions) / n,
+               "watches": sum(d(k) for k in WATCH_KEYS) / n,
+               "packets": d("zk_packets_received") / n, "source": "approx"}
+    return {"result": result, "requests": req, "wall": wall,
+            "whole_run": {"reads": d("zk_cnt_readlatency"), "writes": d("zk_cnt_updatelatency"),
+                          "watches": sum(d(k) for k in WATCH_KEYS),
+                          "packets": d("zk_packets_received")}}
+
+
+# ----------------------------------------------------------------------------------------------
+# Aggregation and reports
+
+
+def median(xs):
+    xs = [x for x in xs if isinstance(x, (int, float)) and x == x]
+    return statistics.median(xs) if xs else None
+
+
+def rows_of(case, lib, runs):
+    """Report rows (one, or reads + writes for rwlock) for one case and library."""
+    case_id, scenario, label, _, _ = case
+    ok = [r for r in runs if "result" in r]
+    failures = len(runs) - len(ok)
+
+    def agg(name, rate, p50, p99):
+        rates = [rate(r["result"]) for r in ok]
+        rates = [x for x in rates if x is not None]
+        cpu = []
+        for r in ok:
+            res = r["result"]
+            if res.get("cpu_seconds") is not None and res.get("ops"):
+                cpu.append(res["cpu_seconds"] / res["ops"] * 1e6)
+        fifo = [r["result"].get("fifo_ok") for r in ok]
+        fifo = None if all(f is None for f in fifo) else all(f is True for f in fifo)
+        return {
+            "case": case_id, "scenario": scenario, "row": name, "library": lib, "reps": len(ok),
+            "failures": failures,
+            "ops_per_sec": median(rates), "ops_min": min(rates) if rates else None,
+            "ops_max": max(rates) if rates else None,
+            "p50_us": median([p50(r["result"]) for r in ok]),
+            "p99_us": median([p99(r["result"]) for r in ok]),
+            "cpu_us_per_op": median(cpu),
+            "reads_per_op": median([r["requests"]["reads"] for r in ok]),
+            "writes_per_op": median([r["requests"]["writes"] for r in ok]),
+            "watches_per_op": median([r["requests"]["watches"] for r in ok]),
+            "packets_per_op": median([r["requests"]["packets"] for r in ok]),
+            "requests_source": ok[0]["requests"]["source"] if ok else None,
+            "fifo_ok": fifo,
+        }
+
+    if scenario == "rwlock":
+        def ex(key):
+            return lambda res: (res.get("extra") or {}).get(key)
+        return [agg(label + ": reads", ex("reads_per_sec"), ex("read_p50_us"), ex("read_p99_us")),
+                agg(label + ": writes", ex("writes_per_sec"), ex("write_p50_us"), ex("write_p99_us"))]
+    return [agg(label, lambda res: res.get("ops_per_sec"), lambda res: res.get("p50_us"),
+                lambda res: res.get("p99_us"))]
+
+
+def fmt(x, digits=0):
+    if x is None:
+        return "—"
+    if round(x, digits) == 0:
+        x = 0.0  # no "-0.0"
+    if digits == 0:
+        return "%d" % round(x)
+    return ("%%.%df" % digits) % x
+
+
+def add_ratios(rows):
+    base = {r["row"]: r["ops_per_sec"] for r in rows if r["library"] == "curator"}
+    for r in rows:
+        b = base.get(r["row"])
+        r["ratio_vs_curator"] = (r["ops_per_sec"] / b) if (b and r["ops_per_sec"] is not None) else None
+
+
+def markdown_table(rows):
+    head = ("| scenario | library | ops/s median [min..max] | × Curator | p50 / p99 µs | CPU µs/op "
+            "| ZK reads/op | ZK writes/op | watch events/op | FIFO |")
+    lines = [head, "|---|---|---:|---:|---:|---:|---:|---:|---:|:---:|"]
+    last = None
+    for r in rows:
+        approx = "~" if r["requests_source"] == "approx" else ""
+        if r["reps"] == 0:
+            rate = "failed (%d)" % r["failures"]
+        else:
+            rate = "%s [%s..%s]" % (fmt(r["ops_per_sec"]), fmt(r["ops_min"]), fmt(r["ops_max"]))
+            if r["failures"]:
+                rate += " (%d failed)" % r["failures"]
+        fifo = "" if r["fifo_ok"] is None else ("yes" if r["fifo_ok"] else "**NO**")
+        lines.append("| %s | %s | %s | %s | %s / %s | %s | %s%s | %s%s | %s%s | %s |" % (
+            r["row"] if r["row"] != last else "", r["library"], rate,
+            fmt(r.get("ratio_vs_curator"), 2), fmt(r["p50_us"]), fmt(r["p99_us"]),
+            fmt(r["cpu_us_per_op"]), approx, fmt(r["reads_per_op"], 1), approx,
+            fmt(r["writes_per_op"], 1), approx, fmt(r["watches_per_op"], 2), fifo))
+        last = r["row"]
+    return "\n".join(lines)
+
+
+def machine_info():
+    info = {"nproc": os.cpu_count(), "cpu": None, "mem_gib": None, "kernel": platform.release()}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                info["cpu"] = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                info["mem_gib"] = round(int(line.split()[1]) / 1024 / 1024, 1)
+    except OSError:
+        pass
+    return info
+
+
+def java_version(java):
+    if not java:
+        return None
+    try:
+        r = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+        first = (r.stderr or r.stdout).splitlines()[0]
+        return first.replace('"', "").strip()
+    except (OSError, subprocess.TimeoutExpired, IndexError):
+        return None
+
+
+def write_csv(path, rows):
+    cols = ["case", "scenario", "row", "library", "reps", "failures", "ops_per_sec", "ops_min", "ops_max",
+            "ratio_vs_curator", "p50_us", "p99_us", "cpu_us_per_op", "reads_per_op", "writes_per_op",
+            "watches_per_op", "packets_per_op", "requests_source", "fifo_ok"]
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        for r in rows:
+            w.writerow([("%.3f" % r[c]) if isinstance(r.get(c), float) else r.get(c) for c in cols])
+
+
+def write_plot(png, rows, libs):
+    gnuplot = shutil.which("gnuplot")
+    if not gnuplot:
+        return "plot skipped: gnuplot is not installed (Debian: gnuplot-nox)"
+    try:
+        terms = subprocess.run([gnuplot, "-e", "set terminal"], capture_output=True, text=True,
+                               timeout=30)
+        text = terms.stdout + terms.stderr
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return "plot skipped: %s" % e
+    term = "pngcairo" if "pngcairo" in text else ("png" if " png " in text or "\npng" in text else None)
+    if not term:
+        return "plot skipped: this gnuplot has no png terminal"
+    labels = []
+    for r in rows:
+        if r["row"] not in labels:
+            labels.append(r["row"])
+    libs = [lib for lib in libs if any(r["library"] == lib for r in rows)]
+    table = {(r["row"], r["library"]): r["ops_per_sec"] for r in rows}
+    with tempfile.TemporaryDirectory() as tmp:
+        dat = Path(tmp) / "bench.dat"
+        with open(dat, "w") as f:
+            for lab in labels:
+                vals = [table.get((lab, lib)) for lib in libs]
+                f.write('"%s"\t' % lab.replace('"', "'") + "\t".join(
+                    ("%.1f" % v) if v else "NaN" for v in vals) + "\n")
+        plots = ", ".join("'%s' using %d:xtic(1) title '%s'" % (dat, i + 2, lib) for i, lib in enumerate(libs))
+        script = "\n".join([
+            "set terminal %s size 1400,750" % term,
+            "set output '%s'" % png,
+            "set title 'zkrecipes lock benchmarks: operations per second (median, log scale)'",
+            "set style data histograms", "set style histogram clustered gap 1",
+            "set style fill solid 0.85 border -1", "set boxwidth 0.9", "set logscale y",
+            "set grid ytics", "set key outside top center horizontal", "set xtics rotate by -35 scale 0 font ',9'",
+            "set bmargin 9", "set ylabel 'ops/s'", "set datafile missing 'NaN'",
+            "set yrange [1:*]", "set xrange [-0.6:%.1f]" % (len(labels) - 0.4), "plot " + plots, ""])
+        gp = Path(tmp) / "bench.gp"
+        gp.write_text(script)
+        r = subprocess.run([gnuplot, str(gp)], capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            return "plot failed: %s" % (r.stderr.strip()[-500:])
+    return None
+
+
+def write_markdown(path, table, meta, notes, plot_note, png_name):
+    m = meta["machine"]
+    lines = [
+        "# zkrecipes lock benchmarks",
+        "",
+        "Generated by `bench/run_bench.py%s` on %s; %d rep(s) per case, medians with [min..max] over reps."
+        % (" --quick" if meta["quick"] else "", meta["date"], meta["reps"]),
+        "",
+        "## Setup",
+        "",
+        "- Machine: %s cores, %s, %s GiB memory, Linux %s." % (m["nproc"], m["cpu"] or "unknown CPU",
+                                                                m["mem_gib"], m["kernel"]),
+        "- ZooKeeper %s, standalone, `forceSync=yes`, on 127.0.0.1 (started by the runner, data dir in "
+        "the system temp dir)." % (meta["zookeeper"] or "?"),
+        "- Curator %s on %s; kazoo %s on Python %s; zkrecipes: %s."
+        % (meta.get("curator") or "—", meta.get("java") or "—", meta.get("kazoo") or "—",
+           meta.get("python") or "—", meta.get("zkr_bench") or "not run"),
+        "",
+        "## Results",
+        "",
+        table,
+        "",
+        "How to read it:",
+        "",
+        "- ops/s: acquire+release pairs per second (uncontended, semaphore mutex, multi-lock), lock "
+        "handoffs per second (contended, drain), or completed read / write acquire+release pairs per "
+        "second (read-write). × Curator divides the median by Curator's.",
+        "- p50 / p99: latency of one pair (uncontended, semaphore mutex, multi-lock, read-write), of one "
+        "acquire (contended), or the time between consecutive acquisitions (drain).",
+        "- CPU µs/op: the client process's user+sys CPU time during the measured part, per operation "
+        "(JVM JIT and GC threads included for Curator).",
+        "- ZK reads/op, writes/op, watch events/op: from the server's `mntr` counters "
+        "(`zk_cnt_readlatency`, `zk_cnt_updatelatency`, the `zk_sum_node_*_watch_count` sums), read by "
+        "the driver just before and after its measured part. `~` marks estimates from counters read "
+        "around the whole run (session set-up and warmup included, 2 writes per session removed).",
+        "- FIFO: in the drain case, whether the waiters acquired in the order of their sequence numbers.",
+        "- The machine is shared and noisy: compare ratios taken in one run, not absolute numbers "
+        "across runs.",
+        "",
+    ]
+    if notes:
+        lines += ["Notes:", ""] + ["- " + n for n in notes] + [""]
+    if plot_note:
+        lines += [plot_note[0].upper() + plot_note[1:] + ".", ""]
+    else:
+        lines += ["![operations per second](%s)" % png_name, ""]
+    Path(path).write_text("\n".join(lines))
+
+
+# ----------------------------------------------------------------------------------------------
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description="zkrecipes lock benchmarks: zkrecipes vs Curator vs kazoo")
+    p.add_argument("--quick", action="store_true", help="tiny sizes, one rep: a smoke test")
+    p.add_argument("--zkr-bench", help="path of the C++ zkr_bench driver")
+    p.add_argument("--out", default=str(REPO / "docs" / "benchmarks"),
+                   help="output prefix: writes <out>.md, <out>.csv and <out>.png")
+    p.add_argument("--reps", type=int, help="runs per case and library (default 3, --quick 1)")
+    p.add_argument("--only", help="comma-separated case ids or scenarios to run (default all)")
+    p.add_argument("--libraries", default=",".join(LIBRARIES), help="comma-separated subset of "
+                   + ",".join(LIBRARIES))
+    p.add_argument("--port", type=int, help="ZooKeeper client port (default: a free one in 22000-22999)")
+    p.add_argument("--jar-dir", default="/usr/share/java", help="where the Debian jars are")
+    p.add_argument("--timeout-s", type=int, help="per driver run (default 600, --quick 120)")
+    args = p.parse_args(argv)
+    args.libraries = [x.strip() for x in args.libraries.split(",") if x.strip()]
+    reps = args.reps or (1 if args.quick else 3)
+    timeout_s = args.timeout_s or (120 if args.quick else 600)
+
+    def on_term(signum, frame):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGHUP, on_term)
+
+    notes = []
+    drivers = make_drivers(args, notes)
+    for n in notes:
+        log(n)
+    if not drivers:
+        log("no benchmark driver is available")
+        return 2
+    java = shutil.which("java")
+    if not java:
+        log("java not found: cannot start ZooKeeper")
+        return 2
+
+    selected = cases(args.quick)
+    if args.only:
+        want = {x.strip() for x in args.only.split(",")}
+        selected = [c for c in selected if c[0] in want or c[1] in want]
+
+    workdir = tempfile.mkdtemp(prefix="zkr-bench-zk-")
+    server = ZooKeeperServer(java, args.jar_dir, workdir, args.port)
+    all_rows = []
+    bad = []
+    meta = {"quick": args.quick, "reps": reps, "machine": machine_info(),
+            "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+            "java": java_version(java), "python": None, "kazoo": None, "curator": None,
+            "zkr_bench": args.zkr_bench if "zkrecipes" in drivers else None}
+    try:
+        server.start()
+        meta["zookeeper"] = server.version()
+        log("ZooKeeper %s on 127.0.0.1:%d (pid %d)" % (meta["zookeeper"], server.port, server.proc.pid))
+        order = [lib for lib in LIBRARIES if lib in drivers]
+        jobs = [(c[0], lib) for c in selected for lib in order if c[4] is None or lib in c[4]]
+        total = len(jobs) * reps
+        done = 0
+        for case in selected:
+            case_rows = []
+            for lib in order:
+                if (case[0], lib) not in jobs:
+                    continue
+                runs = []
+                for rep in range(1, reps + 1):
+                    done += 1
+                    r = run_one(drivers[lib], server, case, rep, timeout_s)
+                    runs.append(r)
+                    if "failure" in r:
+                        msg = "%s %s rep %d: %s" % (case[0], lib, rep, r["failure"])
+                        bad.append(msg)
+                        log("[%d/%d] FAILED %s\n    %s\n%s" % (done, total, msg, " ".join(r["argv"]),
+                                                             r["stderr"]))
+                        continue
+                    res = r["result"]
+                    ex = res.get("extra") or {}
+                    meta["curator"] = meta["curator"] or ex.get("curator_version")
+                    meta["kazoo"] = meta["kazoo"] or ex.get("kazoo_version")
+                    if lib == "kazoo":
+                        meta["python"] = meta["python"] or ex.get("python_version")
+                    if res.get("fifo_ok") is False:
+                        bad.append("%s %s rep %d: fifo_ok false" % (case[0], lib, rep))
+                    log("[%d/%d] %s %s rep %d: %.0f ops/s, p50 %s µs, p99 %s µs, %s reads + %s "
+                        "writes/op%s" % (done, total, case[0], lib, rep, res.get("ops_per_sec") or 0,
+                                         res.get("p50_us"), res.get("p99_us"),
+                                         fmt(r["requests"]["reads"], 1), fmt(r["requests"]["writes"], 1),
+                                         "" if res.get("fifo_ok") is None else
+                                         ", fifo_ok %s" % res.get("fifo_ok")))
+                case_rows += rows_of(case, lib, runs)
+            # rwlock has two rows per library: group them by row, libraries in a fixed order.
+            labels = []
+            for r in case_rows:
+                if r["row"] not in labels:
+                    labels.append(r["row"])
+            case_rows.sort(key=lambda r: labels.index(r["row"]))
+            all_rows += case_rows
+    except SetupError as e:
+        log("setup failed: %s" % e)
+        return 2
+    finally:
+        server.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    add_ratios(all_rows)
+    table = markdown_table(all_rows)
+    print(table)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_csv(str(out) + ".csv", all_rows)
+    plot_note = write_plot(str(out) + ".png", all_rows, LIBRARIES)
+    if plot_note:
+        log(plot_note)
+    if bad:
+        notes = notes + ["failed runs: " + "; ".join(bad)]
+    write_markdown(str(out) + ".md", table, meta, notes, plot_note, out.name + ".png")
+    log("wrote %s.md, %s.csv%s" % (out, out, "" if plot_note else ", %s.png" % out))
+    if bad:
+        log("FAILED: " + "; ".join(bad))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

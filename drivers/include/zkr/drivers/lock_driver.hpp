@@ -1,0 +1,78 @@
+#pragma once
+/// \file
+/// Lock drivers: the pure policy of a lock recipe (Curator's `LockInternalsDriver`). A driver sees the children
+/// of the lock directory, our node's name and the lease count; it answers how children sort, whether we hold
+/// the lock and which node to watch. No I/O: drivers are tested exhaustively without a server.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace zkr {
+
+/// What a driver decides for one listing of the lock directory (Curator's `PredicateResults`). A plain value.
+struct PredicateResults {
+  /// True when our node holds the lock.
+  bool gets_the_lock = false;
+  /// The child (a node name, not a path) to watch when we do not hold it. Empty when holding, or when the
+  /// driver wants an immediate re-check.
+  std::string path_to_watch;
+  /// True when the deletion of `path_to_watch` alone is enough to grant us the lock, so the engine may skip the
+  /// re-listing after the wake-up (the watched node was the only one in our way; sequence numbers only grow, so
+  /// nothing can be queued ahead of us later).
+  /// Caveat: this assumes every later child sorts after ours. It does not hold for a foreign child created later
+  /// with a smaller key (e.g. CURATOR-43's "0"), nor after the 32-bit sequence wrap; Curator always re-lists.
+  /// Drivers whose lock admits non-sequential nodes with equal keys (the read-write lock) always answer false.
+  bool granted_when_watched_node_goes = false;
+};
+
+/// Raised (as an error code by the engine) when our node is missing from the listing: the session was lost.
+struct NodeMissing {};
+
+/// Pure lock policy. Implementations must be stateless or immutable: one driver serves many attempts and
+/// threads at once.
+class LockDriver {
+ public:
+  virtual ~LockDriver() = default;
+
+  /// The key a child sorts by (Curator's `fixForSorting`): for the standard driver the text after the last
+  /// occurrence of `lock_name`, or the whole name when it does not occur. An empty `lock_name` gives an empty key
+  /// (Java's `lastIndexOf("")` is the length). The result views `child`'s storage. Never throws.
+  virtual std::string_view sort_key(std::string_view child, std::string_view lock_name) const;
+
+  /// Sorts children in place by `sort_key` (stable, byte order, like Java's String order for ASCII).
+  /// UTF-8 byte order equals Java's UTF-16 order for every BMP character, and valid ZooKeeper names hold only
+  /// BMP characters (`path_error`), so the order is Curator's. Ties keep their input order. Sequence suffixes are
+  /// compared as text: after the server's 32-bit wrap "-2147483648" sorts before "2147483647" (a ZooKeeper
+  /// limitation Curator shares). Throws only `std::bad_alloc`.
+  void sort_children(std::vector<std::string>& children, std::string_view lock_name) const;
+
+  /// Decides for the sorted `children`, our node's name (`our_node`, a name not a path) and `max_leases`.
+  /// Returns nullopt when our node is not among the children (session lost: the engine retries with a new
+  /// node under the retry policy). Every child counts as a contender, including foreign nodes without the lock
+  /// name (as in Curator). Pure; throws only `std::bad_alloc`.
+  virtual std::optional<PredicateResults> gets_the_lock(const std::vector<std::string>& children,
+                                                        std::string_view our_node,
+                                                        std::size_t max_leases) const = 0;
+};
+
+/// Curator's `StandardLockInternalsDriver`: we hold the lock when our index is below `max_leases`; otherwise we
+/// watch the child `max_leases` places ahead of us (the immediate predecessor for a mutex).
+/// Our index is found by exact name match. `granted_when_watched_node_goes` is true iff our index equals
+/// `max_leases` (the watched node is then the first child and its deletion brings us below `max_leases`).
+/// With `max_leases == 0` the lock is never held and the watched node is our own (as Curator would do), with
+/// `granted_when_watched_node_goes` false. Stateless, thread-safe.
+class StandardLockDriver : public LockDriver {
+ public:
+  /// See the class comment.
+  std::optional<PredicateResults> gets_the_lock(const std::vector<std::string>& children,
+                                                std::string_view our_node,
+                                                std::size_t max_leases) const override;
+};
+
+/// The shared instance of the standard driver (a function-local static: safe from any thread).
+const StandardLockDriver& standard_lock_driver() noexcept;
+
+}  // namespace zkr

@@ -1,0 +1,284 @@
+#pragma once
+/// \file
+/// `CuratorFramework`: a ZooKeeper client with Curator's semantics (retry policies, connection states,
+/// protected create, guaranteed delete, container parents, namespaces, ACL providers) and a native Asio
+/// interface. Every operation comes as three twins: throwing `op(args)`, non-throwing `op(args, error_code&)`
+/// and asynchronous `async_op(args, token)` taking any Asio completion token (callbacks, `use_future`,
+/// `use_awaitable`, ...).
+///
+/// Threading: the client drives the single-threaded ZooKeeper C client from its own I/O thread. Every member
+/// function is thread-safe. Asynchronous handlers run on their associated executor, or on the configured
+/// `executor` (default: the client's I/O thread, where handlers must not block). The blocking twins may be
+/// called from any thread except the client's I/O thread (they fail with `errc::would_deadlock` there).
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <spdlog/logger.h>
+#include <string>
+#include <vector>
+
+#include <zkr/framework/connection_state.hpp>
+#include <zkr/framework/detail/async.hpp>
+#include <zkr/framework/error.hpp>
+#include <zkr/framework/paths.hpp>
+#include <zkr/framework/retry.hpp>
+#include <zkr/framework/types.hpp>
+
+namespace zkr {
+
+/// Curator's `ACLProvider`: the ACL for a full (namespaced) path.
+using AclProvider = std::function<AclList(std::string_view path)>;
+
+/// Authentication data (`zoo_add_auth`), e.g. {"digest", "user:password"}.
+struct AuthInfo {
+  std::string scheme;
+  std::string auth;
+};
+
+/// Everything a client is built from (Curator's `CuratorFrameworkFactory.Builder`).
+struct ClientConfig {
+  /// "host:port[,host:port...]"; required.
+  std::string connect_string;
+  /// Required (Curator has no default either).
+  RetryPolicyPtr retry_policy;
+  std::chrono::milliseconds session_timeout{60000};
+  std::chrono::milliseconds connection_timeout{15000};
+  /// How long `close()` waits for pending guaranteed deletes.
+  std::chrono::milliseconds max_close_wait{1000};
+  /// Prefix applied to every path ("" = none); validated as "/" + namespace.
+  std::string namespace_name;
+  /// Data of nodes created without data; nullopt = the local host's IP address as text, as Curator.
+  std::optional<std::string> default_data;
+  /// ACL of created nodes, given the full namespaced path; empty = OPEN_ACL_UNSAFE everywhere.
+  AclProvider acl_provider;
+  std::vector<AuthInfo> auth;
+  /// The logger (the C client's log is routed into it too); null = a private stderr logger at `warn`.
+  std::shared_ptr<spdlog::logger> logger;
+  /// Executor for handlers without an associated executor and for connection-state listeners; empty = the
+  /// client's own I/O thread.
+  std::optional<boost::asio::any_io_executor> executor;
+  bool can_be_read_only = false;
+  /// Missing parents of recipes are created as containers (Curator's default).
+  bool use_container_parents = true;
+  /// The session is treated as LOST once this percentage of the session timeout has passed while SUSPENDED.
+  int simulated_session_expiration_percent = 100;
+  /// Node data larger than this is refused locally with `errc::data_too_large`.
+  std::size_t max_data_size = default_max_data_size;
+};
+
+/// Options of a delete (Curator's delete builder).
+struct DeleteOptions {
+  int version = -1;
+  /// Keep retrying in the background after a retryable failure, until success or close.
+  bool guaranteed = false;
+  /// Delete the children first (Curator's `deletingChildrenIfNeeded`).
+  bool deleting_children = false;
+  /// Treat "no node" as success (Curator's `quietly`).
+  bool quietly = false;
+};
+
+/// A client listener of connection states; runs on the client's executor, one state at a time, in order.
+using ConnectionStateListener = std::function<void(ConnectionState)>;
+/// A one-shot watcher; runs on the client's executor.
+using Watcher = std::function<void(const WatchedEvent&)>;
+
+namespace detail {
+class CoreImpl;
+}
+
+/// The client (Curator's `CuratorFramework`). Not copyable; movable. The destructor closes it.
+class CuratorFramework {
+ public:
+  explicit CuratorFramework(ClientConfig config);
+  CuratorFramework(CuratorFramework&&) noexcept;
+  CuratorFramework& operator=(CuratorFramework&&) noexcept;
+  ~CuratorFramework();
+
+  /// Starts connecting (in the background). Errors: `invalid_connect_string`, `closed` (a closed client cannot
+  /// be restarted).
+  void start();
+  void start(error_code& ec);
+  /// Closes the session: ephemeral nodes and pending watches go, pending operations complete with
+  /// `errc::closed`, pending guaranteed deletes get up to `max_close_wait`. Idempotent; never throws.
+  void close() noexcept;
+  /// Waits until connected; false on timeout (or when closed).
+  bool block_until_connected(std::chrono::milliseconds timeout);
+  /// Started and not closed.
+  bool is_started() const noexcept;
+  bool is_connected() const noexcept;
+  /// The current session id (0 when no session is established).
+  std::int64_t session_id() const noexcept;
+  const std::string& namespace_name() const noexcept;
+
+  /// Adds a listener; returns an id for `remove_connection_state_listener`. A listener added while
+  /// connected first receives the current state... no: as Curator, it receives only later changes.
+  std::uint64_t add_connection_state_listener(ConnectionStateListener listener);
+  void remove_connection_state_listener(std::uint64_t id);
+
+  // create ---------------------------------------------------------------------------------------------------
+  CreateResult create(const std::string& path, const CreateOptions& options = {});
+  CreateResult create(const std::string& path, const CreateOptions& options, error_code& ec);
+  template <class Token>
+  auto async_create(std::string path, CreateOptions options, Token&& token) {
+    return detail::async_run<CreateResult>(core(), std::forward<Token>(token),
+                                           [core = core(), path = std::move(path),
+                                            options = std::move(options)](auto cb) mutable {
+                                             core->create(std::move(path), std::move(options), std::move(cb));
+                                           });
+  }
+
+  // delete ---------------------------------------------------------------------------------------------------
+  void remove(const std::string& path, const DeleteOptions& options = {});
+  void remove(const std::string& path, const DeleteOptions& options, error_code& ec);
+  template <class Token>
+  auto async_remove(std::string path, DeleteOptions options, Token&& token) {
+    return detail::async_run<>(core(), std::forward<Token>(token),
+                               [this_core = core(), path = std::move(path), options](auto cb) mutable {
+                                 remove_start(this_core, std::move(path), options, std::move(cb));
+                               });
+  }
+
+  // exists ---------------------------------------------------------------------------------------------------
+  /// nullopt when the node does not exist. With `watcher`: a one-shot watch for create, delete or change.
+  std::optional<Stat> exists(const std::string& path, Watcher watcher = {});
+  std::optional<Stat> exists(const std::string& path, Watcher watcher, error_code& ec);
+  template <class Token>
+  auto async_exists(std::string path, Watcher watcher, Token&& token) {
+    return detail::async_run<std::optional<Stat>>(
+        core(), std::forward<Token>(token),
+        [this_core = core(), path = std::move(path), w = std::move(watcher)](auto cb) mutable {
+          exists_start(this_core, std::move(path), std::move(w), std::move(cb));
+        });
+  }
+
+  // get_data -------------------------------------------------------------------------------------------------
+  NodeData get_data(const std::string& path, Watcher watcher = {});
+  NodeData get_data(const std::string& path, Watcher watcher, error_code& ec);
+  template <class Token>
+  auto async_get_data(std::string path, Watcher watcher, Token&& token) {
+    return detail::async_run<NodeData>(
+        core(), std::forward<Token>(token),
+        [this_core = core(), path = std::move(path), w = std::move(watcher)](auto cb) mutable {
+          this_core->get_data(std::move(path), wrap_watcher(this_core, std::move(w)), std::move(cb));
+        });
+  }
+
+  // get_children ---------------------------------------------------------------------------------------------
+  std::vector<std::string> get_children(const std::string& path, Watcher watcher = {});
+  std::vector<std::string> get_children(const std::string& path, Watcher watcher, error_code& ec);
+  template <class Token>
+  auto async_get_children(std::string path, Watcher watcher, Token&& token) {
+    return detail::async_run<std::vector<std::string>>(
+        core(), std::forward<Token>(token),
+        [this_core = core(), path = std::move(path), w = std::move(watcher)](auto cb) mutable {
+          this_core->get_children(std::move(path), wrap_watcher(this_core, std::move(w)),
+                                  [cb = std::move(cb)](error_code ec, Children c) mutable {
+                                    cb(ec, std::move(c.names));
+                                  });
+        });
+  }
+
+  // set_data -------------------------------------------------------------------------------------------------
+  Stat set_data(const std::string& path, const std::string& data, int version = -1);
+  Stat set_data(const std::string& path, const std::string& data, int version, error_code& ec);
+  template <class Token>
+  auto async_set_data(std::string path, std::string data, int version, Token&& token) {
+    return detail::async_run<Stat>(core(), std::forward<Token>(token),
+                                   [this_core = core(), path = std::move(path), data = std::move(data),
+                                    version](auto cb) mutable {
+                                     this_core->set_data(std::move(path), std::move(data), version,
+                                                         std::move(cb));
+                                   });
+  }
+
+  // multi ----------------------------------------------------------------------------------------------------
+  /// A transaction: all operations or none. On failure the error is the first failing operation's and the
+  /// per-operation results say which one failed.
+  std::vector<OpResult> multi(const std::vector<Op>& ops);
+  std::vector<OpResult> multi(const std::vector<Op>& ops, error_code& ec);
+  template <class Token>
+  auto async_multi(std::vector<Op> ops, Token&& token) {
+    return detail::async_run<std::vector<OpResult>>(
+        core(), std::forward<Token>(token), [this_core = core(), ops = std::move(ops)](auto cb) mutable {
+          this_core->multi(std::move(ops), std::move(cb));
+        });
+  }
+
+  // sync / remove_watches ------------------------------------------------------------------------------------
+  void sync(const std::string& path);
+  void sync(const std::string& path, error_code& ec);
+  template <class Token>
+  auto async_sync(std::string path, Token&& token) {
+    return detail::async_run<>(core(), std::forward<Token>(token),
+                               [this_core = core(), path = std::move(path)](auto cb) mutable {
+                                 this_core->sync(std::move(path), std::move(cb));
+                               });
+  }
+  /// Removes every watch this client holds on `path` (server side and local; their watchers never run).
+  void remove_watches(const std::string& path);
+  void remove_watches(const std::string& path, error_code& ec);
+
+  /// Guaranteed deletes still being retried in the background.
+  std::size_t pending_guaranteed_deletes() const;
+
+  /// Makes the server expire this client's session (opens a second handle on the same session and closes it),
+  /// as Curator's `injectSessionExpiration()`. For tests.
+  void inject_session_expiration();
+
+  /// The engine room, for the recipes layer.
+  const std::shared_ptr<detail::Core>& core() const;
+
+ private:
+  static void remove_start(const std::shared_ptr<detail::Core>& core, std::string path, DeleteOptions options,
+                           detail::VoidCallback cb);
+  static void exists_start(const std::shared_ptr<detail::Core>& core, std::string path, Watcher w,
+                           detail::unique_function<void(error_code, std::optional<Stat>)> cb);
+  static detail::WatchCallback wrap_watcher(const std::shared_ptr<detail::Core>& core, Watcher w);
+
+  std::shared_ptr<detail::CoreImpl> impl_;
+  std::shared_ptr<detail::Core> core_;
+};
+
+/// Curator's `CuratorFrameworkFactory`: `CuratorFrameworkFactory::new_client(connect, retry)` or the builder.
+class CuratorFrameworkFactory {
+ public:
+  static std::unique_ptr<CuratorFramework> new_client(std::string connect_string, RetryPolicyPtr retry_policy);
+  static std::unique_ptr<CuratorFramework> new_client(std::string connect_string,
+                                                      std::chrono::milliseconds session_timeout,
+                                                      std::chrono::milliseconds connection_timeout,
+                                                      RetryPolicyPtr retry_policy);
+
+  /// Fluent builder over `ClientConfig`.
+  class Builder {
+   public:
+    Builder& connect_string(std::string v) { c_.connect_string = std::move(v); return *this; }
+    Builder& retry_policy(RetryPolicyPtr v) { c_.retry_policy = std::move(v); return *this; }
+    Builder& session_timeout(std::chrono::milliseconds v) { c_.session_timeout = v; return *this; }
+    Builder& connection_timeout(std::chrono::milliseconds v) { c_.connection_timeout = v; return *this; }
+    Builder& max_close_wait(std::chrono::milliseconds v) { c_.max_close_wait = v; return *this; }
+    Builder& namespace_name(std::string v) { c_.namespace_name = std::move(v); return *this; }
+    Builder& default_data(std::string v) { c_.default_data = std::move(v); return *this; }
+    Builder& acl_provider(AclProvider v) { c_.acl_provider = std::move(v); return *this; }
+    Builder& authorization(std::string scheme, std::string auth) {
+      c_.auth.push_back({std::move(scheme), std::move(auth)});
+      return *this;
+    }
+    Builder& logger(std::shared_ptr<spdlog::logger> v) { c_.logger = std::move(v); return *this; }
+    Builder& executor(boost::asio::any_io_executor v) { c_.executor = std::move(v); return *this; }
+    Builder& can_be_read_only(bool v) { c_.can_be_read_only = v; return *this; }
+    Builder& dont_use_container_parents() { c_.use_container_parents = false; return *this; }
+    Builder& simulated_session_expiration_percent(int v) { c_.simulated_session_expiration_percent = v; return *this; }
+    const ClientConfig& config() const noexcept { return c_; }
+    std::unique_ptr<CuratorFramework> build() const { return std::make_unique<CuratorFramework>(c_); }
+
+   private:
+    ClientConfig c_;
+  };
+  static Builder builder() { return {}; }
+};
+
+}  // namespace zkr

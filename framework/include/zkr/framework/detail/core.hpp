@@ -1,0 +1,86 @@
+#pragma once
+/// \file
+/// The engine room of a client, for the layers above the framework (the lock engine). Not for applications:
+/// every member must be called on the client's I/O thread (`io_executor()`), and every callback runs there,
+/// never inline from the call that started the operation.
+///
+/// All paths are *un-namespaced*; the core applies the client's namespace.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <memory>
+#include <spdlog/logger.h>
+#include <string>
+#include <vector>
+
+#include <zkr/framework/connection_state.hpp>
+#include <zkr/framework/detail/unique_function.hpp>
+#include <zkr/framework/error.hpp>
+#include <zkr/framework/retry.hpp>
+#include <zkr/framework/types.hpp>
+
+namespace zkr::detail {
+
+using VoidCallback = unique_function<void(error_code)>;
+using CreateCallback = unique_function<void(error_code, CreateResult)>;
+using StatCallback = unique_function<void(error_code, Stat)>;
+using DataCallback = unique_function<void(error_code, NodeData)>;
+using ChildrenCallback = unique_function<void(error_code, Children)>;
+using MultiCallback = unique_function<void(error_code, std::vector<OpResult>)>;
+using WatchCallback = unique_function<void(const WatchedEvent&)>;
+using StateCallback = unique_function<void(ConnectionState)>;
+
+/// Identifies a registered one-shot watch (0 = none).
+using WatchId = std::uint64_t;
+
+/// Per-request knobs used by the lock engine.
+struct RequestOptions {
+  /// Run under the client's retry policy (Curator's `RetryLoop.callWithRetry`).
+  bool retry = true;
+};
+
+class Core {
+ public:
+  virtual ~Core() = default;
+
+  virtual boost::asio::io_context::executor_type io_executor() noexcept = 0;
+  /// The executor on which handlers without an associated executor complete.
+  virtual boost::asio::any_io_executor completion_executor() noexcept = 0;
+  virtual bool running_in_io_thread() const noexcept = 0;
+  virtual const std::shared_ptr<spdlog::logger>& logger() const noexcept = 0;
+  virtual const RetryPolicy& retry_policy() const noexcept = 0;
+  virtual const std::string& default_data() const noexcept = 0;
+
+  /// Started and not closed.
+  virtual bool is_open() const noexcept = 0;
+  /// The current session id (0 when none is established).
+  virtual std::int64_t session_id() const noexcept = 0;
+  /// Whether the client is connected now.
+  virtual bool is_connected() const noexcept = 0;
+  /// The negotiated (or configured) session timeout.
+  virtual std::chrono::milliseconds session_timeout() const noexcept = 0;
+
+  virtual void create(std::string path, CreateOptions options, CreateCallback cb) = 0;
+  /// `guaranteed`: a retryable failure leaves the delete to the background until it succeeds or the client
+  /// closes. No-node counts as success when `quietly`.
+  virtual void remove(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb,
+                      RequestOptions ro = {}) = 0;
+  /// `watch` (optional): one-shot; set on success and on no-node (an exists watch waits for a create).
+  virtual WatchId exists(std::string path, WatchCallback watch, StatCallback cb, RequestOptions ro = {}) = 0;
+  /// `watch` (optional): set only when the node exists, so a vanished node leaves no watch.
+  virtual WatchId get_data(std::string path, WatchCallback watch, DataCallback cb, RequestOptions ro = {}) = 0;
+  virtual WatchId get_children(std::string path, WatchCallback watch, ChildrenCallback cb,
+                               RequestOptions ro = {}) = 0;
+  virtual void set_data(std::string path, std::string data, int version, StatCallback cb) = 0;
+  virtual void multi(std::vector<Op> ops, MultiCallback cb) = 0;
+  virtual void sync(std::string path, VoidCallback cb) = 0;
+  /// Forgets a watch: its callback will not run. The server-side registration is removed in the background.
+  virtual void remove_watch(WatchId id) = 0;
+
+  /// Internal connection-state listeners, called on the I/O thread in state order.
+  virtual std::uint64_t add_state_listener(StateCallback cb) = 0;
+  virtual void remove_state_listener(std::uint64_t id) = 0;
+};
+
+}  // namespace zkr::detail

@@ -1,0 +1,1720 @@
+// The client: drives the single-threaded ZooKeeper C client from one Asio I/O thread (see
+// docs/architecture.md for why), with Curator's retry loop, connection states, protected create and
+// guaranteed delete.
+
+#include <zkr/framework/curator_framework.hpp>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <future>
+#include <map>
+#include <mutex>
+#include <set>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <thread>
+#include <unordered_map>
+
+#include "zk_glue.hpp"
+
+namespace asio = boost::asio;
+
+namespace zkr {
+
+AclList open_acl_unsafe() { return {Acl{perms::all, Id{"world", "anyone"}}}; }
+AclList creator_all_acl() { return {Acl{perms::all, Id{"auth", ""}}}; }
+AclList read_acl_unsafe() { return {Acl{perms::read, Id{"world", "anyone"}}}; }
+
+namespace detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// Internal result code: no connection within the connection timeout (mapped to errc::connection_timeout).
+constexpr int kConnectionTimeoutRc = -100000;
+
+std::string local_address() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) return "127.0.0.1";
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  addrinfo* res = nullptr;
+  if (::getaddrinfo(host, nullptr, &hints, &res) != 0 || !res) return "127.0.0.1";
+  char buf[INET_ADDRSTRLEN] = {};
+  auto* sin = reinterpret_cast<sockaddr_in*>(res->ai_addr);
+  ::inet_ntop(AF_INET, &sin->sin_addr, buf, sizeof buf);
+  ::freeaddrinfo(res);
+  return buf;
+}
+
+bool valid_connect_string(std::string_view cs) {
+  // host:port[,host:port...][/chroot]; we accept a chroot suffix like the C client does.
+  if (cs.empty()) return false;
+  auto slash = cs.find('/');
+  auto hosts = cs.substr(0, slash);
+  if (hosts.empty()) return false;
+  while (!hosts.empty()) {
+    auto comma = hosts.find(',');
+    auto one = hosts.substr(0, comma);
+    auto colon = one.rfind(':');
+    if (colon == std::string_view::npos || colon == 0 || colon + 1 == one.size()) return false;
+    for (char c : one.substr(colon + 1))
+      if (c < '0' || c > '9') return false;
+    if (comma == std::string_view::npos) break;
+    hosts.remove_prefix(comma + 1);
+    if (hosts.empty()) return false;
+  }
+  return true;
+}
+
+/// The C client's thread-less callbacks carry this as their context; the generation tells a stale handle's
+/// events apart from the current one's.
+struct HandleCtx {
+  class CoreImpl* core;
+  std::uint64_t generation;
+};
+
+struct IoRuntime {
+  asio::io_context ioc{1};
+  std::thread thread;
+  std::thread::id thread_id;
+};
+
+}  // namespace
+
+class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl> {
+ public:
+  explicit CoreImpl(ClientConfig cfg);
+  ~CoreImpl() override;
+
+  // Core
+  asio::io_context::executor_type io_executor() noexcept override { return rt_->ioc.get_executor(); }
+  asio::any_io_executor completion_executor() noexcept override { return completion_ex_; }
+  bool running_in_io_thread() const noexcept override { return std::this_thread::get_id() == rt_->thread_id; }
+  const std::shared_ptr<spdlog::logger>& logger() const noexcept override { return log_; }
+  const RetryPolicy& retry_policy() const noexcept override { return *cfg_.retry_policy; }
+  const std::string& default_data() const noexcept override { return default_data_; }
+  bool is_open() const noexcept override { return started_ && !closed_; }
+  std::int64_t session_id() const noexcept override { return session_id_; }
+  bool is_connected() const noexcept override { return connected_; }
+  std::chrono::milliseconds session_timeout() const noexcept override {
+    return std::chrono::milliseconds(negotiated_timeout_ms_.load());
+  }
+
+  void create(std::string path, CreateOptions options, CreateCallback cb) override;
+  void remove(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb,
+              RequestOptions ro) override;
+  WatchId exists(std::string path, WatchCallback watch, StatCallback cb, RequestOptions ro) override;
+  WatchId get_data(std::string path, WatchCallback watch, DataCallback cb, RequestOptions ro) override;
+  WatchId get_children(std::string path, WatchCallback watch, ChildrenCallback cb, RequestOptions ro) override;
+  void set_data(std::string path, std::string data, int version, StatCallback cb) override;
+  void multi(std::vector<Op> ops, MultiCallback cb) override;
+  void sync(std::string path, VoidCallback cb) override;
+  void remove_watch(WatchId id) override;
+  std::uint64_t add_state_listener(StateCallback cb) override;
+  void remove_state_listener(std::uint64_t id) override;
+
+  // Client-level (any thread)
+  error_code start();
+  void close() noexcept;
+  bool block_until_connected(std::chrono::milliseconds timeout);
+  std::uint64_t add_public_listener(ConnectionStateListener l);
+  void remove_public_listener(std::uint64_t id);
+  std::size_t pending_deletes() const { return pending_delete_count_; }
+  const ClientConfig& config() const { return cfg_; }
+  void remove_all_watches(std::string path, VoidCallback cb);
+  void delete_children_then(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb);
+  error_code inject_session_expiration();
+
+  // C-client callback entry points (called inside zookeeper_process, on the I/O thread).
+  void on_global_event(std::uint64_t generation, int type, int state);
+  void on_node_event(std::uint64_t generation, WatchId id, int type);
+
+ private:
+  struct WatchEntry {
+    WatchCallback cb;
+    std::string path;  // un-namespaced
+    int wtype = 0;     // ZWATCHTYPE_DATA / ZWATCHTYPE_CHILD
+  };
+  struct RetryState;
+
+  // handle + pump
+  void open_handle();
+  void close_handle();
+  void pump();
+  void request_pump();
+  void update_descriptor(int fd);
+  void release_descriptor();
+
+  // state machine
+  void emit(ConnectionState s);
+  void handle_session_lost(const char* why);
+  void fail_all_watches();
+  void when_connected(std::chrono::milliseconds timeout, unique_function<void(bool)> k);
+
+  // plumbing
+  std::string fix(std::string_view path) const;
+  std::string unfix(std::string_view path) const;
+  AclList acl_for(const std::string& full_path, const std::optional<AclList>& explicit_acl) const;
+  error_code gate(std::string_view path, bool sequential = false) const;
+  template <class F>
+  void post(F&& f) {
+    asio::post(rt_->ioc, std::forward<F>(f));
+  }
+  error_code map_rc(int rc) const {
+    if (rc == ZCLOSING && closed_) return errc::closed;
+    if (rc == kConnectionTimeoutRc) return errc::connection_timeout;
+    return zk_error(rc);
+  }
+  void with_retry(bool retry, std::shared_ptr<unique_function<void(unique_function<void(int)>)>> attempt,
+                  unique_function<void(int)> done);
+  void ensure_namespace(unique_function<void(error_code)> k);
+  void mkdirs(std::string full_path, bool make_last, bool containers, unique_function<void(int)> k);
+  void mkdirs_down(std::shared_ptr<std::vector<std::string>> todo, std::size_t i, bool containers,
+                   unique_function<void(int)> k);
+  void mkdirs_probe(std::shared_ptr<std::vector<std::string>> todo, std::size_t n, bool containers,
+                    unique_function<void(int)> k);
+  void find_protected(std::string full_path, std::string protected_id, int64_t session_at_start, bool ephemeral,
+                      unique_function<void(int, std::optional<CreateResult>)> k);
+  void find_and_delete_in_background(std::string parent_full, std::string protected_id, int attempt);
+  void background_delete(std::string full_path, int attempt);
+  std::uint64_t add_sleeper(asio::steady_timer* t);
+  void remove_sleeper(std::uint64_t id);
+
+  // raw C calls: submit, post completion, never inline
+  void zk_create(const std::string& full, const std::string& data, const AclList& acl, int mode,
+                 std::int64_t ttl, unique_function<void(int, std::string, zkr::Stat)> cb);
+  void zk_delete(const std::string& full, int version, unique_function<void(int)> cb);
+  void zk_exists(const std::string& full, WatchId watch, unique_function<void(int, zkr::Stat)> cb);
+  void zk_get_data(const std::string& full, WatchId watch, unique_function<void(int, std::string, zkr::Stat)> cb);
+  void zk_get_children(const std::string& full, WatchId watch,
+                       unique_function<void(int, std::vector<std::string>, zkr::Stat)> cb);
+  template <class Cb, class... A>
+  void post_result(Cb cb, A... a) {
+    post([cb = std::move(cb), ... a = std::move(a)]() mutable { cb(std::move(a)...); });
+  }
+
+  std::shared_ptr<IoRuntime> rt_;  // first: outlives everything bound to the io_context
+  ClientConfig cfg_;
+  std::shared_ptr<spdlog::logger> log_;
+  std::string default_data_;
+  std::string ns_prefix_;  // "/ns" or ""
+  asio::any_io_executor completion_ex_;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
+
+  std::atomic<bool> started_{false};
+  std::atomic<bool> closed_{false};
+  std::atomic<bool> connected_{false};
+  std::atomic<std::int64_t> session_id_{0};
+  std::atomic<int> negotiated_timeout_ms_{0};
+  std::atomic<std::size_t> pending_delete_count_{0};
+
+  // I/O thread only
+  zhandle_t* zh_ = nullptr;
+  HandleCtx* handle_ctx_ = nullptr;
+  std::uint64_t generation_ = 0;
+  asio::posix::stream_descriptor sd_;
+  int sd_fd_ = -1;
+  ino_t sd_ino_ = 0;
+  std::uint64_t sd_gen_ = 0;
+  bool read_armed_ = false, write_armed_ = false;
+  asio::steady_timer pump_timer_;
+  std::uint64_t pump_timer_gen_ = 0;
+  bool pump_posted_ = false;
+  bool in_pump_ = false;
+  asio::steady_timer suspended_timer_;
+  std::optional<ConnectionState> last_state_;
+  bool ever_connected_ = false;
+  std::unordered_map<WatchId, WatchEntry> watches_;
+  WatchId next_watch_id_ = 1;
+  std::map<std::uint64_t, StateCallback> state_listeners_;
+  std::uint64_t next_listener_id_ = 1;
+  struct ConnWaiter {
+    unique_function<void(bool)> k;
+    std::unique_ptr<asio::steady_timer> timer;
+  };
+  std::map<std::uint64_t, ConnWaiter> conn_waiters_;
+  std::uint64_t next_waiter_id_ = 1;
+  std::map<std::uint64_t, asio::steady_timer*> sleepers_;
+  std::uint64_t next_sleeper_id_ = 1;
+  std::multiset<std::string> pending_deletes_;
+  bool ns_ready_ = false;
+  bool ns_in_progress_ = false;
+  std::vector<unique_function<void(error_code)>> ns_waiters_;
+
+  // any thread
+  mutable std::mutex pub_mu_;
+  std::map<std::uint64_t, ConnectionStateListener> public_listeners_;
+  std::uint64_t next_public_id_ = 1;
+  asio::strand<asio::any_io_executor> listener_strand_;
+  std::mutex state_mu_;
+  std::condition_variable state_cv_;
+};
+
+namespace {
+
+void global_watcher(zhandle_t*, int type, int state, const char*, void* ctx) {
+  auto* h = static_cast<HandleCtx*>(ctx);
+  if (h && h->core) h->core->on_global_event(h->generation, type, state);
+}
+
+void node_watcher(zhandle_t* zh, int type, int state, const char*, void* ctx) {
+  if (type == ZOO_SESSION_EVENT) return;  // session events are handled by the global watcher
+  auto* h = static_cast<const HandleCtx*>(zoo_get_context(zh));
+  if (h && h->core)
+    h->core->on_node_event(h->generation, static_cast<WatchId>(reinterpret_cast<std::uintptr_t>(ctx)), type);
+  (void)state;
+}
+
+template <class Fn>
+struct Req {
+  Fn fn;
+};
+
+}  // namespace
+
+CoreImpl::CoreImpl(ClientConfig cfg)
+    : rt_(std::make_shared<IoRuntime>()),
+      cfg_(std::move(cfg)),
+      sd_(rt_->ioc),
+      pump_timer_(rt_->ioc),
+      suspended_timer_(rt_->ioc),
+      listener_strand_(asio::make_strand(cfg_.executor ? *cfg_.executor
+                                                       : asio::any_io_executor(rt_->ioc.get_executor()))) {
+  log_ = cfg_.logger;
+  if (!log_) {
+    log_ = std::make_shared<spdlog::logger>("zkrecipes", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+    log_->set_level(spdlog::level::warn);
+  }
+  if (!cfg_.retry_policy) cfg_.retry_policy = std::make_shared<ExponentialBackoffRetry>(Millis(1000), 3);
+  default_data_ = cfg_.default_data ? *cfg_.default_data : local_address();
+  if (!cfg_.namespace_name.empty()) ns_prefix_ = "/" + cfg_.namespace_name;
+  completion_ex_ = cfg_.executor ? *cfg_.executor : asio::any_io_executor(rt_->ioc.get_executor());
+  negotiated_timeout_ms_ = static_cast<int>(cfg_.session_timeout.count());
+  work_.emplace(rt_->ioc.get_executor());
+  auto level = log_->should_log(spdlog::level::debug)  ? ZOO_LOG_LEVEL_DEBUG
+               : log_->should_log(spdlog::level::info) ? ZOO_LOG_LEVEL_INFO
+                                                       : ZOO_LOG_LEVEL_WARN;
+  zoo_set_debug_level(level);
+  std::promise<void> ready;
+  auto fut = ready.get_future();
+  rt_->thread = std::thread([rt = rt_, log = log_.get(), &ready] {
+    rt->thread_id = std::this_thread::get_id();
+    set_thread_log_target(log);
+    ready.set_value();
+    for (;;) {
+      try {
+        rt->ioc.run();
+        break;
+      } catch (const std::exception& e) {
+        // A handler threw (a user callback on our executor): log and keep the loop alive.
+        set_thread_log_target(nullptr);
+        std::fprintf(stderr, "zkrecipes: exception escaped a handler on the I/O thread: %s\n", e.what());
+      }
+    }
+  });
+  fut.wait();
+}
+
+CoreImpl::~CoreImpl() {
+  close();
+  work_.reset();
+  rt_->ioc.stop();
+  if (rt_->thread.joinable()) {
+    if (running_in_io_thread())
+      rt_->thread.detach();  // the thread holds the runtime alive until it returns
+    else
+      rt_->thread.join();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// start / close
+
+error_code CoreImpl::start() {
+  if (closed_) return errc::closed;
+  if (!valid_connect_string(cfg_.connect_string)) return errc::invalid_connect_string;
+  if (!cfg_.namespace_name.empty() && path_error(ns_prefix_)) return errc::invalid_path;
+  if (started_.exchange(true)) return {};
+  error_code ec;
+  run_blocking_void(
+      *this,
+      [this](VoidCallback done) {
+        open_handle();
+        done(zh_ ? error_code{} : error_code(errc::invalid_connect_string));
+      },
+      ec);
+  if (ec) started_ = false;
+  return ec;
+}
+
+void CoreImpl::open_handle() {
+  handle_ctx_ = new HandleCtx{this, ++generation_};
+  zh_ = zookeeper_init2(cfg_.connect_string.c_str(), global_watcher, static_cast<int>(cfg_.session_timeout.count()),
+                        nullptr, handle_ctx_, cfg_.can_be_read_only ? ZOO_READONLY : 0, route_c_log);
+  if (!zh_) {
+    log_->error("zookeeper_init failed for '{}': {}", cfg_.connect_string, std::strerror(errno));
+    delete handle_ctx_;
+    handle_ctx_ = nullptr;
+    return;
+  }
+  for (const auto& a : cfg_.auth)
+    zoo_add_auth(zh_, a.scheme.c_str(), a.auth.data(), static_cast<int>(a.auth.size()), nullptr, nullptr);
+  request_pump();
+}
+
+void CoreImpl::close_handle() {
+  if (!zh_) return;
+  release_descriptor();
+  ++pump_timer_gen_;
+  pump_timer_.cancel();
+  zhandle_t* zh = zh_;
+  zh_ = nullptr;
+  handle_ctx_->core = nullptr;  // late callbacks of this handle are ignored
+  zookeeper_close(zh);          // completes every pending request (ZCLOSING); their results are posted
+  delete handle_ctx_;
+  handle_ctx_ = nullptr;
+  connected_ = false;
+}
+
+void CoreImpl::close() noexcept {
+  if (!started_) {
+    closed_ = true;
+    return;
+  }
+  if (closed_.exchange(true)) return;
+  auto finish = [this] {
+    suspended_timer_.cancel();
+    for (auto& [id, t] : sleepers_) t->cancel();
+    auto waiters = std::move(conn_waiters_);
+    conn_waiters_.clear();
+    for (auto& [id, w] : waiters) {
+      if (w.timer) w.timer->cancel();
+      post([k = std::move(w.k)]() mutable { k(false); });
+    }
+    auto ns_waiters = std::move(ns_waiters_);
+    for (auto& k : ns_waiters) post([k = std::move(k)]() mutable { k(errc::closed); });
+    close_handle();
+    fail_all_watches();
+    session_id_ = 0;
+    {
+      std::lock_guard lk(state_mu_);
+    }
+    state_cv_.notify_all();
+  };
+  if (running_in_io_thread()) {
+    finish();
+    return;
+  }
+  // Give pending guaranteed deletes up to max_close_wait, then close the session.
+  const auto deadline = Clock::now() + cfg_.max_close_wait;
+  while (pending_delete_count_ > 0 && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (pending_delete_count_ > 0)
+    log_->warn("closing with {} guaranteed delete(s) still pending; the server removes ephemeral ones with the "
+               "session", pending_delete_count_.load());
+  std::promise<void> done;
+  auto fut = done.get_future();
+  post([&] {
+    finish();
+    done.set_value();
+  });
+  fut.wait();
+}
+
+bool CoreImpl::block_until_connected(std::chrono::milliseconds timeout) {
+  std::unique_lock lk(state_mu_);
+  return state_cv_.wait_for(lk, timeout, [&] { return connected_.load() || closed_.load(); }) && connected_;
+}
+
+error_code CoreImpl::inject_session_expiration() {
+  error_code ec;
+  auto cid = run_blocking<std::optional<clientid_t>>(
+      *this,
+      [this](unique_function<void(error_code, std::optional<clientid_t>)> done) {
+        if (!zh_) return done(errc::closed, std::nullopt);
+        done({}, *zoo_client_id(zh_));
+      },
+      ec);
+  if (ec) return ec;
+  if (!cid || cid->client_id == 0) return zk_errc::connection_loss;
+  int rc = expire_session(cfg_.connect_string, *cid, std::max(cfg_.connection_timeout, Millis(10000)));
+  return zk_error(rc);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The pump: drives the C client from Asio. Readiness is re-checked with a zero-timeout poll() after every
+// arm, because Asio's epoll reactor is edge-triggered and the C client does not drain the socket.
+
+void CoreImpl::request_pump() {
+  if (in_pump_ || pump_posted_) return;
+  pump_posted_ = true;
+  post([self = this] { self->pump(); });
+}
+
+void CoreImpl::release_descriptor() {
+  ++sd_gen_;
+  read_armed_ = write_armed_ = false;
+  if (sd_.is_open()) {
+    error_code ignored;
+    sd_.cancel(ignored);
+    (void)sd_.release();
+  }
+  sd_fd_ = -1;
+}
+
+void CoreImpl::update_descriptor(int fd) {
+  if (fd < 0) {
+    if (sd_.is_open()) release_descriptor();
+    return;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return;
+  if (sd_.is_open() && fd == sd_fd_ && st.st_ino == sd_ino_) return;
+  if (sd_.is_open()) release_descriptor();
+  error_code ec;
+  sd_.assign(fd, ec);
+  if (ec) {
+    log_->warn("cannot watch the ZooKeeper socket: {}", ec.message());
+    return;
+  }
+  sd_fd_ = fd;
+  sd_ino_ = st.st_ino;
+}
+
+void CoreImpl::pump() {
+  pump_posted_ = false;
+  if (!zh_ || in_pump_) return;
+  in_pump_ = true;
+  for (int iteration = 0; iteration < 64; ++iteration) {
+    int fd = -1, interest = 0;
+    timeval tv{};
+    zookeeper_interest(zh_, &fd, &interest, &tv);
+    if (!zh_) break;
+    update_descriptor(fd);
+    short want = 0;
+    if (interest & ZOOKEEPER_READ) want |= POLLIN;
+    if (interest & ZOOKEEPER_WRITE) want |= POLLOUT;
+    int ready = 0;
+    if (fd >= 0 && want) {
+      pollfd p{fd, want, 0};
+      if (::poll(&p, 1, 0) > 0) {
+        if (p.revents & (POLLIN | POLLHUP | POLLERR)) ready |= ZOOKEEPER_READ;
+        if (p.revents & POLLOUT) ready |= ZOOKEEPER_WRITE;
+      }
+    }
+    const bool timed_out = tv.tv_sec == 0 && tv.tv_usec == 0;
+    if (ready || timed_out) {
+      zookeeper_process(zh_, ready);
+      if (!zh_) break;
+      continue;
+    }
+    // Nothing to do now: arm the waits.
+    if (fd >= 0 && (interest & ZOOKEEPER_READ) && !read_armed_ && sd_.is_open()) {
+      read_armed_ = true;
+      sd_.async_wait(asio::posix::stream_descriptor::wait_read, [this, g = sd_gen_](error_code ec) {
+        if (g != sd_gen_) return;
+        read_armed_ = false;
+        if (!ec) pump();
+      });
+    }
+    if (fd >= 0 && (interest & ZOOKEEPER_WRITE) && !write_armed_ && sd_.is_open()) {
+      write_armed_ = true;
+      sd_.async_wait(asio::posix::stream_descriptor::wait_write, [this, g = sd_gen_](error_code ec) {
+        if (g != sd_gen_) return;
+        write_armed_ = false;
+        if (!ec) pump();
+      });
+    }
+    auto wait = std::chrono::seconds(tv.tv_sec) + std::chrono::microseconds(tv.tv_usec);
+    pump_timer_.expires_after(wait);
+    pump_timer_.async_wait([this, g = ++pump_timer_gen_](error_code ec) {
+      if (ec || g != pump_timer_gen_) return;
+      pump();
+    });
+    // Anything that became ready between the poll above and the arming would produce no edge: look again.
+    in_pump_ = false;
+    if (fd >= 0 && want) {
+      pollfd p{fd, want, 0};
+      if (::poll(&p, 1, 0) > 0) request_pump();
+    }
+    return;
+  }
+  in_pump_ = false;
+  if (zh_) request_pump();
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Connection states
+
+void CoreImpl::on_global_event(std::uint64_t generation, int type, int state) {
+  if (type != ZOO_SESSION_EVENT) return;
+  post([this, generation, state] {
+    if (generation != generation_ || !zh_) return;
+    if (state == ZOO_CONNECTED_STATE || state == ZOO_READONLY_STATE) {
+      const clientid_t* cid = zoo_client_id(zh_);
+      session_id_ = cid ? cid->client_id : 0;
+      negotiated_timeout_ms_ = zoo_recv_timeout(zh_);
+      suspended_timer_.cancel();
+      {
+        std::lock_guard lk(state_mu_);
+        connected_ = true;
+      }
+      state_cv_.notify_all();
+      if (state == ZOO_READONLY_STATE)
+        emit(ConnectionState::read_only);
+      else if (!ever_connected_) {
+        ever_connected_ = true;
+        emit(ConnectionState::connected);
+      } else
+        emit(ConnectionState::reconnected);
+      auto waiters = std::move(conn_waiters_);
+      conn_waiters_.clear();
+      for (auto& [id, w] : waiters) {
+        if (w.timer) w.timer->cancel();
+        post([k = std::move(w.k)]() mutable { k(true); });
+      }
+    } else if (state == ZOO_CONNECTING_STATE || state == ZOO_ASSOCIATING_STATE) {
+      connected_ = false;
+      if (ever_connected_ && last_state_ != ConnectionState::suspended && last_state_ != ConnectionState::lost) {
+        emit(ConnectionState::suspended);
+        const auto pct = std::clamp(cfg_.simulated_session_expiration_percent, 1, 100);
+        suspended_timer_.expires_after(std::chrono::milliseconds(negotiated_timeout_ms_.load()) * pct / 100);
+        suspended_timer_.async_wait([this](error_code ec) {
+          if (ec || connected_ || closed_) return;
+          if (last_state_ == ConnectionState::suspended)
+            handle_session_lost("the session timeout elapsed while disconnected");
+        });
+      }
+    } else if (state == ZOO_EXPIRED_SESSION_STATE) {
+      handle_session_lost("session expired");
+    } else if (state == ZOO_AUTH_FAILED_STATE) {
+      log_->error("ZooKeeper authentication failed");
+    }
+  });
+}
+
+void CoreImpl::handle_session_lost(const char* why) {
+  log_->warn("session lost: {}", why);
+  connected_ = false;
+  session_id_ = 0;
+  emit(ConnectionState::lost);
+  fail_all_watches();
+  // A fresh handle, hence a fresh session (Curator's handle reset).
+  close_handle();
+  if (!closed_) open_handle();
+}
+
+void CoreImpl::fail_all_watches() {
+  auto watches = std::move(watches_);
+  watches_.clear();
+  for (auto& [id, w] : watches) {
+    post([cb = std::move(w.cb), path = std::move(w.path)]() mutable {
+      cb(WatchedEvent{EventType::session_lost, std::move(path)});
+    });
+  }
+}
+
+void CoreImpl::emit(ConnectionState s) {
+  if (last_state_ == s) return;
+  last_state_ = s;
+  if (log_->should_log(spdlog::level::info)) log_->info("connection state: {}", to_string(s));
+  std::vector<std::uint64_t> ids;
+  for (auto& [id, cb] : state_listeners_) ids.push_back(id);
+  for (auto id : ids) {
+    auto it = state_listeners_.find(id);
+    if (it != state_listeners_.end()) it->second(s);
+  }
+  asio::post(listener_strand_, [self = shared_from_this(), s] {
+    std::vector<ConnectionStateListener> ls;
+    {
+      std::lock_guard lk(self->pub_mu_);
+      for (auto& [id, l] : self->public_listeners_) ls.push_back(l);
+    }
+    for (auto& l : ls) {
+      try {
+        l(s);
+      } catch (const std::exception& e) {
+        self->log_->error("connection state listener threw: {}", e.what());
+      }
+    }
+  });
+}
+
+std::uint64_t CoreImpl::add_state_listener(StateCallback cb) {
+  auto id = next_listener_id_++;
+  state_listeners_.emplace(id, std::move(cb));
+  return id;
+}
+void CoreImpl::remove_state_listener(std::uint64_t id) { state_listeners_.erase(id); }
+
+std::uint64_t CoreImpl::add_public_listener(ConnectionStateListener l) {
+  std::lock_guard lk(pub_mu_);
+  auto id = next_public_id_++;
+  public_listeners_.emplace(id, std::move(l));
+  return id;
+}
+void CoreImpl::remove_public_listener(std::uint64_t id) {
+  std::lock_guard lk(pub_mu_);
+  public_listeners_.erase(id);
+}
+
+void CoreImpl::when_connected(std::chrono::milliseconds timeout, unique_function<void(bool)> k) {
+  if (closed_) return post([k = std::move(k)]() mutable { k(false); });
+  if (connected_) return post([k = std::move(k)]() mutable { k(true); });
+  auto id = next_waiter_id_++;
+  auto& w = conn_waiters_[id];
+  w.k = std::move(k);
+  w.timer = std::make_unique<asio::steady_timer>(rt_->ioc, timeout);
+  w.timer->async_wait([this, id](error_code ec) {
+    if (ec) return;
+    auto it = conn_waiters_.find(id);
+    if (it == conn_waiters_.end()) return;
+    auto k = std::move(it->second.k);
+    conn_waiters_.erase(it);
+    k(false);
+  });
+}
+
+std::uint64_t CoreImpl::add_sleeper(asio::steady_timer* t) {
+  auto id = next_sleeper_id_++;
+  sleepers_[id] = t;
+  return id;
+}
+void CoreImpl::remove_sleeper(std::uint64_t id) { sleepers_.erase(id); }
+
+// ---------------------------------------------------------------------------------------------------------
+// Retry loop (Curator's RetryLoop.callWithRetry): wait for the connection up to the connection timeout, try,
+// and on a retryable code let the policy decide and sleep on a timer.
+
+struct CoreImpl::RetryState {
+  std::shared_ptr<unique_function<void(unique_function<void(int)>)>> attempt;
+  unique_function<void(int)> done;
+  Clock::time_point start = Clock::now();
+  int retries = 0;
+  bool retry = true;
+  std::unique_ptr<asio::steady_timer> timer;
+};
+
+void CoreImpl::with_retry(bool retry, std::shared_ptr<unique_function<void(unique_function<void(int)>)>> attempt,
+                          unique_function<void(int)> done) {
+  auto st = std::make_shared<RetryState>();
+  st->attempt = std::move(attempt);
+  st->done = std::move(done);
+  st->retry = retry;
+  auto run = std::make_shared<unique_function<void()>>();
+  *run = [this, st, weak_run = std::weak_ptr(run)]() {
+    auto self_run = weak_run.lock();
+    if (closed_) return st->done(ZCLOSING);
+    auto go = [this, st, self_run] {
+      (*st->attempt)([this, st, self_run](int rc) {
+        error_code ec = zk_error(rc);
+        if (rc != ZOK && st->retry && !closed_ && cfg_.retry_policy->allow_retry(ec)) {
+          auto elapsed = std::chrono::duration_cast<Millis>(Clock::now() - st->start);
+          if (auto sleep = cfg_.retry_policy->allow_retry(st->retries++, elapsed)) {
+            if (log_->should_log(spdlog::level::debug))
+              log_->debug("retrying after {} (retry {}, sleeping {} ms)", ec.message(), st->retries,
+                          sleep->count());
+            st->timer = std::make_unique<asio::steady_timer>(rt_->ioc, *sleep);
+            auto sid = add_sleeper(st->timer.get());
+            st->timer->async_wait([this, sid, self_run](error_code) {
+              remove_sleeper(sid);
+              (*self_run)();
+            });
+            return;
+          }
+        }
+        st->done(rc);
+      });
+    };
+    if (connected_) return go();
+    when_connected(cfg_.connection_timeout, [this, st, go](bool ok) mutable {
+      if (closed_) return st->done(ZCLOSING);
+      if (!ok) return st->done(kConnectionTimeoutRc);
+      go();
+    });
+  };
+  (*run)();
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Paths, namespaces, ACLs
+
+std::string CoreImpl::fix(std::string_view path) const {
+  if (ns_prefix_.empty()) return std::string(path);
+  if (path == "/") return ns_prefix_;
+  return ns_prefix_ + std::string(path);
+}
+
+std::string CoreImpl::unfix(std::string_view path) const {
+  if (ns_prefix_.empty()) return std::string(path);
+  if (path.substr(0, ns_prefix_.size()) == ns_prefix_ &&
+      (path.size() == ns_prefix_.size() || path[ns_prefix_.size()] == '/')) {
+    auto rest = path.substr(ns_prefix_.size());
+    return rest.empty() ? "/" : std::string(rest);
+  }
+  return std::string(path);
+}
+
+AclList CoreImpl::acl_for(const std::string& full_path, const std::optional<AclList>& explicit_acl) const {
+  if (explicit_acl && !explicit_acl->empty()) return *explicit_acl;
+  if (cfg_.acl_provider) {
+    auto acl = cfg_.acl_provider(full_path);
+    if (!acl.empty()) return acl;
+  }
+  return open_acl_unsafe();
+}
+
+error_code CoreImpl::gate(std::string_view path, bool sequential) const {
+  if (closed_) return errc::closed;
+  if (!started_) return errc::not_started;
+  if (path_error(path, sequential)) return errc::invalid_path;
+  return {};
+}
+
+void CoreImpl::ensure_namespace(unique_function<void(error_code)> k) {
+  if (ns_prefix_.empty() || ns_ready_) return k({});
+  ns_waiters_.push_back(std::move(k));
+  if (ns_in_progress_) return;
+  ns_in_progress_ = true;
+  mkdirs(ns_prefix_, true, cfg_.use_container_parents, [this](int rc) {
+    ns_in_progress_ = false;
+    error_code ec = map_rc(rc);
+    if (!ec) ns_ready_ = true;
+    auto ws = std::move(ns_waiters_);
+    ns_waiters_.clear();
+    for (auto& w : ws) w(ec);
+  });
+}
+
+void CoreImpl::mkdirs(std::string full_path, bool make_last, bool containers, unique_function<void(int)> k) {
+  // Walk up with exists() to the deepest existing ancestor (no read access needed above it), then create
+  // downwards, ignoring NodeExists (Curator's ZKPaths.mkdirs).
+  auto todo = std::make_shared<std::vector<std::string>>();
+  std::string p = make_last ? full_path : parent_path(full_path);
+  while (!p.empty() && p != "/") {
+    todo->push_back(p);
+    p = parent_path(p);
+  }
+  std::reverse(todo->begin(), todo->end());  // top-down
+  if (todo->empty()) return post_result(std::move(k), ZOK);
+  mkdirs_probe(todo, todo->size(), containers, std::move(k));
+}
+
+void CoreImpl::mkdirs_probe(std::shared_ptr<std::vector<std::string>> todo, std::size_t n, bool containers,
+                            unique_function<void(int)> k) {
+  if (n == 0) return mkdirs_down(todo, 0, containers, std::move(k));
+  auto path = (*todo)[n - 1];
+  zk_exists(path, 0, [this, todo, n, containers, k = std::move(k)](int rc, zkr::Stat) mutable {
+    if (rc == ZOK) return mkdirs_down(todo, n, containers, std::move(k));
+    if (rc == ZNONODE) return mkdirs_probe(todo, n - 1, containers, std::move(k));
+    k(rc);
+  });
+}
+
+void CoreImpl::mkdirs_down(std::shared_ptr<std::vector<std::string>> todo, std::size_t i, bool containers,
+                           unique_function<void(int)> k) {
+  if (i >= todo->size()) return k(ZOK);
+  const auto& path = (*todo)[i];
+  zk_create(path, std::string(), acl_for(path, std::nullopt), containers ? ZOO_CONTAINER : ZOO_PERSISTENT, 0,
+            [this, todo, i, containers, k = std::move(k)](int rc, std::string, zkr::Stat) mutable {
+              if (rc != ZOK && rc != ZNODEEXISTS) return k(rc);
+              mkdirs_down(todo, i + 1, containers, std::move(k));
+            });
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Raw C calls. Each posts its result: callbacks never run inside zookeeper_process or inline.
+
+namespace {
+
+template <class Cb>
+struct Ctx {
+  CoreImpl* core;
+  Cb cb;
+};
+
+}  // namespace
+
+void CoreImpl::zk_create(const std::string& full, const std::string& data, const AclList& acl, int mode,
+                         std::int64_t ttl, unique_function<void(int, std::string, zkr::Stat)> cb) {
+  if (!zh_) return post_result(std::move(cb), int(closed_ ? ZCLOSING : ZSESSIONEXPIRED), std::string(), zkr::Stat{});
+  using C = unique_function<void(int, std::string, zkr::Stat)>;
+  struct R {
+    asio::io_context* ioc;
+    C cb;
+  };
+  auto* r = new R{&rt_->ioc, std::move(cb)};
+  CAclVector cacl(acl);
+  auto completion = [](int rc, const char* value, const ::Stat* stat, const void* data) {
+    std::unique_ptr<R> r(static_cast<R*>(const_cast<void*>(data)));
+    asio::post(*r->ioc, [cb = std::move(r->cb), rc, path = std::string(value ? value : ""),
+                         st = to_stat(rc == ZOK ? stat : nullptr)]() mutable { cb(rc, std::move(path), st); });
+  };
+  int rc;
+  const bool has_ttl = mode == ZOO_PERSISTENT_WITH_TTL || mode == ZOO_PERSISTENT_SEQUENTIAL_WITH_TTL;
+  if (has_ttl)
+    rc = zoo_acreate2_ttl(zh_, full.c_str(), data.data(), static_cast<int>(data.size()), cacl.get(), mode, ttl,
+                          completion, r);
+  else
+    rc = zoo_acreate2(zh_, full.c_str(), data.data(), static_cast<int>(data.size()), cacl.get(), mode, completion,
+                      r);
+  if (rc != ZOK) {
+    std::unique_ptr<R> own(r);
+    return post_result(std::move(own->cb), rc == ZINVALIDSTATE ? int(ZSESSIONEXPIRED) : rc, std::string(),
+                       zkr::Stat{});
+  }
+  request_pump();
+}
+
+void CoreImpl::zk_delete(const std::string& full, int version, unique_function<void(int)> cb) {
+  if (!zh_) return post_result(std::move(cb), int(closed_ ? ZCLOSING : ZSESSIONEXPIRED));
+  struct R {
+    asio::io_context* ioc;
+    unique_function<void(int)> cb;
+  };
+  auto* r = new R{&rt_->ioc, std::move(cb)};
+  int rc = zoo_adelete(zh_, full.c_str(), version, [](int rc, const void* data) {
+    std::unique_ptr<R> r(static_cast<R*>(const_cast<void*>(data)));
+    asio::post(*r->ioc, [cb = std::move(r->cb), rc]() mutable { cb(rc); });
+  }, r);
+  if (rc != ZOK) {
+    std::unique_ptr<R> own(r);
+    return post_result(std::move(own->cb), rc == ZINVALIDSTATE ? int(ZSESSIONEXPIRED) : rc);
+  }
+  request_pump();
+}
+
+void CoreImpl::zk_exists(const std::string& full, WatchId watch, unique_function<void(int, zkr::Stat)> cb) {
+  if (!zh_) return post_result(std::move(cb), int(closed_ ? ZCLOSING : ZSESSIONEXPIRED), zkr::Stat{});
+  struct R {
+    asio::io_context* ioc;
+    unique_function<void(int, zkr::Stat)> cb;
+  };
+  auto* r = new R{&rt_->ioc, std::move(cb)};
+  int rc = zoo_awexists(zh_, full.c_str(), watch ? node_watcher : nullptr,
+                        reinterpret_cast<void*>(static_cast<std::uintptr_t>(watch)),
+                        [](int rc, const ::Stat* stat, const void* data) {
+                          std::unique_ptr<R> r(static_cast<R*>(const_cast<void*>(data)));
+                          asio::post(*r->ioc, [cb = std::move(r->cb), rc,
+                                               st = to_stat(rc == ZOK ? stat : nullptr)]() mutable { cb(rc, st); });
+                        },
+                        r);
+  if (rc != ZOK) {
+    std::unique_ptr<R> own(r);
+    return post_result(std::move(own->cb), rc == ZINVALIDSTATE ? int(ZSESSIONEXPIRED) : rc, zkr::Stat{});
+  }
+  request_pump();
+}
+
+void CoreImpl::zk_get_data(const std::string& full, WatchId watch,
+                           unique_function<void(int, std::string, zkr::Stat)> cb) {
+  if (!zh_) return post_result(std::move(cb), int(closed_ ? ZCLOSING : ZSESSIONEXPIRED), std::string(), zkr::Stat{});
+  struct R {
+    asio::io_context* ioc;
+    unique_function<void(int, std::string, zkr::Stat)> cb;
+  };
+  auto* r = new R{&rt_->ioc, std::move(cb)};
+  int rc = zoo_awget(zh_, full.c_str(), watch ? node_watcher : nullptr,
+                     reinterpret_cast<void*>(static_cast<std::uintptr_t>(watch)),
+                     [](int rc, const char* value, int len, const ::Stat* stat, const void* data) {
+                       std::unique_ptr<R> r(static_cast<R*>(const_cast<void*>(data)));
+                       std::string v = (rc == ZOK && value && len > 0) ? std::string(value, len) : std::string();
+                       asio::post(*r->ioc, [cb = std::move(r->cb), rc, v = std::move(v),
+                                            st = to_stat(rc == ZOK ? stat : nullptr)]() mutable {
+                         cb(rc, std::move(v), st);
+                       });
+                     },
+                     r);
+  if (rc != ZOK) {
+    std::unique_ptr<R> own(r);
+    return post_result(std::move(own->cb), rc == ZINVALIDSTATE ? int(ZSESSIONEXPIRED) : rc, std::string(),
+                       zkr::Stat{});
+  }
+  request_pump();
+}
+
+void CoreImpl::zk_get_children(const std::string& full, WatchId watch,
+                               unique_function<void(int, std::vector<std::string>, zkr::Stat)> cb) {
+  if (!zh_)
+    return post_result(std::move(cb), int(closed_ ? ZCLOSING : ZSESSIONEXPIRED), std::vector<std::string>(),
+                       zkr::Stat{});
+  struct R {
+    asio::io_context* ioc;
+    unique_function<void(int, std::vector<std::string>, zkr::Stat)> cb;
+  };
+  auto* r = new R{&rt_->ioc, std::move(cb)};
+  int rc = zoo_awget_children2(
+      zh_, full.c_str(), watch ? node_watcher : nullptr, reinterpret_cast<void*>(static_cast<std::uintptr_t>(watch)),
+      [](int rc, const String_vector* strings, const ::Stat* stat, const void* data) {
+        std::unique_ptr<R> r(static_cast<R*>(const_cast<void*>(data)));
+        std::vector<std::string> names;
+        if (rc == ZOK && strings) {
+          names.reserve(strings->count);
+          for (int i = 0; i < strings->count; ++i) names.emplace_back(strings->data[i]);
+        }
+        asio::post(*r->ioc, [cb = std::move(r->cb), rc, names = std::move(names),
+                             st = to_stat(rc == ZOK ? stat : nullptr)]() mutable { cb(rc, std::move(names), st); });
+      },
+      r);
+  if (rc != ZOK) {
+    std::unique_ptr<R> own(r);
+    return post_result(std::move(own->cb), rc == ZINVALIDSTATE ? int(ZSESSIONEXPIRED) : rc,
+                       std::vector<std::string>(), zkr::Stat{});
+  }
+  request_pump();
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Operations
+
+void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb) {
+  const bool sequential = is_sequential(options.mode);
+  if (auto ec = gate(path, sequential)) return post_result(std::move(cb), ec, CreateResult{});
+  std::string data = options.data ? *options.data : default_data_;
+  if (data.size() > cfg_.max_data_size) return post_result(std::move(cb), error_code(errc::data_too_large), CreateResult{});
+  if ((options.mode == CreateMode::persistent_with_ttl || options.mode == CreateMode::persistent_sequential_with_ttl) &&
+      options.ttl.count() <= 0)
+    return post_result(std::move(cb), error_code(errc::invalid_argument), CreateResult{});
+
+  struct State {
+    std::string full;
+    std::string protected_id;
+    std::string data;
+    CreateOptions opts;
+    int attempts = 0;
+    std::int64_t session_at_start = 0;
+    std::optional<CreateResult> found;
+    CreateResult result;
+  };
+  auto st = std::make_shared<State>();
+  st->opts = std::move(options);
+  st->data = std::move(data);
+  st->full = fix(path);
+  if (st->opts.protection) {
+    st->protected_id = protected_names::new_protected_id();
+    st->full = protected_names::to_protected_path(st->full, st->protected_id);
+  }
+  const bool parents = st->opts.creating_parents || st->opts.parents_as_containers;
+  const bool containers = st->opts.parents_as_containers && cfg_.use_container_parents;
+
+  auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>(
+      [this, st, parents, containers](unique_function<void(int)> k) mutable {
+        auto do_create = [this, st, parents, containers](unique_function<void(int)> k) mutable {
+          const int mode = to_c_mode(st->opts.mode);
+          auto acl = acl_for(st->full, st->opts.acl);
+          zk_create(st->full, st->data, acl, mode, st->opts.ttl.count(),
+                    [this, st, parents, containers, mode, acl, k = std::move(k)](int rc, std::string p,
+                                                                                  zkr::Stat s) mutable {
+                      if (rc == ZNONODE && parents) {
+                        return mkdirs(st->full, false, containers,
+                                      [this, st, mode, acl, k = std::move(k)](int rc) mutable {
+                                        if (rc != ZOK) return k(rc);
+                                        zk_create(st->full, st->data, acl, mode, st->opts.ttl.count(),
+                                                  [st, k = std::move(k)](int rc, std::string p, zkr::Stat s) mutable {
+                                                    if (rc == ZOK) st->result = CreateResult{std::move(p), s};
+                                                    k(rc);
+                                                  });
+                                      });
+                      }
+                      if (rc == ZOK) st->result = CreateResult{std::move(p), s};
+                      k(rc);
+                    });
+        };
+        if (st->attempts++ == 0) {
+          st->session_at_start = session_id_;
+          return do_create(std::move(k));
+        }
+        if (st->protected_id.empty()) return do_create(std::move(k));
+        // Protected mode, after a failed try: look for the node our earlier try may have created.
+        find_protected(st->full, st->protected_id, st->session_at_start, is_ephemeral(st->opts.mode),
+                       [st, do_create = std::move(do_create), k = std::move(k)](
+                           int rc, std::optional<CreateResult> found) mutable {
+                         if (rc != ZOK) return k(rc);
+                         if (found) {
+                           st->result = std::move(*found);
+                           return k(ZOK);
+                         }
+                         do_create(std::move(k));
+                       });
+      });
+  ensure_namespace([this, st, attempt, cb = std::move(cb)](error_code nec) mutable {
+    if (nec) return cb(nec, CreateResult{});
+    with_retry(true, attempt, [this, st, cb = std::move(cb)](int rc) mutable {
+      if (rc != ZOK) {
+        if (!st->protected_id.empty() && !closed_ && (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT ||
+                                                      rc == kConnectionTimeoutRc))
+          find_and_delete_in_background(parent_path(st->full), st->protected_id, 0);
+        return cb(map_rc(rc), CreateResult{});
+      }
+      st->result.path = unfix(st->result.path);
+      cb({}, std::move(st->result));
+    });
+  });
+}
+
+void CoreImpl::find_protected(std::string full_path, std::string protected_id, int64_t session_at_start,
+                              bool ephemeral, unique_function<void(int, std::optional<CreateResult>)> k) {
+  auto parent = parent_path(full_path);
+  zk_get_children(parent, 0, [this, parent, protected_id, session_at_start, ephemeral, k = std::move(k)](
+                                 int rc, std::vector<std::string> names, zkr::Stat) mutable {
+    if (rc == ZNONODE) return k(ZOK, std::nullopt);
+    if (rc != ZOK) return k(rc, std::nullopt);
+    const auto prefix = protected_names::prefix_for(protected_id);
+    for (auto& n : names) {
+      if (n.compare(0, prefix.size(), prefix) != 0) continue;
+      auto path = make_path(parent, n);
+      return zk_exists(path, 0, [this, path, session_at_start, ephemeral, k = std::move(k)](int rc,
+                                                                                          zkr::Stat s) mutable {
+        if (rc == ZNONODE) return k(ZOK, std::nullopt);
+        if (rc != ZOK) return k(rc, std::nullopt);
+        // CURATOR-498/604: never adopt an ephemeral node of an earlier session.
+        if (ephemeral && (s.ephemeral_owner != session_id_ || session_id_ == 0)) {
+          log_->info("protected create: found {} of an earlier session; deleting it instead of adopting", path);
+          background_delete(path, 0);
+          return k(ZOK, std::nullopt);
+        }
+        (void)session_at_start;
+        k(ZOK, CreateResult{path, s});
+      });
+    }
+    k(ZOK, std::nullopt);
+  });
+}
+
+void CoreImpl::find_and_delete_in_background(std::string parent_full, std::string protected_id, int attempt) {
+  if (closed_) return;
+  ++pending_delete_count_;
+  auto retry_later = [this, parent_full, protected_id, attempt] {
+    auto t = std::make_shared<asio::steady_timer>(rt_->ioc, std::chrono::milliseconds(std::min(1000, 50 << std::min(attempt, 5))));
+    auto sid = add_sleeper(t.get());
+    t->async_wait([this, t, sid, parent_full, protected_id, attempt](error_code) {
+      remove_sleeper(sid);
+      --pending_delete_count_;
+      find_and_delete_in_background(parent_full, protected_id, attempt + 1);
+    });
+  };
+  auto go = [this, parent_full, protected_id, retry_later]() mutable {
+    zk_get_children(parent_full, 0, [this, parent_full, protected_id, retry_later](
+                                        int rc, std::vector<std::string> names, zkr::Stat) mutable {
+      if (rc == ZNONODE) {
+        --pending_delete_count_;
+        return;
+      }
+      if (rc != ZOK) return retry_later();
+      const auto prefix = protected_names::prefix_for(protected_id);
+      for (auto& n : names)
+        if (n.compare(0, prefix.size(), prefix) == 0) {
+          log_->info("deleting {} left by a failed protected create", make_path(parent_full, n));
+          background_delete(make_path(parent_full, n), 0);
+        }
+      --pending_delete_count_;
+    });
+  };
+  if (connected_) return go();
+  when_connected(cfg_.connection_timeout, [this, go, retry_later](bool ok) mutable {
+    if (closed_) {
+      --pending_delete_count_;
+      return;
+    }
+    if (ok) return go();
+    retry_later();
+  });
+}
+
+void CoreImpl::background_delete(std::string full_path, int attempt) {
+  if (closed_) {
+    log_->warn("client closed with a guaranteed delete of {} pending", full_path);
+    return;
+  }
+  if (attempt == 0) {
+    ++pending_delete_count_;
+    pending_deletes_.insert(full_path);
+  }
+  auto finish = [this, full_path] {
+    auto it = pending_deletes_.find(full_path);
+    if (it != pending_deletes_.end()) pending_deletes_.erase(it);
+    --pending_delete_count_;
+  };
+  auto retry_later = [this, full_path, attempt, finish] {
+    if (closed_) return finish();
+    auto t = std::make_shared<asio::steady_timer>(
+        rt_->ioc, std::chrono::milliseconds(std::min(1000, 50 << std::min(attempt, 5))));
+    auto sid = add_sleeper(t.get());
+    t->async_wait([this, t, sid, full_path, attempt, finish](error_code) {
+      remove_sleeper(sid);
+      if (closed_) return finish();
+      background_delete(full_path, attempt + 1);
+    });
+  };
+  auto go = [this, full_path, finish, retry_later] {
+    zk_delete(full_path, -1, [this, full_path, finish, retry_later](int rc) {
+      if (rc == ZOK || rc == ZNONODE) return finish();
+      if (is_retryable(zk_error(rc)) || rc == ZCLOSING) return retry_later();
+      log_->error("guaranteed delete of {} failed for good: {}", full_path, zk_error(rc).message());
+      finish();
+    });
+  };
+  if (connected_) return go();
+  when_connected(cfg_.connection_timeout, [go, retry_later](bool ok) {
+    if (ok) return go();
+    retry_later();
+  });
+}
+
+void CoreImpl::remove(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb,
+                      RequestOptions ro) {
+  if (auto ec = gate(path)) return post_result(std::move(cb), ec);
+  if (path == "/") return post_result(std::move(cb), error_code(errc::invalid_path));
+  auto full = fix(path);
+  auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>(
+      [this, full, version](unique_function<void(int)> k) { zk_delete(full, version, std::move(k)); });
+  ensure_namespace([this, full, guaranteed, quietly, attempt, ro, cb = std::move(cb)](error_code nec) mutable {
+    if (nec) return cb(nec);
+    with_retry(ro.retry, attempt, [this, full, guaranteed, quietly, cb = std::move(cb)](int rc) mutable {
+      if (rc == ZNONODE && quietly) return cb({});
+      if (rc != ZOK && guaranteed && !closed_ &&
+          (is_retryable(zk_error(rc)) || rc == kConnectionTimeoutRc))
+        background_delete(full, 0);
+      cb(map_rc(rc));
+    });
+  });
+}
+
+void CoreImpl::delete_children_then(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb) {
+  get_children(path, nullptr,
+               [this, path, version, guaranteed, quietly, cb = std::move(cb)](error_code ec, Children c) mutable {
+                 if (ec == zk_errc::no_node) return quietly ? cb({}) : cb(ec);
+                 if (ec) return cb(ec);
+                 auto names = std::make_shared<std::vector<std::string>>(std::move(c.names));
+                 auto step = std::make_shared<unique_function<void(std::size_t)>>();
+                 *step = [this, path, version, guaranteed, quietly, names, weak = std::weak_ptr(step),
+                          cb = std::move(cb)](std::size_t i) mutable {
+                   if (i == names->size()) return remove(path, version, guaranteed, quietly, std::move(cb), {});
+                   auto self = weak.lock();
+                   delete_children_then(make_path(path, (*names)[i]), -1, guaranteed, true,
+                                        [self, i, &cb](error_code ec) mutable {
+                                          if (ec) return cb(ec);
+                                          (*self)(i + 1);
+                                        });
+                 };
+                 (*step)(0);
+               },
+               {});
+}
+
+WatchId CoreImpl::exists(std::string path, WatchCallback watch, StatCallback cb, RequestOptions ro) {
+  if (auto ec = gate(path)) {
+    post_result(std::move(cb), ec, zkr::Stat{});
+    return 0;
+  }
+  WatchId id = 0;
+  if (watch) {
+    id = next_watch_id_++;
+    watches_.emplace(id, WatchEntry{std::move(watch), path, ZWATCHTYPE_DATA});
+  }
+  auto full = fix(path);
+  auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>();
+  auto result = std::make_shared<zkr::Stat>();
+  *attempt = [this, full, id, result](unique_function<void(int)> k) {
+    zk_exists(full, id, [result, k = std::move(k)](int rc, zkr::Stat s) mutable {
+      *result = s;
+      k(rc);
+    });
+  };
+  ensure_namespace([this, id, attempt, result, ro, cb = std::move(cb)](error_code nec) mutable {
+    if (nec) {
+      watches_.erase(id);
+      return cb(nec, zkr::Stat{});
+    }
+    with_retry(ro.retry, attempt, [this, id, result, cb = std::move(cb)](int rc) mutable {
+      if (rc != ZOK && rc != ZNONODE) watches_.erase(id);
+      cb(map_rc(rc), *result);
+    });
+  });
+  return id;
+}
+
+WatchId CoreImpl::get_data(std::string path, WatchCallback watch, DataCallback cb, RequestOptions ro) {
+  if (auto ec = gate(path)) {
+    post_result(std::move(cb), ec, NodeData{});
+    return 0;
+  }
+  WatchId id = 0;
+  if (watch) {
+    id = next_watch_id_++;
+    watches_.emplace(id, WatchEntry{std::move(watch), path, ZWATCHTYPE_DATA});
+  }
+  auto full = fix(path);
+  auto result = std::make_shared<NodeData>();
+  auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>(
+      [this, full, id, result](unique_function<void(int)> k) {
+        zk_get_data(full, id, [result, k = std::move(k)](int rc, std::string d, zkr::Stat s) mutable {
+          result->data = std::move(d);
+          result->stat = s;
+          k(rc);
+        });
+      });
+  ensure_namespace([this, id, attempt, result, ro, cb = std::move(cb)](error_code nec) mutable {
+    if (nec) {
+      watches_.erase(id);
+      return cb(nec, NodeData{});
+    }
+    with_retry(ro.retry, attempt, [this, id, result, cb = std::move(cb)](int rc) mutable {
+      if (rc != ZOK) watches_.erase(id);
+      cb(map_rc(rc), std::move(*result));
+    });
+  });
+  return id;
+}
+
+WatchId CoreImpl::get_children(std::string path, WatchCallback watch, ChildrenCallback cb, RequestOptions ro) {
+  if (auto ec = gate(path)) {
+    post_result(std::move(cb), ec, Children{});
+    return 0;
+  }
+  WatchId id = 0;
+  if (watch) {
+    id = next_watch_id_++;
+    watches_.emplace(id, WatchEntry{std::move(watch), path, ZWATCHTYPE_CHILD});
+  }
+  auto full = fix(path);
+  auto result = std::make_shared<Children>();
+  auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>(
+      [this, full, id, result](unique_function<void(int)> k) {
+        zk_get_children(full, id, [result, k = std::move(k)](int rc, std::vector<std::string> n, zkr::Stat s) mutable {
+          result->names = std::move(n);
+          result->stat = s;
+          k(rc);
+        });
+      });
+  ensure_namespace([this, id, attempt, result, ro, cb = std::move(cb)](error_code nec) mutable {
+    if (nec) {
+      watches_.erase(id);
+      return cb(nec, Children{});
+    }
+    with_retry(ro.retry, attempt, [this, id, result, cb = std::move(cb)](int rc) mutable {
+      if (rc != ZOK) watches_.erase(id);
+      cb(map_rc(rc), std::move(*result));
+    });
+  });
+  return id;
+}
+
+void CoreImpl::set_data(std::string path, std::string data, int version, StatCallback cb) {
+  if (auto ec = gate(path)) return post_result(std::move(cb), ec, zkr::Stat{});
+  if (data.size() > cfg_.max_data_size) return post_result(std::move(cb), error_code(errc::data_too_large), zkr::Stat{});
+  auto full = fix(path);
+  auto result = std::make_shared<zkr::Stat>();
+  auto d = std::make_shared<std::string>(std::move(data));
+  auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>(
+      [this, full, d, version, result](unique_function<void(int)> k) {
+        if (!zh_) return post_result(std::move(k), int(closed_ ? ZCLOSING : ZSESSIONEXPIRED));
+        struct R {
+          asio::io_context* ioc;
+          std::shared_ptr<zkr::Stat> result;
+          unique_function<void(int)> k;
+        };
+        auto* r = new R{&rt_->ioc, result, std::move(k)};
+        int rc = zoo_aset(zh_, full.c_str(), d->data(), static_cast<int>(d->size()), version,
+                          [](int rc, const ::Stat* stat, const void* data) {
+                            std::unique_ptr<R> r(static_cast<R*>(const_cast<void*>(data)));
+                            *r->result = to_stat(rc == ZOK ? stat : nullptr);
+                            asio::post(*r->ioc, [k = std::move(r->k), rc]() mutable { k(rc); });
+                          },
+                          r);
+        if (rc != ZOK) {
+          std::unique_ptr<R> own(r);
+          return post_result(std::move(own->k), rc == ZINVALIDSTATE ? int(ZSESSIONEXPIRED) : rc);
+        }
+        request_pump();
+      });
+  ensure_namespace([this, attempt, result, cb = std::move(cb)](error_code nec) mutable {
+    if (nec) return cb(nec, zkr::Stat{});
+    with_retry(true, attempt, [this, result, cb = std::move(cb)](int rc) mutable { cb(map_rc(rc), *result); });
+  });
+}
+
+void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb) {
+  if (closed_) return post_result(std::move(cb), error_code(errc::closed), std::vector<OpResult>{});
+  if (!started_) return post_result(std::move(cb), error_code(errc::not_started), std::vector<OpResult>{});
+  for (auto& op : ops) {
+    if (path_error(op.path, op.kind == Op::Kind::create && is_sequential(op.mode)))
+      return post_result(std::move(cb), error_code(errc::invalid_path), std::vector<OpResult>{});
+    if (op.data.size() > cfg_.max_data_size)
+      return post_result(std::move(cb), error_code(errc::data_too_large), std::vector<OpResult>{});
+  }
+  if (ops.empty()) return post_result(std::move(cb), error_code{}, std::vector<OpResult>{});
+  struct MultiState {
+    std::vector<Op> ops;
+    std::vector<std::string> full;
+    std::vector<AclList> acls;
+    std::vector<std::unique_ptr<CAclVector>> cacls;
+    std::vector<std::vector<char>> path_bufs;
+    std::vector<::Stat> stats;
+    std::vector<zoo_op_t> cops;
+    std::vector<zoo_op_result_t> results;
+    std::vector<OpResult> out;
+  };
+  auto st = std::make_shared<MultiState>();
+  st->ops = std::move(ops);
+  auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>(
+      [this, st](unique_function<void(int)> k) {
+        if (!zh_) return post_result(std::move(k), int(closed_ ? ZCLOSING : ZSESSIONEXPIRED));
+        const auto n = st->ops.size();
+        st->full.clear();
+        st->acls.clear();
+        st->cacls.clear();
+        st->path_bufs.assign(n, std::vector<char>(1024, 0));
+        st->stats.assign(n, ::Stat{});
+        st->cops.assign(n, zoo_op_t{});
+        st->results.assign(n, zoo_op_result_t{});
+        for (std::size_t i = 0; i < n; ++i) {
+          st->full.push_back(fix(st->ops[i].path));
+          st->acls.push_back(acl_for(st->full.back(), st->ops[i].acl));
+        }
+        for (std::size_t i = 0; i < n; ++i) {
+          auto& op = st->ops[i];
+          const char* p = st->full[i].c_str();
+          switch (op.kind) {
+            case Op::Kind::create:
+              st->cacls.push_back(std::make_unique<CAclVector>(st->acls[i]));
+              zoo_create_op_init(&st->cops[i], p, op.data.data(), static_cast<int>(op.data.size()),
+                                 st->cacls.back()->get(), to_c_mode(op.mode), st->path_bufs[i].data(),
+                                 static_cast<int>(st->path_bufs[i].size()));
+              break;
+            case Op::Kind::remove: zoo_delete_op_init(&st->cops[i], p, op.version); break;
+            case Op::Kind::set_data:
+              zoo_set_op_init(&st->cops[i], p, op.data.data(), static_cast<int>(op.data.size()), op.version,
+                              &st->stats[i]);
+              break;
+            case Op::Kind::check: zoo_check_op_init(&st->cops[i], p, op.version); break;
+          }
+        }
+        struct R {
+          asio::io_context* ioc;
+          std::shared_ptr<MultiState> st;
+          unique_function<void(int)> k;
+          CoreImpl* core;
+        };
+        auto* r = new R{&rt_->ioc, st, std::move(k), this};
+        int rc = zoo_amulti(zh_, static_cast<int>(n), st->cops.data(), st->results.data(),
+                            [](int rc, const void* data) {
+                              std::unique_ptr<R> r(static_cast<R*>(const_cast<void*>(data)));
+                              auto& s = *r->st;
+                              s.out.clear();
+                              for (std::size_t i = 0; i < s.ops.size(); ++i) {
+                                OpResult o;
+                                o.ec = zk_error(s.results[i].err);
+                                if (s.ops[i].kind == Op::Kind::create && s.results[i].err == ZOK)
+                                  o.path = s.path_bufs[i].data();
+                                if (s.ops[i].kind == Op::Kind::set_data && s.results[i].err == ZOK)
+                                  o.stat = to_stat(&s.stats[i]);
+                                s.out.push_back(std::move(o));
+                              }
+                              asio::post(*r->ioc, [k = std::move(r->k), rc]() mutable { k(rc); });
+                            },
+                            r);
+        if (rc != ZOK) {
+          std::unique_ptr<R> own(r);
+          return post_result(std::move(own->k), rc == ZINVALIDSTATE ? int(ZSESSIONEXPIRED) : rc);
+        }
+        request_pump();
+      });
+  ensure_namespace([this, st, attempt, cb = std::move(cb)](error_code nec) mutable {
+    if (nec) return cb(nec, std::vector<OpResult>{});
+    with_retry(true, attempt, [this, st, cb = std::move(cb)](int rc) mutable {
+      for (auto& o : st->out)
+        if (!o.path.empty()) o.path = unfix(o.path);
+      cb(map_rc(rc), std::move(st->out));
+    });
+  });
+}
+
+void CoreImpl::sync(std::string path, VoidCallback cb) {
+  if (auto ec = gate(path)) return post_result(std::move(cb), ec);
+  auto full = fix(path);
+  auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>(
+      [this, full](unique_function<void(int)> k) {
+        if (!zh_) return post_result(std::move(k), int(closed_ ? ZCLOSING : ZSESSIONEXPIRED));
+        struct R {
+          asio::io_context* ioc;
+          unique_function<void(int)> k;
+        };
+        auto* r = new R{&rt_->ioc, std::move(k)};
+        int rc = zoo_async(zh_, full.c_str(), [](int rc, const char*, const void* data) {
+          std::unique_ptr<R> r(static_cast<R*>(const_cast<void*>(data)));
+          asio::post(*r->ioc, [k = std::move(r->k), rc]() mutable { k(rc); });
+        }, r);
+        if (rc != ZOK) {
+          std::unique_ptr<R> own(r);
+          return post_result(std::move(own->k), rc == ZINVALIDSTATE ? int(ZSESSIONEXPIRED) : rc);
+        }
+        request_pump();
+      });
+  with_retry(true, attempt, [this, cb = std::move(cb)](int rc) mutable { cb(map_rc(rc)); });
+}
+
+void CoreImpl::remove_watch(WatchId id) {
+  auto it = watches_.find(id);
+  if (it == watches_.end()) return;
+  auto full = fix(it->second.path);
+  auto type = static_cast<ZooWatcherType>(it->second.wtype);
+  watches_.erase(it);
+  if (zh_ && connected_) {
+    // The C client asserts on a missing completion for this request type, so pass one that ignores the result.
+    // Its prototype says `void_completion_t*` but it calls the argument itself as the function: pass the function.
+    void_completion_t ignore = [](int, const void*) {};
+    zoo_aremove_watches(zh_, full.c_str(), type, node_watcher, reinterpret_cast<void*>(static_cast<std::uintptr_t>(id)),
+                        0, reinterpret_cast<void_completion_t*>(ignore), nullptr);
+    request_pump();
+  }
+}
+
+void CoreImpl::remove_all_watches(std::string path, VoidCallback cb) {
+  if (auto ec = gate(path)) return post_result(std::move(cb), ec);
+  for (auto it = watches_.begin(); it != watches_.end();)
+    it = it->second.path == path ? watches_.erase(it) : std::next(it);
+  if (!zh_) return post_result(std::move(cb), error_code(errc::closed));
+  auto full = fix(path);
+  struct R {
+    asio::io_context* ioc;
+    VoidCallback cb;
+  };
+  auto* r = new R{&rt_->ioc, std::move(cb)};
+  void_completion_t completion = [](int rc, const void* data) {
+    std::unique_ptr<R> r(static_cast<R*>(const_cast<void*>(data)));
+    asio::post(*r->ioc, [cb = std::move(r->cb), rc]() mutable { cb(rc == ZNOWATCHER ? error_code{} : zk_error(rc)); });
+  };
+  // As in remove_watch: the C client calls this argument as the completion function itself.
+  int rc = zoo_aremove_all_watches(zh_, full.c_str(), ZWATCHTYPE_ANY, 0,
+                                   reinterpret_cast<void_completion_t*>(completion), r);
+  if (rc != ZOK) {
+    std::unique_ptr<R> own(r);
+    return post_result(std::move(own->cb), zk_error(rc));
+  }
+  request_pump();
+}
+
+void CoreImpl::on_node_event(std::uint64_t generation, WatchId id, int type) {
+  post([this, generation, id, type] {
+    (void)generation;
+    auto it = watches_.find(id);
+    if (it == watches_.end()) return;
+    WatchedEvent ev;
+    ev.path = it->second.path;
+    if (type == ZOO_CREATED_EVENT) ev.type = EventType::node_created;
+    else if (type == ZOO_DELETED_EVENT) ev.type = EventType::node_deleted;
+    else if (type == ZOO_CHANGED_EVENT) ev.type = EventType::node_data_changed;
+    else if (type == ZOO_CHILD_EVENT) ev.type = EventType::node_children_changed;
+    else ev.type = EventType::session_lost;  // ZOO_NOTWATCHING_EVENT: the watch is gone
+    auto cb = std::move(it->second.cb);
+    watches_.erase(it);
+    cb(ev);
+  });
+}
+
+}  // namespace detail
+
+// ===========================================================================================================
+// CuratorFramework: the public twins over CoreImpl.
+
+CuratorFramework::CuratorFramework(ClientConfig config)
+    : impl_(std::make_shared<detail::CoreImpl>(std::move(config))), core_(impl_) {}
+CuratorFramework::CuratorFramework(CuratorFramework&&) noexcept = default;
+CuratorFramework& CuratorFramework::operator=(CuratorFramework&& o) noexcept {
+  if (this != &o) {
+    close();
+    impl_ = std::move(o.impl_);
+    core_ = std::move(o.core_);
+  }
+  return *this;
+}
+CuratorFramework::~CuratorFramework() { close(); }
+
+const std::shared_ptr<detail::Core>& CuratorFramework::core() const { return core_; }
+
+void CuratorFramework::start() { throw_if(impl_->start(), "start", impl_->config().connect_string); }
+void CuratorFramework::start(error_code& ec) { ec = impl_->start(); }
+void CuratorFramework::close() noexcept {
+  if (impl_) impl_->close();
+}
+bool CuratorFramework::block_until_connected(std::chrono::milliseconds timeout) {
+  return impl_->block_until_connected(timeout);
+}
+bool CuratorFramework::is_started() const noexcept { return impl_->is_open(); }
+bool CuratorFramework::is_connected() const noexcept { return impl_->is_connected(); }
+std::int64_t CuratorFramework::session_id() const noexcept { return impl_->session_id(); }
+const std::string& CuratorFramework::namespace_name() const noexcept { return impl_->config().namespace_name; }
+std::uint64_t CuratorFramework::add_connection_state_listener(ConnectionStateListener l) {
+  return impl_->add_public_listener(std::move(l));
+}
+void CuratorFramework::remove_connection_state_listener(std::uint64_t id) { impl_->remove_public_listener(id); }
+std::size_t CuratorFramework::pending_guaranteed_deletes() const { return impl_->pending_deletes(); }
+
+void CuratorFramework::inject_session_expiration() {
+  throw_if(impl_->inject_session_expiration(), "inject_session_expiration", "");
+}
+
+CreateResult CuratorFramework::create(const std::string& path, const CreateOptions& options, error_code& ec) {
+  return detail::run_blocking<CreateResult>(
+      *core_, [&](detail::CreateCallback cb) { core_->create(path, options, std::move(cb)); }, ec);
+}
+CreateResult CuratorFramework::create(const std::string& path, const CreateOptions& options) {
+  error_code ec;
+  auto r = create(path, options, ec);
+  throw_if(ec, "create", path);
+  return r;
+}
+
+void CuratorFramework::remove_start(const std::shared_ptr<detail::Core>& core, std::string path,
+                                    DeleteOptions options, detail::VoidCallback cb) {
+  auto* impl = static_cast<detail::CoreImpl*>(core.get());
+  if (options.deleting_children)
+    impl->delete_children_then(std::move(path), options.version, options.guaranteed, options.quietly, std::move(cb));
+  else
+    impl->remove(std::move(path), options.version, options.guaranteed, options.quietly, std::move(cb), {});
+}
+void CuratorFramework::remove(const std::string& path, const DeleteOptions& options, error_code& ec) {
+  detail::run_blocking_void(
+      *core_, [&](detail::VoidCallback cb) { remove_start(core_, path, options, std::move(cb)); }, ec);
+}
+void CuratorFramework::remove(const std::string& path, const DeleteOptions& options) {
+  error_code ec;
+  remove(path, options, ec);
+  throw_if(ec, "delete", path);
+}
+
+detail::WatchCallback CuratorFramework::wrap_watcher(const std::shared_ptr<detail::Core>& core, Watcher w) {
+  if (!w) return {};
+  return [ex = core->completion_executor(), w = std::move(w)](const WatchedEvent& ev) {
+    boost::asio::post(ex, [w, ev] { w(ev); });
+  };
+}
+
+void CuratorFramework::exists_start(const std::shared_ptr<detail::Core>& core, std::string path, Watcher w,
+                                    detail::unique_function<void(error_code, std::optional<Stat>)> cb) {
+  core->exists(std::move(path), wrap_watcher(core, std::move(w)), [cb = std::move(cb)](error_code ec, Stat s) {
+    if (ec == zk_errc::no_node) return cb({}, std::nullopt);
+    if (ec) return cb(ec, std::nullopt);
+    cb({}, s);
+  });
+}
+std::optional<Stat> CuratorFramework::exists(const std::string& path, Watcher watcher, error_code& ec) {
+  return detail::run_blocking<std::optional<Stat>>(
+      *core_,
+      [&](detail::unique_function<void(error_code, std::optional<Stat>)> cb) {
+        exists_start(core_, path, std::move(watcher), std::move(cb));
+      },
+      ec);
+}
+std::optional<Stat> CuratorFramework::exists(const std::string& path, Watcher watcher) {
+  error_code ec;
+  auto r = exists(path, std::move(watcher), ec);
+  throw_if(ec, "exists", path);
+  return r;
+}
+
+NodeData CuratorFramework::get_data(const std::string& path, Watcher watcher, error_code& ec) {
+  return detail::run_blocking<NodeData>(
+      *core_,
+      [&](detail::DataCallback cb) { core_->get_data(path, wrap_watcher(core_, std::move(watcher)), std::move(cb)); },
+      ec);
+}
+NodeData CuratorFramework::get_data(const std::string& path, Watcher watcher) {
+  error_code ec;
+  auto r = get_data(path, std::move(watcher), ec);
+  throw_if(ec, "get_data", path);
+  return r;
+}
+
+std::vector<std::string> CuratorFramework::get_children(const std::string& path, Watcher watcher, error_code& ec) {
+  return detail::run_blocking<std::vector<std::string>>(
+      *core_,
+      [&](detail::unique_function<void(error_code, std::vector<std::string>)> cb) {
+        core_->get_children(path, wrap_watcher(core_, std::move(watcher)),
+                            [cb = std::move(cb)](error_code ec, Children c) { cb(ec, std::move(c.names)); });
+      },
+      ec);
+}
+std::vector<std::string> CuratorFramework::get_children(const std::string& path, Watcher watcher) {
+  error_code ec;
+  auto r = get_children(path, std::move(watcher), ec);
+  throw_if(ec, "get_children", path);
+  return r;
+}
+
+Stat CuratorFramework::set_data(const std::string& path, const std::string& data, int version, error_code& ec) {
+  return detail::run_blocking<Stat>(
+      *core_, [&](detail::StatCallback cb) { core_->set_data(path, data, version, std::move(cb)); }, ec);
+}
+Stat CuratorFramework::set_data(const std::string& path, const std::string& data, int version) {
+  error_code ec;
+  auto r = set_data(path, data, version, ec);
+  throw_if(ec, "set_data", path);
+  return r;
+}
+
+std::vector<OpResult> CuratorFramework::multi(const std::vector<Op>& ops, error_code& ec) {
+  return detail::run_blocking<std::vector<OpResult>>(
+      *core_, [&](detail::MultiCallback cb) { core_->multi(ops, std::move(cb)); }, ec);
+}
+std::vector<OpResult> CuratorFramework::multi(const std::vector<Op>& ops) {
+  error_code ec;
+  auto r = multi(ops, ec);
+  throw_if(ec, "multi", ops.empty() ? "" : ops.front().path);
+  return r;
+}
+
+void CuratorFramework::sync(const std::string& path, error_code& ec) {
+  detail::run_blocking_void(*core_, [&](detail::VoidCallback cb) { core_->sync(path, std::move(cb)); }, ec);
+}
+void CuratorFramework::sync(const std::string& path) {
+  error_code ec;
+  sync(path, ec);
+  throw_if(ec, "sync", path);
+}
+
+void CuratorFramework::remove_watches(const std::string& path, error_code& ec) {
+  detail::run_blocking_void(
+      *core_, [&](detail::VoidCallback cb) { impl_->remove_all_watches(path, std::move(cb)); }, ec);
+}
+void CuratorFramework::remove_watches(const std::string& path) {
+  error_code ec;
+  remove_watches(path, ec);
+  throw_if(ec, "remove_watches", path);
+}
+
+std::unique_ptr<CuratorFramework> CuratorFrameworkFactory::new_client(std::string connect_string,
+                                                                      RetryPolicyPtr retry_policy) {
+  ClientConfig c;
+  c.connect_string = std::move(connect_string);
+  c.retry_policy = std::move(retry_policy);
+  return std::make_unique<CuratorFramework>(std::move(c));
+}
+std::unique_ptr<CuratorFramework> CuratorFrameworkFactory::new_client(std::string connect_string,
+                                                                      std::chrono::milliseconds session_timeout,
+                                                                      std::chrono::milliseconds connection_timeout,
+                                                                      RetryPolicyPtr retry_policy) {
+  ClientConfig c;
+  c.connect_string = std::move(connect_string);
+  c.session_timeout = session_timeout;
+  c.connection_timeout = connection_timeout;
+  c.retry_policy = std::move(retry_policy);
+  return std::make_unique<CuratorFramework>(std::move(c));
+}
+
+}  // namespace zkr

@@ -1,0 +1,64 @@
+#pragma once
+// Conversions between the ZooKeeper C client's types and ours, and the C-client helpers that do not need a
+// running client (session expiry injection, log routing). Only framework/src includes <zookeeper.h>.
+
+#include <zookeeper/zookeeper.h>
+
+#include <chrono>
+#include <cstdint>
+#include <spdlog/logger.h>
+#include <string>
+#include <vector>
+
+#include <zkr/framework/types.hpp>
+
+namespace zkr::detail {
+
+inline zkr::Stat to_stat(const ::Stat* s) {
+  zkr::Stat r;
+  if (!s) return r;
+  r.czxid = s->czxid;
+  r.mzxid = s->mzxid;
+  r.ctime = s->ctime;
+  r.mtime = s->mtime;
+  r.version = s->version;
+  r.cversion = s->cversion;
+  r.aversion = s->aversion;
+  r.ephemeral_owner = s->ephemeralOwner;
+  r.data_length = s->dataLength;
+  r.num_children = s->numChildren;
+  r.pzxid = s->pzxid;
+  return r;
+}
+
+/// An ACL_vector that points into `acl` (valid while `acl` lives and is not modified).
+class CAclVector {
+ public:
+  explicit CAclVector(const AclList& acl) {
+    entries_.reserve(acl.size());
+    for (const auto& a : acl)
+      entries_.push_back(::ACL{a.perms, ::Id{const_cast<char*>(a.id.scheme.c_str()),
+                                             const_cast<char*>(a.id.id.c_str())}});
+    vec_.count = static_cast<std::int32_t>(entries_.size());
+    vec_.data = entries_.data();
+  }
+  const ::ACL_vector* get() const noexcept { return &vec_; }
+
+ private:
+  std::vector<::ACL> entries_;
+  ::ACL_vector vec_{};
+};
+
+int to_c_mode(CreateMode m) noexcept;
+
+/// Routes the C client's log of the current thread to `logger` (null: to nowhere).
+void set_thread_log_target(spdlog::logger* logger) noexcept;
+/// The C client's log callback, routing to the thread's target.
+void route_c_log(const char* message);
+
+/// Opens a second handle on session (id, password), waits until it is connected, then closes it: the server
+/// then expires the session for its original owner. Blocks the calling thread (up to `timeout`). Returns 0 on
+/// success or a ZOO_ERRORS code.
+int expire_session(const std::string& connect_string, const clientid_t& id, std::chrono::milliseconds timeout);
+
+}  // namespace zkr::detail

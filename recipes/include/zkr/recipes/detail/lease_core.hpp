@@ -1,0 +1,41 @@
+#pragma once
+/// \file
+/// The shared state behind a `Lease`. Not for applications: members other than the atomics are touched on the
+/// client's I/O thread only (listeners under `mu`).
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <zkr/framework/detail/core.hpp>
+#include <zkr/recipes/lease.hpp>
+
+namespace zkr::detail {
+
+class LeaseCore : public std::enable_shared_from_this<LeaseCore> {
+ public:
+  LeaseCore(std::shared_ptr<Core> core, std::string path, std::int64_t czxid, std::int64_t session);
+
+  void start_monitoring();
+  void stop_monitoring();
+  void set_status(LeaseStatus s);
+  void watch_node();
+  void release(VoidCallback cb);
+
+  const std::shared_ptr<Core> core;
+  const std::string path;
+  const std::int64_t czxid;
+  const std::int64_t session;
+  std::atomic<LeaseStatus> status{LeaseStatus::held};
+  std::atomic<bool> released{false};
+  std::uint64_t state_listener = 0;
+  WatchId node_watch = 0;
+  std::mutex mu;
+  std::vector<std::function<void(LeaseStatus)>> listeners;
+  std::vector<unique_function<void(error_code, LeaseStatus)>> lost_waiters;
+};
+
+}  // namespace zkr::detail

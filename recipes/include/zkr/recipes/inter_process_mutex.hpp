@@ -1,0 +1,165 @@
+#pragma once
+/// \file
+/// `InterProcessMutex`: Curator's reentrant, fair, cross-process mutex, wire-compatible with Curator 5.x
+/// (nodes `<path>/_c_<uuid>-lock-<seq>`), with blocking twins for ported Java code and asynchronous twins
+/// that return a `Lease`.
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <zkr/recipes/lock_internals.hpp>
+
+namespace zkr {
+
+/// A reentrant mutex shared across processes.
+///
+/// Blocking API (Curator's): holds belong to the calling *thread*, counted for reentrancy; another thread using
+/// the same object queues as a separate contender; `release()` must come from the owning thread.
+/// Asynchronous API: `async_acquire` grants a `Lease` owned by whoever holds it (any thread may release it); a
+/// lease does not take part in the per-thread reentrancy.
+///
+/// Models `Lockable` and `TimedLockable` (`lock`, `try_lock`, `try_lock_for`, `try_lock_until`, `unlock`), so
+/// `std::unique_lock` and `std::scoped_lock` work.
+///
+/// Thread-safety: all members are thread-safe. Lifetime: the object may be destroyed while asynchronous
+/// acquires are pending; they complete normally (the engine is shared).
+class InterProcessMutex {
+ public:
+  static constexpr std::string_view lock_name = "lock-";
+
+  /// `path` is validated by Curator's rules (`Error` with `errc::invalid_path`).
+  InterProcessMutex(CuratorFramework& client, std::string path);
+  /// With a custom driver (Curator's constructor taking a `LockInternalsDriver`).
+  InterProcessMutex(CuratorFramework& client, std::string path, std::shared_ptr<const LockDriver> driver);
+  virtual ~InterProcessMutex();
+
+  InterProcessMutex(const InterProcessMutex&) = delete;
+  InterProcessMutex& operator=(const InterProcessMutex&) = delete;
+
+  /// Blocks until held by the calling thread (reentrant). Errors: the client's (closed, connection timeout,
+  /// session lost beyond the retry policy...).
+  void acquire();
+  void acquire(error_code& ec);
+  /// Waits at most `timeout`; false on timeout, leaving no node behind (Curator's `acquire(time, unit)`).
+  bool acquire(std::chrono::milliseconds timeout);
+  bool acquire(std::chrono::milliseconds timeout, error_code& ec);
+  bool try_acquire_for(std::chrono::milliseconds timeout) { return acquire(timeout); }
+  bool try_acquire_for(std::chrono::milliseconds timeout, error_code& ec) { return acquire(timeout, ec); }
+
+  /// Releases one level of the calling thread's hold. Errors: `errc::not_owner` when the calling thread does
+  /// not hold it (Curator's IllegalMonitorStateException). The hold is forgotten even when the delete fails
+  /// (the guaranteed delete keeps trying in the background), as Curator does.
+  void release();
+  void release(error_code& ec);
+
+  /// Some thread of this object holds the lock (Curator's `isAcquiredInThisProcess`).
+  bool is_acquired_in_this_process() const;
+  bool is_owned_by_current_thread() const;
+  /// Sorted full paths of every contender's node.
+  std::vector<std::string> participant_nodes() const;
+  /// The calling thread's lock node ("" when it holds none).
+  std::string lock_path() const;
+  /// The calling thread's fencing token (0 when it holds none).
+  std::int64_t fencing_token() const;
+  /// The loss signal of the calling thread's hold (`LeaseStatus::released` when none).
+  LeaseStatus lease_status() const;
+  /// The calling thread's lease, for `on_status_change` (nullptr when none). Valid until its release.
+  const Lease* lease() const;
+
+  /// Data of the lock nodes created from now on (nullopt: the client's default data).
+  void set_node_data(std::optional<std::string> data);
+
+  // Lockable / TimedLockable
+  void lock() { acquire(); }
+  bool try_lock() { return acquire(std::chrono::milliseconds(0)); }
+  template <class Rep, class Period>
+  bool try_lock_for(std::chrono::duration<Rep, Period> d) {
+    return acquire(std::chrono::ceil<std::chrono::milliseconds>(d));
+  }
+  template <class Clock, class Duration>
+  bool try_lock_until(std::chrono::time_point<Clock, Duration> t) {
+    auto d = std::chrono::ceil<std::chrono::milliseconds>(t - Clock::now());
+    return acquire(std::max(d, std::chrono::milliseconds(0)));
+  }
+  void unlock() { release(); }
+
+  /// Acquires asynchronously: `void(error_code, Lease)`. Per-operation cancellation (any type) deletes the
+  /// node before completing with `operation_aborted`.
+  template <class Token>
+  auto async_acquire(Token&& token) {
+    return detail::async_run_cancellable<Lease>(
+        engine_->core(), std::forward<Token>(token),
+        [e = engine_, data = node_data()](auto cancel, auto done) mutable {
+          AcquireOptions o;
+          o.node_data = std::move(data);
+          e->attempt_lock(std::move(o), std::move(cancel), std::move(done));
+        });
+  }
+  /// As `async_acquire`, giving up after `timeout`: completes with no error and an empty Lease on timeout.
+  template <class Token>
+  auto async_try_acquire_for(std::chrono::milliseconds timeout, Token&& token) {
+    return detail::async_run_cancellable<Lease>(
+        engine_->core(), std::forward<Token>(token),
+        [e = engine_, data = node_data(), deadline = std::chrono::steady_clock::now() + timeout](
+            auto cancel, auto done) mutable {
+          AcquireOptions o;
+          o.node_data = std::move(data);
+          o.deadline = deadline;
+          e->attempt_lock(std::move(o), std::move(cancel), std::move(done));
+        });
+  }
+  /// Releases a lease from `async_acquire` (same as `lease.async_release(token)`).
+  template <class Token>
+  auto async_release(Lease lease, Token&& token) {
+    return lease.async_release(std::forward<Token>(token));
+  }
+
+  const std::string& path() const noexcept { return engine_->base_path(); }
+  const std::shared_ptr<LockInternals>& internals() const noexcept { return engine_; }
+
+ protected:
+  InterProcessMutex(CuratorFramework& client, std::string path, std::string lock_name,
+                    std::shared_ptr<const LockDriver> driver);
+  /// Hook for subclasses (the read lock): the options of the next acquire of the calling thread.
+  virtual AcquireOptions make_options(std::optional<std::chrono::steady_clock::time_point> deadline) const;
+  std::optional<std::string> node_data() const;
+
+ private:
+  struct Hold {
+    Lease lease;
+    int count = 0;
+  };
+  bool internal_lock(std::optional<std::chrono::milliseconds> timeout, error_code& ec);
+  std::shared_ptr<LockInternals> engine_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::thread::id, Hold> holds_;
+  std::optional<std::string> node_data_;
+};
+
+/// Curator's `Locker`: acquires in the constructor (with a timeout: `Error` when not acquired in time),
+/// releases in the destructor without throwing.
+template <class Lock>
+class Locker {
+ public:
+  explicit Locker(Lock& lock) : lock_(lock) { lock_.acquire(); }
+  Locker(Lock& lock, std::chrono::milliseconds timeout) : lock_(lock) {
+    if (!lock_.acquire(timeout)) throw Error(errc::not_acquired, "acquire (timed out)", "");
+  }
+  ~Locker() {
+    error_code ec;
+    lock_.release(ec);
+  }
+  Locker(const Locker&) = delete;
+  Locker& operator=(const Locker&) = delete;
+
+ private:
+  Lock& lock_;
+};
+
+}  // namespace zkr

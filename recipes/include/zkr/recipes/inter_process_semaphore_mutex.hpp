@@ -1,0 +1,82 @@
+#pragma once
+/// \file
+/// `InterProcessSemaphoreMutex`: Curator's non-reentrant mutex over a one-lease `InterProcessSemaphoreV2`
+/// (same layout). Any thread may release it.
+
+#include <mutex>
+
+#include <zkr/recipes/inter_process_semaphore_v2.hpp>
+
+namespace zkr {
+
+/// A non-reentrant cross-process mutex. A second `acquire()` on the same object blocks (or times out): it is a
+/// second contender. `release()` may come from any thread. Models `Lockable`/`TimedLockable`.
+class InterProcessSemaphoreMutex {
+ public:
+  InterProcessSemaphoreMutex(CuratorFramework& client, std::string path);
+
+  void acquire();
+  void acquire(error_code& ec);
+  /// False on timeout, leaving no node behind.
+  bool acquire(std::chrono::milliseconds timeout);
+  bool acquire(std::chrono::milliseconds timeout, error_code& ec);
+  bool try_acquire_for(std::chrono::milliseconds timeout) { return acquire(timeout); }
+
+  /// Errors: `errc::not_acquired` when not held (Curator's IllegalStateException "Not acquired").
+  void release();
+  void release(error_code& ec);
+
+  bool is_acquired_in_this_process() const;
+  /// The current hold's fencing token (0 when not held).
+  std::int64_t fencing_token() const;
+  std::vector<std::string> participant_nodes() const { return semaphore_.participant_nodes(); }
+
+  void lock() { acquire(); }
+  bool try_lock() { return acquire(std::chrono::milliseconds(0)); }
+  template <class Rep, class Period>
+  bool try_lock_for(std::chrono::duration<Rep, Period> d) {
+    return acquire(std::chrono::ceil<std::chrono::milliseconds>(d));
+  }
+  template <class Clock, class Duration>
+  bool try_lock_until(std::chrono::time_point<Clock, Duration> t) {
+    auto d = std::chrono::ceil<std::chrono::milliseconds>(t - Clock::now());
+    return acquire(std::max(d, std::chrono::milliseconds(0)));
+  }
+  void unlock() { release(); }
+
+  /// `void(error_code, Lease)`: a lease independent of this object's blocking hold; cancellation deletes
+  /// the operation's nodes before completing with operation_aborted.
+  template <class Token>
+  auto async_acquire(Token&& token) {
+    return detail::async_run_cancellable<Lease>(
+        detail::semaphore_core(semaphore_.shared()), std::forward<Token>(token),
+        [s = semaphore_.shared()](auto cancel, auto done) mutable {
+          detail::semaphore_acquire(s, 1, std::nullopt, std::move(cancel),
+                                    [done = std::move(done)](error_code ec, std::vector<Lease> v) mutable {
+                                      done(ec, v.empty() ? Lease() : std::move(v.front()));
+                                    });
+        });
+  }
+  /// As `async_acquire`, giving up after `timeout` (no error and an empty Lease on timeout).
+  template <class Token>
+  auto async_try_acquire_for(std::chrono::milliseconds timeout, Token&& token) {
+    return detail::async_run_cancellable<Lease>(
+        detail::semaphore_core(semaphore_.shared()), std::forward<Token>(token),
+        [s = semaphore_.shared(), deadline = std::chrono::steady_clock::now() + timeout](auto cancel,
+                                                                                         auto done) mutable {
+          detail::semaphore_acquire(s, 1, deadline, std::move(cancel),
+                                    [done = std::move(done)](error_code ec, std::vector<Lease> v) mutable {
+                                      done(ec, v.empty() ? Lease() : std::move(v.front()));
+                                    });
+        });
+  }
+
+  InterProcessSemaphoreV2& semaphore() noexcept { return semaphore_; }
+
+ private:
+  InterProcessSemaphoreV2 semaphore_;
+  mutable std::mutex mu_;
+  Lease lease_;
+};
+
+}  // namespace zkr

@@ -1,0 +1,92 @@
+#pragma once
+/// \file
+/// `InterProcessSemaphoreV2`: Curator's counting semaphore with N leases, same algorithm and layout
+/// (`<path>/locks` holds an internal mutex taken while waiting for a free slot; `<path>/leases` holds one
+/// `_c_<uuid>-lease-<seq>` node per lease held). Every participant must use the same `max_leases`.
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <zkr/recipes/lock_internals.hpp>
+
+namespace zkr {
+
+namespace detail {
+struct SemaphoreShared;
+void semaphore_acquire(std::shared_ptr<SemaphoreShared> s, int qty,
+                       std::optional<std::chrono::steady_clock::time_point> deadline,
+                       std::shared_ptr<CancelState> cancel,
+                       unique_function<void(error_code, std::vector<Lease>)> done);
+std::shared_ptr<Core> semaphore_core(const std::shared_ptr<SemaphoreShared>& s);
+}  // namespace detail
+
+/// A semaphore of `max_leases` leases shared across processes. Leases are `Lease` objects owned by whoever
+/// holds them (any thread may return one). Thread-safety: all members are thread-safe; the object may be
+/// destroyed while asynchronous acquires are pending.
+class InterProcessSemaphoreV2 {
+ public:
+  static constexpr std::string_view lock_parent = "locks";
+  static constexpr std::string_view lease_parent = "leases";
+  static constexpr std::string_view lease_base_name = "lease-";
+
+  /// Errors: `invalid_path`, `invalid_argument` for max_leases < 1.
+  InterProcessSemaphoreV2(CuratorFramework& client, std::string path, int max_leases);
+
+  /// One lease, blocking.
+  Lease acquire();
+  Lease acquire(error_code& ec);
+  /// `qty` leases, all or none (`invalid_argument` when qty < 1).
+  std::vector<Lease> acquire(int qty);
+  std::vector<Lease> acquire(int qty, error_code& ec);
+  /// One lease within `timeout`; an empty Lease on timeout (Curator returns null).
+  Lease acquire(std::chrono::milliseconds timeout);
+  Lease acquire(std::chrono::milliseconds timeout, error_code& ec);
+  /// `qty` leases within `timeout`, all or none: empty on timeout.
+  std::vector<Lease> acquire(int qty, std::chrono::milliseconds timeout);
+  std::vector<Lease> acquire(int qty, std::chrono::milliseconds timeout, error_code& ec);
+
+  /// Returns one lease, quietly (errors are logged and left to the guaranteed delete).
+  void return_lease(Lease lease) noexcept;
+  /// Returns all of them.
+  void return_all(std::vector<Lease> leases) noexcept;
+
+  /// The lease nodes' names (unsorted, as Curator's `getParticipantNodes`). Errors: no_node when the directory
+  /// does not exist.
+  std::vector<std::string> participant_nodes() const;
+  /// Data of the lease nodes created from now on.
+  void set_node_data(std::optional<std::string> data);
+
+  /// `void(error_code, std::vector<Lease>)`; cancellation deletes this operation's nodes and returns leases
+  /// already taken before completing with operation_aborted.
+  template <class Token>
+  auto async_acquire(int qty, Token&& token) {
+    return detail::async_run_cancellable<std::vector<Lease>>(
+        detail::semaphore_core(shared_), std::forward<Token>(token),
+        [s = shared_, qty](auto cancel, auto done) mutable {
+          detail::semaphore_acquire(s, qty, std::nullopt, std::move(cancel), std::move(done));
+        });
+  }
+  /// As `async_acquire`, giving up after `timeout`: completes with no error and no leases on timeout.
+  template <class Token>
+  auto async_try_acquire_for(int qty, std::chrono::milliseconds timeout, Token&& token) {
+    return detail::async_run_cancellable<std::vector<Lease>>(
+        detail::semaphore_core(shared_), std::forward<Token>(token),
+        [s = shared_, qty, deadline = std::chrono::steady_clock::now() + timeout](auto cancel, auto done) mutable {
+          detail::semaphore_acquire(s, qty, deadline, std::move(cancel), std::move(done));
+        });
+  }
+
+  int max_leases() const noexcept;
+  /// For recipes built on the semaphore.
+  const std::shared_ptr<detail::SemaphoreShared>& shared() const noexcept { return shared_; }
+  const std::string& path() const noexcept;
+
+ private:
+  std::vector<Lease> acquire_impl(int qty, std::optional<std::chrono::milliseconds> timeout, error_code& ec);
+  std::shared_ptr<detail::SemaphoreShared> shared_;
+};
+
+}  // namespace zkr

@@ -1,0 +1,101 @@
+#pragma once
+/// \file
+/// `Lease`: proof of a grant (a held lock or semaphore lease), with its fencing token and loss signal.
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <zkr/framework/detail/async.hpp>
+#include <zkr/framework/error.hpp>
+
+namespace zkr {
+
+/// What is known about a grant.
+enum class LeaseStatus {
+  held,        ///< the node exists and the session is connected
+  maybe_lost,  ///< the connection is SUSPENDED: the session (and the lock) may already be gone
+  lost,        ///< the session expired, the client closed, or the node was deleted: the grant is void
+  released,    ///< given back by its holder
+};
+
+std::string_view to_string(LeaseStatus s) noexcept;
+
+namespace detail {
+class LeaseCore;
+}
+
+/// A move-only handle to one grant, owned by whoever holds it (not by a thread). The destructor gives the grant
+/// back without throwing and without blocking (a guaranteed delete in the background).
+///
+/// Beyond Curator: `fencing_token()` is the lock node's czxid, taken from the create reply at no extra cost.
+/// ZooKeeper's zxids only grow, so a later grant on the same lock always has a larger token: a resource that
+/// remembers the largest token it has seen can reject a late writer that lost its lock without knowing.
+///
+/// Thread-safety: distinct objects are independent; one object must not be used concurrently, except
+/// `status()`, `fencing_token()` and `node_path()`, which are safe from any thread.
+class Lease {
+ public:
+  Lease() noexcept;
+  explicit Lease(std::shared_ptr<detail::LeaseCore> core) noexcept;
+  Lease(Lease&&) noexcept;
+  Lease& operator=(Lease&&) noexcept;
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+  ~Lease();
+
+  /// True when this handle refers to a grant that was not released (it may have been lost).
+  bool valid() const noexcept;
+  explicit operator bool() const noexcept { return valid(); }
+
+  /// The lock or lease node, without the client's namespace, e.g. "/locks/a/_c_<uuid>-lock-0000000003".
+  const std::string& node_path() const noexcept;
+  /// The last segment of `node_path()` (Curator's `Lease.getNodeName()`).
+  std::string node_name() const;
+  /// The node's czxid: strictly larger for every later grant of the same lock.
+  std::int64_t fencing_token() const noexcept;
+  /// The session that owns the node.
+  std::int64_t session_id() const noexcept;
+
+  /// The loss signal, as a query.
+  LeaseStatus status() const noexcept;
+  /// The loss signal, as a callback: runs on the client's executor on every change of `status()` (maybe_lost on
+  /// SUSPENDED, held again on RECONNECTED to the same session, lost on expiry or when the node is deleted by
+  /// someone else). The node is watched from the first call on (one extra request).
+  void on_status_change(std::function<void(LeaseStatus)> listener);
+
+  /// Completes once the grant is lost (or released): `void(error_code, LeaseStatus)`.
+  template <class Token>
+  auto async_wait_lost(Token&& token) {
+    return detail::async_run<LeaseStatus>(core_of(), std::forward<Token>(token),
+                                          [c = core_](auto cb) mutable { wait_lost_start(c, std::move(cb)); });
+  }
+
+  /// Gives the grant back: deletes the node (guaranteed delete: a retryable failure leaves it to the
+  /// background). A node already gone (session expired) is not an error. Errors: `errc::not_acquired` for an
+  /// empty or already released handle.
+  void release();
+  void release(error_code& ec);
+  template <class Token>
+  auto async_release(Token&& token) {
+    auto core = core_of();
+    auto c = std::exchange(core_, nullptr);
+    return detail::async_run<>(std::move(core), std::forward<Token>(token),
+                               [c = std::move(c)](auto cb) mutable { release_start(c, std::move(cb)); });
+  }
+
+  /// For recipes: the shared state.
+  const std::shared_ptr<detail::LeaseCore>& state() const noexcept { return core_; }
+
+ private:
+  std::shared_ptr<detail::Core> core_of() const;
+  static void release_start(const std::shared_ptr<detail::LeaseCore>& c, detail::VoidCallback cb);
+  static void wait_lost_start(const std::shared_ptr<detail::LeaseCore>& c,
+                              detail::unique_function<void(error_code, LeaseStatus)> cb);
+  std::shared_ptr<detail::LeaseCore> core_;
+};
+
+}  // namespace zkr

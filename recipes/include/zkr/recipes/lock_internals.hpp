@@ -1,0 +1,137 @@
+#pragma once
+/// \file
+/// `LockInternals`: the acquire algorithm shared by every lock recipe (Curator's `LockInternals`), driven by a
+/// pure `LockDriver`. Runs as a state machine on the client's I/O thread; recipes wrap it in blocking and
+/// asynchronous twins.
+///
+/// One acquire, by design:
+///  1. protected ephemeral-sequential create of `<base>/_c_<uuid>-<lock name>` (container parents), whose reply
+///     carries the czxid used as the fencing token;
+///  2. list and sort the children; ask the driver;
+///  3. held: done (an uncontended acquire is these two round trips). Otherwise watch only the node the driver
+///     names, with get_data so a vanished node leaves no watch, and wait;
+///  4. on the watch: when the driver said the watched node was the only one in our way, its deletion grants the
+///     lock with no further round trip (sequence numbers only grow); otherwise list again.
+/// Our node missing from a listing means the session was lost: a new node is made under the retry policy.
+/// Timeout, cancellation and errors delete our node (guaranteed delete) before the operation completes. The
+/// timeout is one budget across retries.
+
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/cancellation_type.hpp>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <zkr/drivers/lock_driver.hpp>
+#include <zkr/framework/curator_framework.hpp>
+#include <zkr/recipes/lease.hpp>
+
+namespace zkr {
+
+namespace detail {
+/// Cancellation of one operation, on the I/O thread.
+struct CancelState {
+  bool cancelled = false;
+  unique_function<void()> on_cancel;
+  void fire() {
+    if (cancelled) return;
+    cancelled = true;
+    if (on_cancel) {
+      auto f = std::move(on_cancel);
+      f();
+    }
+  }
+};
+}  // namespace detail
+
+/// One acquire's inputs.
+struct AcquireOptions {
+  /// Give up at this point (nullopt: wait forever). Expired deadline = one try without waiting.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  /// The node's data (nullopt: the client's default data).
+  std::optional<std::string> node_data;
+  /// Create the node with this sort key instead of a sequential name (the read lock's downgrade node uses the
+  /// write node's sequence, Curator 5.5's CURATOR-621 fix). Empty: sequential.
+  std::string fixed_sequence;
+};
+
+/// The engine. Shared (held by `shared_ptr`) so an operation in flight outlives the recipe object that
+/// started it.
+class LockInternals : public std::enable_shared_from_this<LockInternals> {
+ public:
+  /// `base_path` is validated (`Error` with `errc::invalid_path`). The driver must outlive the engine.
+  LockInternals(CuratorFramework& client, std::string base_path, std::string lock_name, std::size_t max_leases,
+                std::shared_ptr<const LockDriver> driver);
+
+  const std::string& base_path() const noexcept { return base_path_; }
+  const std::string& lock_name() const noexcept { return lock_name_; }
+  std::size_t max_leases() const noexcept { return max_leases_; }
+  const std::shared_ptr<detail::Core>& core() const noexcept { return core_; }
+  const LockDriver& driver() const noexcept { return *driver_; }
+
+  /// Runs one acquire on the I/O thread. Completes (on the I/O thread) with a valid Lease, an empty Lease on
+  /// timeout, or an error (operation_aborted when `cancel` fired). Must be called on the I/O thread.
+  void attempt_lock(AcquireOptions options, std::shared_ptr<detail::CancelState> cancel,
+                    detail::unique_function<void(error_code, Lease)> done);
+
+  /// The sorted children as full paths (Curator's `getParticipantNodes`); a missing directory gives none.
+  void participant_nodes(detail::unique_function<void(error_code, std::vector<std::string>)> done);
+
+  /// Blocking helpers for the recipes (never call on the I/O thread: `errc::would_deadlock`).
+  Lease acquire_blocking(AcquireOptions options, error_code& ec);
+  std::vector<std::string> participant_nodes_blocking(error_code& ec);
+
+ private:
+  struct Attempt;
+  std::shared_ptr<detail::Core> core_;
+  std::string base_path_;
+  std::string lock_name_;
+  std::size_t max_leases_;
+  std::shared_ptr<const LockDriver> driver_;
+};
+
+namespace detail {
+
+/// Makes a Lease for a granted node (I/O thread): registers the loss signal.
+Lease make_lease(const std::shared_ptr<Core>& core, std::string path, std::int64_t czxid, std::int64_t session);
+
+/// Runs `start(cancel, done)` on the I/O thread as an Asio asynchronous operation completing with
+/// `void(error_code, R)`; the handler's cancellation slot (any cancellation type) fires `cancel` on the I/O
+/// thread.
+template <class R, class Token, class Start>
+auto async_run_cancellable(std::shared_ptr<Core> core, Token&& token, Start&& start) {
+  return boost::asio::async_initiate<Token, void(error_code, R)>(
+      [](auto handler, std::shared_ptr<Core> core, auto start) {
+        auto ex = boost::asio::get_associated_executor(handler, core->completion_executor());
+        auto work = boost::asio::make_work_guard(ex);
+        auto cancel = std::make_shared<CancelState>();
+        auto slot = boost::asio::get_associated_cancellation_slot(handler);
+        auto io = core->io_executor();
+        if (slot.is_connected()) {
+          slot.assign([io, weak = std::weak_ptr<CancelState>(cancel)](boost::asio::cancellation_type) {
+            boost::asio::post(io, [weak] {
+              if (auto c = weak.lock()) c->fire();
+            });
+          });
+        }
+        boost::asio::post(io, [start = std::move(start), cancel, h = std::move(handler), work = std::move(work)]() mutable {
+          start(cancel, unique_function<void(error_code, R)>([h = std::move(h), work = std::move(work)](
+                                                                  error_code ec, R v) mutable {
+            auto ex = work.get_executor();
+            boost::asio::post(ex, [h = std::move(h), ec, v = std::move(v)]() mutable {
+              auto slot = boost::asio::get_associated_cancellation_slot(h);
+              if (slot.is_connected()) slot.clear();
+              std::move(h)(ec, std::move(v));
+            });
+            work.reset();
+          }));
+        });
+      },
+      token, std::move(core), std::forward<Start>(start));
+}
+
+}  // namespace detail
+}  // namespace zkr

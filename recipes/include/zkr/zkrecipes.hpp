@@ -1,0 +1,16 @@
+#pragma once
+/// \file
+/// Everything of zkrecipes in one include.
+
+#include <zkr/drivers/lock_driver.hpp>
+#include <zkr/framework/connection_state.hpp>
+#include <zkr/framework/curator_framework.hpp>
+#include <zkr/framework/error.hpp>
+#include <zkr/framework/paths.hpp>
+#include <zkr/framework/retry.hpp>
+#include <zkr/framework/types.hpp>
+#include <zkr/recipes/inter_process_mutex.hpp>
+#include <zkr/recipes/inter_process_semaphore_mutex.hpp>
+#include <zkr/recipes/inter_process_semaphore_v2.hpp>
+#include <zkr/recipes/lease.hpp>
+#include <zkr/recipes/lock_internals.hpp>

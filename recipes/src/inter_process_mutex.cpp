@@ -1,0 +1,129 @@
+#include <zkr/recipes/inter_process_mutex.hpp>
+
+namespace zkr {
+
+InterProcessMutex::InterProcessMutex(CuratorFramework& client, std::string path)
+    : InterProcessMutex(client, std::move(path), std::string(lock_name), nullptr) {}
+
+InterProcessMutex::InterProcessMutex(CuratorFramework& client, std::string path,
+                                     std::shared_ptr<const LockDriver> driver)
+    : InterProcessMutex(client, std::move(path), std::string(lock_name), std::move(driver)) {}
+
+InterProcessMutex::InterProcessMutex(CuratorFramework& client, std::string path, std::string name,
+                                     std::shared_ptr<const LockDriver> driver)
+    : engine_(std::make_shared<LockInternals>(client, std::move(path), std::move(name), 1, std::move(driver))) {}
+
+InterProcessMutex::~InterProcessMutex() = default;  // held leases are released by their destructors
+
+void InterProcessMutex::set_node_data(std::optional<std::string> data) {
+  std::lock_guard lk(mu_);
+  node_data_ = std::move(data);
+}
+
+std::optional<std::string> InterProcessMutex::node_data() const {
+  std::lock_guard lk(mu_);
+  return node_data_;
+}
+
+AcquireOptions InterProcessMutex::make_options(std::optional<std::chrono::steady_clock::time_point> deadline) const {
+  AcquireOptions o;
+  o.deadline = deadline;
+  o.node_data = node_data();
+  return o;
+}
+
+bool InterProcessMutex::internal_lock(std::optional<std::chrono::milliseconds> timeout, error_code& ec) {
+  ec = {};
+  const auto me = std::this_thread::get_id();
+  {
+    std::lock_guard lk(mu_);
+    auto it = holds_.find(me);
+    if (it != holds_.end()) {  // re-entering: no I/O
+      ++it->second.count;
+      return true;
+    }
+  }
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (timeout) deadline = std::chrono::steady_clock::now() + std::max(*timeout, std::chrono::milliseconds(0));
+  Lease lease = engine_->acquire_blocking(make_options(deadline), ec);
+  if (ec || !lease) return false;
+  std::lock_guard lk(mu_);
+  holds_[me] = Hold{std::move(lease), 1};
+  return true;
+}
+
+void InterProcessMutex::acquire(error_code& ec) { internal_lock(std::nullopt, ec); }
+void InterProcessMutex::acquire() {
+  error_code ec;
+  acquire(ec);
+  throw_if(ec, "acquire", path());
+}
+bool InterProcessMutex::acquire(std::chrono::milliseconds timeout, error_code& ec) {
+  return internal_lock(timeout, ec);
+}
+bool InterProcessMutex::acquire(std::chrono::milliseconds timeout) {
+  error_code ec;
+  bool r = acquire(timeout, ec);
+  throw_if(ec, "acquire", path());
+  return r;
+}
+
+void InterProcessMutex::release(error_code& ec) {
+  ec = {};
+  Lease lease;
+  {
+    std::lock_guard lk(mu_);
+    auto it = holds_.find(std::this_thread::get_id());
+    if (it == holds_.end()) {
+      ec = errc::not_owner;
+      return;
+    }
+    if (--it->second.count > 0) return;
+    lease = std::move(it->second.lease);
+    holds_.erase(it);  // forgotten even if the delete fails (Curator: CURATOR-678 semantics)
+  }
+  lease.release(ec);
+}
+void InterProcessMutex::release() {
+  error_code ec;
+  release(ec);
+  throw_if(ec, "release", path());
+}
+
+bool InterProcessMutex::is_acquired_in_this_process() const {
+  std::lock_guard lk(mu_);
+  return !holds_.empty();
+}
+bool InterProcessMutex::is_owned_by_current_thread() const {
+  std::lock_guard lk(mu_);
+  auto it = holds_.find(std::this_thread::get_id());
+  return it != holds_.end() && it->second.count > 0;
+}
+std::vector<std::string> InterProcessMutex::participant_nodes() const {
+  error_code ec;
+  auto r = engine_->participant_nodes_blocking(ec);
+  throw_if(ec, "participant_nodes", path());
+  return r;
+}
+std::string InterProcessMutex::lock_path() const {
+  std::lock_guard lk(mu_);
+  auto it = holds_.find(std::this_thread::get_id());
+  return it == holds_.end() ? std::string() : it->second.lease.node_path();
+}
+std::int64_t InterProcessMutex::fencing_token() const {
+  std::lock_guard lk(mu_);
+  auto it = holds_.find(std::this_thread::get_id());
+  return it == holds_.end() ? 0 : it->second.lease.fencing_token();
+}
+LeaseStatus InterProcessMutex::lease_status() const {
+  std::lock_guard lk(mu_);
+  auto it = holds_.find(std::this_thread::get_id());
+  return it == holds_.end() ? LeaseStatus::released : it->second.lease.status();
+}
+const Lease* InterProcessMutex::lease() const {
+  std::lock_guard lk(mu_);
+  auto it = holds_.find(std::this_thread::get_id());
+  return it == holds_.end() ? nullptr : &it->second.lease;
+}
+
+}  // namespace zkr

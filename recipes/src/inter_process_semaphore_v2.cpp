@@ -1,0 +1,325 @@
+#include <zkr/recipes/inter_process_semaphore_v2.hpp>
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <algorithm>
+#include <mutex>
+
+#include <zkr/framework/paths.hpp>
+#include <zkr/recipes/detail/lease_core.hpp>
+
+namespace asio = boost::asio;
+
+namespace zkr {
+namespace detail {
+
+struct SemaphoreShared {
+  std::shared_ptr<Core> core;
+  std::string path;
+  std::string leases_path;
+  int max_leases = 1;
+  std::shared_ptr<LockInternals> mutex;  // <path>/locks
+  std::mutex mu;
+  std::optional<std::string> node_data;
+};
+
+std::shared_ptr<Core> semaphore_core(const std::shared_ptr<SemaphoreShared>& s) { return s->core; }
+
+namespace {
+
+void release_quietly(Lease& lease) {
+  if (auto& st = lease.state(); st && !st->released) st->release([](error_code) {});
+  lease = Lease();
+}
+
+/// Acquiring `qty` leases, one at a time (Curator's internalAcquire1Lease), on the I/O thread.
+struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
+  using Clock = std::chrono::steady_clock;
+  std::shared_ptr<SemaphoreShared> s;
+  int qty = 1;
+  std::optional<Clock::time_point> deadline;
+  std::shared_ptr<CancelState> cancel;
+  std::shared_ptr<CancelState> mutex_cancel = std::make_shared<CancelState>();
+  unique_function<void(error_code, std::vector<Lease>)> done;
+  std::vector<Lease> got;
+  Lease mutex_lease;
+  std::string lease_path;
+  std::int64_t czxid = 0, session = 0;
+  WatchId watch = 0;
+  bool in_flight = false, woken = false, finished = false, timed_out = false, in_mutex = false;
+  int retries = 0;
+  Clock::time_point start = Clock::now();
+  std::unique_ptr<asio::steady_timer> deadline_timer, retry_timer;
+
+  bool stopping() const { return timed_out || cancel->cancelled; }
+
+  void begin() {
+    cancel->on_cancel = [self = shared_from_this()] { self->interrupt(); };
+    if (deadline) {
+      deadline_timer = std::make_unique<asio::steady_timer>(s->core->io_executor(), *deadline);
+      deadline_timer->async_wait([self = shared_from_this()](error_code ec) {
+        if (ec || self->finished) return;
+        self->timed_out = true;
+        self->interrupt();
+      });
+    }
+    next();
+  }
+
+  void interrupt() {
+    if (finished) return;
+    if (in_mutex) return mutex_cancel->fire();  // the engine cleans up and completes
+    if (in_flight) return;
+    if (retry_timer) retry_timer->cancel();
+    stop({});
+  }
+
+  void next() {
+    if ((int)got.size() == qty) return finish({});
+    if (stopping()) return stop({});
+    retries = 0;
+    start = Clock::now();
+    take_mutex();
+  }
+
+  void take_mutex() {
+    AcquireOptions o;
+    o.deadline = deadline;
+    in_mutex = true;
+    mutex_cancel = std::make_shared<CancelState>();
+    s->mutex->attempt_lock(std::move(o), mutex_cancel, [self = shared_from_this()](error_code ec, Lease l) {
+      self->in_mutex = false;
+      if (self->finished) return release_quietly(l);
+      if (ec == asio::error::operation_aborted || (!ec && !l)) {
+        if (!ec) self->timed_out = true;
+        return self->stop({});
+      }
+      if (ec) return self->stop(ec);
+      self->mutex_lease = std::move(l);
+      self->create_lease();
+    });
+  }
+
+  void create_lease() {
+    if (stopping()) return stop({});
+    CreateOptions co;
+    co.mode = CreateMode::ephemeral_sequential;
+    co.parents_as_containers = true;
+    co.protection = true;
+    {
+      std::lock_guard lk(s->mu);
+      co.data = s->node_data;
+    }
+    in_flight = true;
+    s->core->create(make_path(s->leases_path, InterProcessSemaphoreV2::lease_base_name), std::move(co),
+                    [self = shared_from_this()](error_code ec, CreateResult r) {
+                      self->in_flight = false;
+                      if (!ec) {
+                        self->lease_path = std::move(r.path);
+                        self->czxid = r.stat.czxid;
+                        self->session = r.stat.ephemeral_owner;
+                      }
+                      if (self->finished) return;
+                      if (ec) return self->stop(ec);
+                      self->check();
+                    });
+  }
+
+  void check() {
+    if (stopping()) return stop({});
+    in_flight = true;
+    woken = false;
+    auto self = shared_from_this();
+    watch = s->core->get_children(
+        s->leases_path,
+        [self](const WatchedEvent&) {
+          self->watch = 0;
+          if (self->finished) return;
+          if (self->in_flight) {
+            self->woken = true;
+            return;
+          }
+          self->check();
+        },
+        [self](error_code ec, Children c) {
+          self->in_flight = false;
+          if (self->finished) return;
+          if (self->stopping()) return self->stop({});
+          if (ec && ec != zk_errc::no_node) return self->stop(ec);
+          auto ours = node_name(self->lease_path);
+          if (ec || std::find(c.names.begin(), c.names.end(), ours) == c.names.end())
+            return self->missing_node();
+          if ((int)c.names.size() <= self->s->max_leases) return self->got_one();
+          if (std::exchange(self->woken, false)) return self->check();
+          // wait for the children watch
+        });
+  }
+
+  void got_one() {
+    if (watch) s->core->remove_watch(watch), watch = 0;
+    got.push_back(make_lease(s->core, std::move(lease_path), czxid, session));
+    lease_path.clear();
+    release_quietly(mutex_lease);  // the mutex is held only while waiting for a slot
+    next();
+  }
+
+  /// RETRY_DUE_TO_MISSING_NODE (CURATOR-315/335): return the lease and the mutex, then try again.
+  void missing_node() {
+    if (watch) s->core->remove_watch(watch), watch = 0;
+    if (!lease_path.empty()) s->core->remove(lease_path, -1, true, true, [](error_code) {});
+    lease_path.clear();
+    release_quietly(mutex_lease);
+    auto elapsed = std::chrono::duration_cast<Millis>(Clock::now() - start);
+    auto sleep = s->core->retry_policy().allow_retry(retries++, elapsed);
+    if (!sleep) return stop(errc::node_not_found_after_retries);
+    retry_timer = std::make_unique<asio::steady_timer>(s->core->io_executor(), *sleep);
+    retry_timer->async_wait([self = shared_from_this()](error_code) {
+      if (self->finished) return;
+      if (self->stopping()) return self->stop({});
+      self->take_mutex();
+    });
+  }
+
+  /// Timeout, cancellation or error: give everything back (nodes first), then complete.
+  void stop(error_code ec) {
+    if (finished) return;
+    finished = true;
+    if (watch) s->core->remove_watch(watch), watch = 0;
+    for (auto& l : got) release_quietly(l);
+    got.clear();
+    release_quietly(mutex_lease);
+    if (!ec && cancel->cancelled && !timed_out) ec = asio::error::operation_aborted;
+    auto complete = [self = shared_from_this(), ec](error_code) {
+      if (self->deadline_timer) self->deadline_timer->cancel();
+      self->cancel->on_cancel = nullptr;
+      auto d = std::move(self->done);
+      if (d) d(ec, {});
+    };
+    if (lease_path.empty() || !s->core->is_open()) return complete({});
+    auto p = std::move(lease_path);
+    lease_path.clear();
+    s->core->remove(p, -1, true, true, std::move(complete));
+  }
+
+  void finish(error_code ec) {
+    finished = true;
+    if (deadline_timer) deadline_timer->cancel();
+    cancel->on_cancel = nullptr;
+    auto d = std::move(done);
+    if (d) d(ec, std::move(got));
+  }
+};
+
+}  // namespace
+
+void semaphore_acquire(std::shared_ptr<SemaphoreShared> s, int qty,
+                       std::optional<std::chrono::steady_clock::time_point> deadline,
+                       std::shared_ptr<CancelState> cancel, unique_function<void(error_code, std::vector<Lease>)> done) {
+  if (qty < 1) {
+    return boost::asio::post(s->core->io_executor(), [done = std::move(done)]() mutable {
+      done(errc::invalid_argument, {});
+    });
+  }
+  auto a = std::make_shared<SemAcquire>();
+  a->s = std::move(s);
+  a->qty = qty;
+  a->deadline = deadline;
+  a->cancel = cancel ? std::move(cancel) : std::make_shared<CancelState>();
+  a->done = std::move(done);
+  a->begin();
+}
+
+}  // namespace detail
+
+InterProcessSemaphoreV2::InterProcessSemaphoreV2(CuratorFramework& client, std::string path, int max_leases)
+    : shared_(std::make_shared<detail::SemaphoreShared>()) {
+  if (auto why = path_error(path)) throw Error(errc::invalid_path, "semaphore " + *why, path);
+  if (max_leases < 1) throw Error(errc::invalid_argument, "semaphore max_leases must be >= 1", path);
+  shared_->core = client.core();
+  shared_->path = path;
+  shared_->leases_path = make_path(path, lease_parent);
+  shared_->max_leases = max_leases;
+  shared_->mutex = std::make_shared<LockInternals>(client, make_path(path, lock_parent), "lock-", 1, nullptr);
+}
+
+int InterProcessSemaphoreV2::max_leases() const noexcept { return shared_->max_leases; }
+const std::string& InterProcessSemaphoreV2::path() const noexcept { return shared_->path; }
+
+void InterProcessSemaphoreV2::set_node_data(std::optional<std::string> data) {
+  std::lock_guard lk(shared_->mu);
+  shared_->node_data = std::move(data);
+}
+
+std::vector<Lease> InterProcessSemaphoreV2::acquire_impl(int qty, std::optional<std::chrono::milliseconds> timeout,
+                                                         error_code& ec) {
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (timeout) deadline = std::chrono::steady_clock::now() + std::max(*timeout, std::chrono::milliseconds(0));
+  return detail::run_blocking<std::vector<Lease>>(
+      *shared_->core,
+      [s = shared_, qty, deadline](detail::unique_function<void(error_code, std::vector<Lease>)> cb) mutable {
+        detail::semaphore_acquire(s, qty, deadline, nullptr, std::move(cb));
+      },
+      ec);
+}
+
+Lease InterProcessSemaphoreV2::acquire(error_code& ec) {
+  auto v = acquire_impl(1, std::nullopt, ec);
+  return v.empty() ? Lease() : std::move(v.front());
+}
+Lease InterProcessSemaphoreV2::acquire() {
+  error_code ec;
+  auto l = acquire(ec);
+  throw_if(ec, "acquire", path());
+  return l;
+}
+std::vector<Lease> InterProcessSemaphoreV2::acquire(int qty, error_code& ec) { return acquire_impl(qty, std::nullopt, ec); }
+std::vector<Lease> InterProcessSemaphoreV2::acquire(int qty) {
+  error_code ec;
+  auto v = acquire(qty, ec);
+  throw_if(ec, "acquire", path());
+  return v;
+}
+Lease InterProcessSemaphoreV2::acquire(std::chrono::milliseconds timeout, error_code& ec) {
+  auto v = acquire_impl(1, timeout, ec);
+  return v.empty() ? Lease() : std::move(v.front());
+}
+Lease InterProcessSemaphoreV2::acquire(std::chrono::milliseconds timeout) {
+  error_code ec;
+  auto l = acquire(timeout, ec);
+  throw_if(ec, "acquire", path());
+  return l;
+}
+std::vector<Lease> InterProcessSemaphoreV2::acquire(int qty, std::chrono::milliseconds timeout, error_code& ec) {
+  return acquire_impl(qty, timeout, ec);
+}
+std::vector<Lease> InterProcessSemaphoreV2::acquire(int qty, std::chrono::milliseconds timeout) {
+  error_code ec;
+  auto v = acquire(qty, timeout, ec);
+  throw_if(ec, "acquire", path());
+  return v;
+}
+
+void InterProcessSemaphoreV2::return_lease(Lease lease) noexcept {
+  error_code ec;
+  if (lease) lease.release(ec);
+  if (ec) shared_->core->logger()->warn("returning lease {} failed: {}", lease.node_path(), ec.message());
+}
+void InterProcessSemaphoreV2::return_all(std::vector<Lease> leases) noexcept {
+  for (auto& l : leases) return_lease(std::move(l));
+}
+
+std::vector<std::string> InterProcessSemaphoreV2::participant_nodes() const {
+  error_code ec;
+  auto r = detail::run_blocking<std::vector<std::string>>(
+      *shared_->core,
+      [s = shared_](detail::unique_function<void(error_code, std::vector<std::string>)> cb) {
+        s->core->get_children(s->leases_path, nullptr,
+                              [cb = std::move(cb)](error_code ec, Children c) { cb(ec, std::move(c.names)); });
+      },
+      ec);
+  throw_if(ec, "participant_nodes", shared_->leases_path);
+  return r;
+}
+
+}  // namespace zkr

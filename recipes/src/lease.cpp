@@ -1,0 +1,187 @@
+#include <zkr/recipes/lease.hpp>
+
+#include <boost/asio/post.hpp>
+
+#include <mutex>
+#include <vector>
+
+#include <zkr/framework/paths.hpp>
+#include <zkr/recipes/detail/lease_core.hpp>
+
+namespace zkr {
+
+std::string_view to_string(LeaseStatus s) noexcept {
+  switch (s) {
+    case LeaseStatus::held: return "held";
+    case LeaseStatus::maybe_lost: return "maybe_lost";
+    case LeaseStatus::lost: return "lost";
+    case LeaseStatus::released: return "released";
+  }
+  return "unknown";
+}
+
+namespace detail {
+
+LeaseCore::LeaseCore(std::shared_ptr<Core> c, std::string p, std::int64_t token, std::int64_t sid)
+    : core(std::move(c)), path(std::move(p)), czxid(token), session(sid) {}
+
+void LeaseCore::start_monitoring() {
+  auto weak = weak_from_this();
+  state_listener = core->add_state_listener([weak](ConnectionState s) {
+    auto self = weak.lock();
+    if (!self) return;
+    switch (s) {
+      case ConnectionState::suspended: self->set_status(LeaseStatus::maybe_lost); break;
+      case ConnectionState::lost: self->set_status(LeaseStatus::lost); break;
+      case ConnectionState::connected:
+      case ConnectionState::reconnected:
+      case ConnectionState::read_only:
+        if (self->core->session_id() == self->session)
+          self->set_status(LeaseStatus::held);
+        else
+          self->set_status(LeaseStatus::lost);  // CURATOR-604: a new session never owns the old node
+        break;
+    }
+  });
+}
+
+void LeaseCore::set_status(LeaseStatus s) {
+  LeaseStatus old = status.load();
+  if (old == s || old == LeaseStatus::released || old == LeaseStatus::lost) return;
+  status = s;
+  if (s == LeaseStatus::lost || s == LeaseStatus::released) stop_monitoring();
+  std::vector<std::function<void(LeaseStatus)>> ls;
+  {
+    std::lock_guard lk(mu);
+    ls = listeners;
+  }
+  auto ex = core->completion_executor();
+  for (auto& l : ls) boost::asio::post(ex, [l, s] { l(s); });
+  if (s == LeaseStatus::lost || s == LeaseStatus::released) {
+    auto waiters = std::move(lost_waiters);
+    lost_waiters.clear();
+    for (auto& w : waiters) w({}, s);
+  }
+}
+
+void LeaseCore::stop_monitoring() {
+  if (state_listener) core->remove_state_listener(state_listener);
+  state_listener = 0;
+  if (node_watch) core->remove_watch(node_watch);
+  node_watch = 0;
+}
+
+void LeaseCore::watch_node() {
+  if (node_watch || status == LeaseStatus::lost || status == LeaseStatus::released) return;
+  auto weak = weak_from_this();
+  node_watch = core->exists(
+      path,
+      [weak](const WatchedEvent& ev) {
+        auto self = weak.lock();
+        if (!self) return;
+        self->node_watch = 0;
+        if (ev.type == EventType::node_deleted || ev.type == EventType::session_lost)
+          self->set_status(LeaseStatus::lost);
+        else
+          self->watch_node();  // data changed (e.g. a revocation request): keep watching
+      },
+      [weak](error_code ec, Stat) {
+        auto self = weak.lock();
+        if (!self) return;
+        if (ec == zk_errc::no_node) self->set_status(LeaseStatus::lost);
+      },
+      {});
+}
+
+void LeaseCore::release(VoidCallback cb) {
+  if (released) return cb(errc::not_acquired);
+  released = true;
+  set_status(LeaseStatus::released);
+  stop_monitoring();
+  if (!core->is_open()) return cb({});  // the session and its ephemeral node are gone with the client
+  core->remove(path, -1, /*guaranteed=*/true, /*quietly=*/true, std::move(cb));
+}
+
+}  // namespace detail
+
+Lease::Lease() noexcept = default;
+Lease::Lease(std::shared_ptr<detail::LeaseCore> core) noexcept : core_(std::move(core)) {}
+Lease::Lease(Lease&&) noexcept = default;
+Lease& Lease::operator=(Lease&& o) noexcept {
+  if (this != &o) {
+    if (core_) {
+      auto c = std::move(core_);
+      auto io = c->core->io_executor();
+      boost::asio::post(io, [c] { c->release([](error_code) {}); });
+    }
+    core_ = std::move(o.core_);
+  }
+  return *this;
+}
+Lease::~Lease() {
+  if (!core_) return;
+  try {
+    auto c = std::move(core_);
+    auto io = c->core->io_executor();
+    boost::asio::post(io, [c] {
+      if (!c->released) c->release([](error_code) {});
+    });
+  } catch (...) {
+    // never throw from a destructor; the session's end removes an ephemeral node anyway
+  }
+}
+
+bool Lease::valid() const noexcept { return core_ && !core_->released; }
+const std::string& Lease::node_path() const noexcept {
+  static const std::string empty;
+  return core_ ? core_->path : empty;
+}
+std::string Lease::node_name() const { return core_ ? zkr::node_name(core_->path) : std::string(); }
+std::int64_t Lease::fencing_token() const noexcept { return core_ ? core_->czxid : 0; }
+std::int64_t Lease::session_id() const noexcept { return core_ ? core_->session : 0; }
+LeaseStatus Lease::status() const noexcept { return core_ ? core_->status.load() : LeaseStatus::released; }
+
+void Lease::on_status_change(std::function<void(LeaseStatus)> listener) {
+  if (!core_) return;
+  {
+    std::lock_guard lk(core_->mu);
+    core_->listeners.push_back(std::move(listener));
+  }
+  auto c = core_;
+  boost::asio::post(c->core->io_executor(), [c] { c->watch_node(); });
+}
+
+std::shared_ptr<detail::Core> Lease::core_of() const {
+  if (!core_) throw Error(errc::not_acquired, "lease", "");
+  return core_->core;
+}
+
+void Lease::release_start(const std::shared_ptr<detail::LeaseCore>& c, detail::VoidCallback cb) {
+  if (!c) return cb(errc::not_acquired);
+  c->release(std::move(cb));
+}
+
+void Lease::wait_lost_start(const std::shared_ptr<detail::LeaseCore>& c,
+                            detail::unique_function<void(error_code, LeaseStatus)> cb) {
+  auto s = c->status.load();
+  if (s == LeaseStatus::lost || s == LeaseStatus::released) return cb({}, s);
+  c->lost_waiters.push_back(std::move(cb));
+  c->watch_node();
+}
+
+void Lease::release(error_code& ec) {
+  if (!core_) {
+    ec = errc::not_acquired;
+    return;
+  }
+  auto c = std::move(core_);
+  detail::run_blocking_void(*c->core, [c](detail::VoidCallback cb) { c->release(std::move(cb)); }, ec);
+}
+void Lease::release() {
+  std::string path = node_path();
+  error_code ec;
+  release(ec);
+  throw_if(ec, "release", path);
+}
+
+}  // namespace zkr

@@ -1,0 +1,263 @@
+#include <zkr/recipes/lock_internals.hpp>
+
+#include <boost/asio/error.hpp>
+
+#include <algorithm>
+#include <boost/asio/steady_timer.hpp>
+
+#include <zkr/framework/paths.hpp>
+#include <zkr/recipes/detail/lease_core.hpp>
+
+namespace asio = boost::asio;
+
+namespace zkr {
+
+namespace detail {
+
+Lease make_lease(const std::shared_ptr<Core>& core, std::string path, std::int64_t czxid, std::int64_t session) {
+  auto lc = std::make_shared<LeaseCore>(core, std::move(path), czxid, session);
+  lc->start_monitoring();
+  return Lease(std::move(lc));
+}
+
+}  // namespace detail
+
+LockInternals::LockInternals(CuratorFramework& client, std::string base_path, std::string lock_name,
+                             std::size_t max_leases, std::shared_ptr<const LockDriver> driver)
+    : core_(client.core()),
+      base_path_(std::move(base_path)),
+      lock_name_(std::move(lock_name)),
+      max_leases_(max_leases),
+      driver_(std::move(driver)) {
+  if (auto why = path_error(base_path_)) throw Error(errc::invalid_path, "lock " + *why, base_path_);
+  if (!driver_) driver_ = std::shared_ptr<const LockDriver>(&standard_lock_driver(), [](const LockDriver*) {});
+}
+
+/// One acquire: a state machine on the I/O thread.
+struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Attempt> {
+  using Clock = std::chrono::steady_clock;
+  std::shared_ptr<LockInternals> engine;
+  std::shared_ptr<detail::Core> core;
+  AcquireOptions options;
+  std::shared_ptr<detail::CancelState> cancel;
+  detail::unique_function<void(error_code, Lease)> done;
+  Clock::time_point start = Clock::now();
+  int retries = 0;
+  std::string our_path;  // un-namespaced
+  std::int64_t czxid = 0;
+  std::int64_t session = 0;
+  detail::WatchId watch = 0;
+  bool in_flight = false;  // a request of ours is outstanding
+  bool woken = false;      // the watch fired while a request was in flight: look again when it returns
+  bool finished = false;
+  bool timed_out = false;
+  std::unique_ptr<asio::steady_timer> deadline_timer;
+  std::unique_ptr<asio::steady_timer> retry_timer;
+
+  void begin() {
+    if (options.deadline) {
+      deadline_timer = std::make_unique<asio::steady_timer>(core->io_executor(), *options.deadline);
+      deadline_timer->async_wait([self = shared_from_this()](error_code ec) {
+        if (ec || self->finished) return;
+        self->timed_out = true;
+        self->interrupt();
+      });
+    }
+    cancel->on_cancel = [self = shared_from_this()] { self->interrupt(); };
+    create_node();
+  }
+
+  bool stopping() const { return timed_out || cancel->cancelled; }
+
+  /// Timeout or cancellation: if nothing is in flight we clean up now, else when the reply comes.
+  void interrupt() {
+    if (finished || in_flight) return;
+    if (retry_timer) retry_timer->cancel();
+    give_up({});
+  }
+
+  void create_node() {
+    if (stopping()) return give_up({});
+    CreateOptions co;
+    co.mode = options.fixed_sequence.empty() ? CreateMode::ephemeral_sequential : CreateMode::ephemeral;
+    co.parents_as_containers = true;
+    co.protection = true;
+    co.data = options.node_data;
+    in_flight = true;
+    core->create(make_path(engine->base_path_, engine->lock_name_ + options.fixed_sequence), std::move(co),
+                 [self = shared_from_this()](error_code ec, CreateResult r) {
+                   self->in_flight = false;
+                   if (!ec) {
+                     self->our_path = std::move(r.path);
+                     self->czxid = r.stat.czxid;
+                     self->session = r.stat.ephemeral_owner;
+                   }
+                   if (self->finished) return;
+                   if (ec == zk_errc::no_node) return self->retry_with_new_node(ec);
+                   if (ec) return self->give_up(ec);
+                   self->check();
+                 });
+  }
+
+  void check() {
+    if (stopping()) return give_up({});
+    in_flight = true;
+    core->get_children(engine->base_path_, nullptr, [self = shared_from_this()](error_code ec, Children c) {
+      self->in_flight = false;
+      if (self->finished) return;
+      if (self->stopping()) return self->give_up({});
+      if (ec == zk_errc::no_node) c.names.clear(), ec = {};
+      if (ec) return self->give_up(ec);
+      self->decide(std::move(c.names));
+    });
+  }
+
+  void decide(std::vector<std::string> children) {
+    const auto& driver = *engine->driver_;
+    driver.sort_children(children, engine->lock_name_);
+    auto our_name = node_name(our_path);
+    auto r = driver.gets_the_lock(children, our_name, engine->max_leases_);
+    if (!r) return retry_with_new_node(zk_errc::no_node);  // our node is gone: the session was lost
+    if (r->gets_the_lock) return grant();
+    if (options.deadline && Clock::now() >= *options.deadline) {
+      timed_out = true;
+      return give_up({});
+    }
+    // The shortcut relies on nothing sorting ahead of us later; a foreign child (no lock name: CURATOR-43)
+    // shows that this directory holds names outside that rule, so re-list after the wake-up instead.
+    const bool foreign = std::any_of(children.begin(), children.end(), [&](const std::string& c) {
+      return c.find(engine->lock_name_) == std::string::npos;
+    });
+    const bool shortcut = r->granted_when_watched_node_goes && !foreign;
+    in_flight = true;
+    woken = false;
+    auto self = shared_from_this();
+    watch = core->get_data(
+        make_path(engine->base_path_, r->path_to_watch),
+        [self, shortcut](const WatchedEvent& ev) {
+          self->watch = 0;
+          if (self->finished) return;
+          if (self->in_flight) {
+            self->woken = true;
+            return;
+          }
+          if (self->stopping()) return self->give_up({});
+          if (shortcut && ev.type == EventType::node_deleted && self->core->session_id() == self->session)
+            return self->grant();
+          self->check();
+        },
+        [self](error_code ec, NodeData) {
+          self->in_flight = false;
+          if (self->finished) return;
+          if (self->stopping()) return self->give_up({});
+          if (ec == zk_errc::no_node) return self->check();  // already gone: look again at once
+          if (ec) return self->give_up(ec);
+          if (std::exchange(self->woken, false)) return self->check();
+          // else: wait for the watch
+        });
+  }
+
+  void grant() {
+    // CURATOR-604: a node of an earlier session is never ours.
+    if (core->session_id() != session) return retry_with_new_node(zk_errc::session_expired);
+    finish({}, detail::make_lease(core, our_path, czxid, session));
+  }
+
+  void retry_with_new_node(error_code cause) {
+    auto elapsed = std::chrono::duration_cast<Millis>(Clock::now() - start);
+    if (!our_path.empty()) {
+      // Our node may still exist (e.g. parent reaped race): delete it before making another one.
+      core->remove(our_path, -1, true, true, [](error_code) {});
+      our_path.clear();
+    }
+    if (stopping()) return give_up({});
+    auto sleep = core->retry_policy().allow_retry(retries++, elapsed);
+    if (!sleep || !core->is_open()) {
+      return finish(cause == zk_errc::no_node ? error_code(errc::node_not_found_after_retries) : cause, Lease());
+    }
+    retry_timer = std::make_unique<asio::steady_timer>(core->io_executor(), *sleep);
+    retry_timer->async_wait([self = shared_from_this()](error_code) {
+      if (self->finished) return;
+      self->create_node();
+    });
+  }
+
+  /// Timeout, cancellation or error: delete our node, then complete.
+  void give_up(error_code ec) {
+    if (finished) return;
+    if (watch) core->remove_watch(watch), watch = 0;
+    if (our_path.empty() || !core->is_open()) return finish_stopped(ec);
+    finished = true;
+    auto path = std::move(our_path);
+    our_path.clear();
+    core->remove(path, -1, /*guaranteed=*/true, /*quietly=*/true,
+                 [self = shared_from_this(), ec](error_code) { self->complete_stopped(ec); });
+  }
+
+  void finish_stopped(error_code ec) {
+    finished = true;
+    complete_stopped(ec);
+  }
+
+  void complete_stopped(error_code ec) {
+    if (!ec && cancel->cancelled && !timed_out) ec = asio::error::operation_aborted;
+    if (deadline_timer) deadline_timer->cancel();
+    cancel->on_cancel = nullptr;
+    auto d = std::move(done);
+    if (d) d(ec, Lease());
+  }
+
+  void finish(error_code ec, Lease lease) {
+    finished = true;
+    if (deadline_timer) deadline_timer->cancel();
+    cancel->on_cancel = nullptr;
+    if (ec && !our_path.empty()) core->remove(our_path, -1, true, true, [](error_code) {});
+    auto d = std::move(done);
+    if (d) d(ec, std::move(lease));
+  }
+};
+
+void LockInternals::attempt_lock(AcquireOptions options, std::shared_ptr<detail::CancelState> cancel,
+                                 detail::unique_function<void(error_code, Lease)> done) {
+  auto a = std::make_shared<Attempt>();
+  a->engine = shared_from_this();
+  a->core = core_;
+  a->options = std::move(options);
+  a->cancel = cancel ? std::move(cancel) : std::make_shared<detail::CancelState>();
+  a->done = std::move(done);
+  if (a->cancel->cancelled) return a->finish_stopped({});
+  a->begin();
+}
+
+void LockInternals::participant_nodes(detail::unique_function<void(error_code, std::vector<std::string>)> done) {
+  core_->get_children(base_path_, nullptr,
+                      [self = shared_from_this(), done = std::move(done)](error_code ec, Children c) mutable {
+                        if (ec == zk_errc::no_node) return done({}, {});
+                        if (ec) return done(ec, {});
+                        self->driver_->sort_children(c.names, self->lock_name_);
+                        std::vector<std::string> out;
+                        out.reserve(c.names.size());
+                        for (auto& n : c.names) out.push_back(make_path(self->base_path_, n));
+                        done({}, std::move(out));
+                      });
+}
+
+Lease LockInternals::acquire_blocking(AcquireOptions options, error_code& ec) {
+  return detail::run_blocking<Lease>(
+      *core_,
+      [self = shared_from_this(), options = std::move(options)](detail::unique_function<void(error_code, Lease)> cb) mutable {
+        self->attempt_lock(std::move(options), nullptr, std::move(cb));
+      },
+      ec);
+}
+
+std::vector<std::string> LockInternals::participant_nodes_blocking(error_code& ec) {
+  return detail::run_blocking<std::vector<std::string>>(
+      *core_,
+      [self = shared_from_this()](detail::unique_function<void(error_code, std::vector<std::string>)> cb) mutable {
+        self->participant_nodes(std::move(cb));
+      },
+      ec);
+}
+
+}  // namespace zkr

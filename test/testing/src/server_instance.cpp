@@ -1,0 +1,266 @@
+#include "server_instance.hpp"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "child_process.hpp"
+#include "net.hpp"
+
+namespace zkr::testing::detail {
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr std::string_view start_marker = "=== zkr::testing: starting ZooKeeper";
+constexpr auto stop_grace = std::chrono::seconds{5};
+
+std::string now_string() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::localtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+void write_file(const fs::path& path, const std::string& content) {
+  std::ofstream out(path, std::ios::trunc);
+  out << content;
+  out.flush();
+  if (!out) throw TestingError("cannot write " + path.string());
+}
+
+// The state letter of /proc/<pid>/stat ('R', 'S', 'T', 'Z', ...), or 0 if unreadable.
+char proc_state(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const auto paren = line.rfind(')');
+  if (paren == std::string::npos || paren + 2 >= line.size()) return 0;
+  return line[paren + 2];
+}
+
+}  // namespace
+
+ServerInstance::ServerInstance(const ServerOptions& options, fs::path java, std::string classpath,
+                               InstanceConfig config)
+    : java_(std::move(java)),
+      classpath_(std::move(classpath)),
+      config_(std::move(config)),
+      tick_time_(options.tick_time),
+      container_check_interval_(options.container_check_interval),
+      start_timeout_(options.start_timeout),
+      force_sync_(options.force_sync),
+      jvm_flags_(options.jvm_flags) {}
+
+ServerInstance::~ServerInstance() {
+  if (auto c = child()) c->kill_and_wait();
+}
+
+std::shared_ptr<ChildProcess> ServerInstance::child() const {
+  std::lock_guard lock(state_mutex_);
+  return child_;
+}
+
+std::string ServerInstance::describe() const {
+  std::string s = "ZooKeeper server";
+  if (config_.myid != 0) s += " " + std::to_string(config_.myid);
+  s += " on 127.0.0.1:" + std::to_string(config_.client_port);
+  if (auto c = child()) s += " (pid " + std::to_string(c->pid()) + ")";
+  return s;
+}
+
+void ServerInstance::write_config() const {
+  const fs::path data = config_.dir / "data";
+  std::error_code ec;
+  fs::create_directories(data, ec);
+  if (ec) throw TestingError("cannot create " + data.string() + ": " + ec.message());
+
+  const auto tick = std::max<long long>(tick_time_.count(), 1);
+  std::ostringstream cfg;
+  cfg << "# Written by zkr::testing for one test server.\n"
+      << "tickTime=" << tick << '\n'
+      << "initLimit=10\n"
+      << "syncLimit=5\n"
+      << "dataDir=" << data.string() << '\n'
+      << "clientPort=" << config_.client_port << '\n'
+      << "clientPortAddress=127.0.0.1\n"
+      << "maxClientCnxns=0\n"
+      << "4lw.commands.whitelist=*\n"
+      << "extendedTypesEnabled=true\n"
+      << "admin.enableServer=false\n"
+      << "forceSync=" << (force_sync_ ? "yes" : "no") << '\n'
+      << "minSessionTimeout=" << 2 * tick << '\n'
+      << "maxSessionTimeout=" << std::max<long long>(60000, 2 * tick) << '\n';
+  for (const auto& peer : config_.peers) {
+    cfg << "server." << peer.id << "=127.0.0.1:" << peer.quorum_port << ':' << peer.election_port << '\n';
+  }
+  write_file(config_.dir / "zoo.cfg", cfg.str());
+  if (config_.myid != 0) write_file(data / "myid", std::to_string(config_.myid) + "\n");
+}
+
+void ServerInstance::launch() {
+  std::lock_guard control(control_mutex_);
+  if (auto c = child(); c && c->running()) return;
+
+  std::vector<std::pair<std::uint16_t, const char*>> ports{{config_.client_port, "client"}};
+  for (const auto& peer : config_.peers) {
+    if (peer.id == config_.myid) {
+      ports.emplace_back(peer.quorum_port, "quorum");
+      ports.emplace_back(peer.election_port, "election");
+    }
+  }
+  for (auto [port, what] : ports) {
+    if (!port_is_free(port, true)) {
+      throw PortInUseError("cannot start " + describe() + ": port " + std::to_string(port) + " on 127.0.0.1 (" +
+                           what + " port) is already in use");
+    }
+  }
+  write_config();
+
+  std::vector<std::string> argv{java_.string()};
+  argv.insert(argv.end(), jvm_flags_.begin(), jvm_flags_.end());
+  argv.insert(argv.end(),
+              {"-cp", classpath_, "-Djava.net.preferIPv4Stack=true", "-Dzookeeper.admin.enableServer=false",
+               "-Dznode.container.checkIntervalMs=" + std::to_string(container_check_interval_.count()),
+               "-Dzookeeper.jmx.log4j.disable=true", "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
+               "-Dorg.slf4j.simpleLogger.showDateTime=true",
+               "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+               "org.apache.zookeeper.server.quorum.QuorumPeerMain", (config_.dir / "zoo.cfg").string()});
+  {
+    std::ofstream log(log_file(), std::ios::app);
+    log << '\n' << start_marker << " at " << now_string() << ":\n";
+    for (const auto& arg : argv) log << "  " << arg << '\n';
+    log << "===\n";
+  }
+  auto c = std::make_shared<ChildProcess>(argv, log_file());
+  std::lock_guard lock(state_mutex_);
+  child_ = std::move(c);
+}
+
+std::string ServerInstance::log_tail() const {
+  std::ifstream in(log_file(), std::ios::binary);
+  if (!in) return "\n(no server log at " + log_file().string() + ")";
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  const std::streamoff from = std::max<std::streamoff>(0, size - 64 * 1024);
+  in.seekg(from);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (const auto marker = text.rfind(start_marker); marker != std::string::npos) {
+    const auto after = text.find("===\n", marker + start_marker.size());
+    text.erase(0, after == std::string::npos ? marker : after + 4);
+  }
+  // Keep the last 40 lines.
+  std::size_t pos = text.size();
+  if (pos > 0 && text.back() == '\n') --pos;
+  for (int lines = 0; lines < 40 && pos != std::string::npos && pos > 0; ++lines) pos = text.rfind('\n', pos - 1);
+  if (pos != std::string::npos && pos > 0) text.erase(0, pos + 1);
+  return "\n--- last lines of " + log_file().string() + " ---\n" + text + (text.ends_with('\n') ? "" : "\n") +
+         "--- end of log ---";
+}
+
+void ServerInstance::wait_until_answering(Clock::time_point deadline) {
+  auto c = child();
+  if (!c) throw TestingError(describe() + " was never started");
+  for (auto pause = milliseconds{10};; pause = std::min(pause * 2, milliseconds{100})) {
+    if (!c->running()) {
+      const std::string tail = log_tail();
+      const bool in_use = tail.find("Address already in use") != std::string::npos;
+      std::string message = describe() + " " + c->describe_exit() + " during start-up";
+      if (in_use) {
+        message += ": a port it needs is already in use (BindException)";
+        throw PortInUseError(message + tail);
+      }
+      throw TestingError(message + tail);
+    }
+    const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    try {
+      if (four_letter_word("ruok", std::clamp(left, milliseconds{0}, milliseconds{1000})) == "imok") return;
+    } catch (const TestingError&) {
+      // not listening yet
+    }
+    if (Clock::now() >= deadline) {
+      c->kill_and_wait();
+      throw TestingError(describe() + " did not answer 'ruok' within the start timeout of " +
+                         std::to_string(start_timeout_.count()) + " ms; it was killed" + log_tail());
+    }
+    std::this_thread::sleep_for(std::min(pause, std::chrono::duration_cast<milliseconds>(deadline - Clock::now())));
+  }
+}
+
+void ServerInstance::start() {
+  if (is_running()) return;
+  launch();
+  wait_until_answering(Clock::now() + start_timeout_);
+}
+
+void ServerInstance::stop() {
+  std::lock_guard control(control_mutex_);
+  auto c = child();
+  if (!c || !c->signal(SIGTERM)) return;
+  c->signal(SIGCONT);  // a paused JVM must run to act on SIGTERM
+  if (!c->wait_for_exit(stop_grace)) c->kill_and_wait();
+}
+
+void ServerInstance::kill() {
+  std::lock_guard control(control_mutex_);
+  if (auto c = child()) c->kill_and_wait();
+}
+
+void ServerInstance::wait_for_state(bool stopped) const {
+  auto c = child();
+  const auto deadline = Clock::now() + std::chrono::seconds{2};
+  while (c && c->running() && (proc_state(c->pid()) == 'T') != stopped && Clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds{1});
+  }
+}
+
+void ServerInstance::pause() {
+  std::lock_guard control(control_mutex_);
+  auto c = child();
+  if (!c || !c->signal(SIGSTOP)) throw TestingError("cannot pause " + describe() + ": it is not running");
+  wait_for_state(true);
+}
+
+void ServerInstance::resume() {
+  std::lock_guard control(control_mutex_);
+  auto c = child();
+  if (!c || !c->signal(SIGCONT)) throw TestingError("cannot resume " + describe() + ": it is not running");
+  wait_for_state(false);
+}
+
+bool ServerInstance::is_running() const {
+  auto c = child();
+  return c && c->running();
+}
+
+int ServerInstance::pid() const {
+  auto c = child();
+  return c && c->running() ? c->pid() : -1;
+}
+
+std::string ServerInstance::four_letter_word(std::string_view cmd, milliseconds timeout) const {
+  return detail::four_letter_word(config_.client_port, cmd, timeout);
+}
+
+std::string ServerInstance::mode(milliseconds timeout) const {
+  std::string answer;
+  try {
+    answer = four_letter_word("srvr", timeout);
+  } catch (const TestingError&) {
+    return {};
+  }
+  constexpr std::string_view key = "Mode: ";
+  const auto pos = answer.find(key);
+  if (pos == std::string::npos) return {};
+  const auto end = answer.find('\n', pos);
+  return answer.substr(pos + key.size(), end == std::string::npos ? std::string::npos : end - pos - key.size());
+}
+
+}  // namespace zkr::testing::detail

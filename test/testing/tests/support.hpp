@@ -1,0 +1,65 @@
+#pragma once
+// Helpers for the tests of zkr::testing: ZooKeeper's own Java CLI as an independent client, process checks.
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <zkr/testing/java.hpp>
+
+namespace zkr::testing::test {
+
+/// Runs `org.apache.zookeeper.ZooKeeperMain -server <connect>` with `commands` (one per line) on stdin and
+/// returns everything it printed. Bounded by coreutils `timeout`.
+inline std::string zk_cli(const std::string& connect, const std::string& commands) {
+  static int counter = 0;
+  const auto input = std::filesystem::temp_directory_path() /
+                     ("zkr-cli-" + std::to_string(::getpid()) + "-" + std::to_string(++counter) + ".txt");
+  std::ofstream(input) << commands << "\nquit\n";
+  const std::string cmd = "timeout 60 '" + find_java().string() + "' -Xmx128m -XX:+UseSerialGC -cp '" +
+                          zookeeper_classpath() +
+                          "' -Dorg.slf4j.simpleLogger.defaultLogLevel=warn org.apache.zookeeper.ZooKeeperMain "
+                          "-server " + connect + " < '" + input.string() + "' 2>&1";
+  std::string output;
+  if (FILE* pipe = ::popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    while (std::size_t n = std::fread(buf, 1, sizeof buf, pipe)) output.append(buf, n);
+    ::pclose(pipe);
+  }
+  std::filesystem::remove(input);
+  return output;
+}
+
+/// Whether a process with this pid exists (zombies of other parents included).
+inline bool process_exists(int pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
+
+/// The value after `key` on its line of a `srvr`/`stat` answer, e.g. "Node count: ".
+inline std::string field(const std::string& answer, const std::string& key) {
+  const auto pos = answer.find(key);
+  if (pos == std::string::npos) return {};
+  const auto end = answer.find('\n', pos);
+  return answer.substr(pos + key.size(), end == std::string::npos ? std::string::npos : end - pos - key.size());
+}
+
+template <class Pred>
+bool eventually(Pred pred, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds{50});
+  }
+  return true;
+}
+
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace zkr::testing::test
