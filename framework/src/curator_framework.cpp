@@ -71,8 +71,14 @@ bool valid_connect_string(std::string_view cs) {
     auto one = hosts.substr(0, comma);
     auto colon = one.rfind(':');
     if (colon == std::string_view::npos || colon == 0 || colon + 1 == one.size()) return false;
-    for (char c : one.substr(colon + 1))
+    const auto digits = one.substr(colon + 1);
+    if (digits.size() > 5) return false;
+    int port = 0;
+    for (char c : digits) {
       if (c < '0' || c > '9') return false;
+      port = port * 10 + (c - '0');
+    }
+    if (port < 1 || port > 65535) return false;  // the C client would silently truncate it
     if (comma == std::string_view::npos) break;
     hosts.remove_prefix(comma + 1);
     if (hosts.empty()) return false;
@@ -395,6 +401,14 @@ void CoreImpl::close() noexcept {
     closed_ = true;
     return;
   }
+  // Give pending guaranteed deletes up to max_close_wait while the client still runs: once closed_ is set they
+  // are dropped at their next step (and with_retry/when_connected refuse to run), so waiting afterwards would
+  // only wait for them to give up.
+  if (!running_in_io_thread()) {
+    const auto deadline = Clock::now() + cfg_.max_close_wait;
+    while (pending_delete_count_ > 0 && !closed_ && Clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   if (closed_.exchange(true)) return;
   auto finish = [this] {
     suspended_timer_.cancel();
@@ -419,10 +433,6 @@ void CoreImpl::close() noexcept {
     finish();
     return;
   }
-  // Give pending guaranteed deletes up to max_close_wait, then close the session.
-  const auto deadline = Clock::now() + cfg_.max_close_wait;
-  while (pending_delete_count_ > 0 && Clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   if (pending_delete_count_ > 0)
     log_->warn("closing with {} guaranteed delete(s) still pending; the server removes ephemeral ones with the "
                "session", pending_delete_count_.load());
@@ -433,6 +443,13 @@ void CoreImpl::close() noexcept {
     done.set_value();
   });
   fut.wait();
+  // finish() queued the completions of what it cancelled (connection waiters, sleeping retries, requests the
+  // handle close failed); let them run, so that pending guaranteed deletes have given up (and
+  // pending_guaranteed_deletes() is 0) once close() returns.
+  std::promise<void> drained;
+  auto drained_fut = drained.get_future();
+  post([&] { drained.set_value(); });
+  drained_fut.wait();
 }
 
 bool CoreImpl::block_until_connected(std::chrono::milliseconds timeout) {
@@ -441,6 +458,8 @@ bool CoreImpl::block_until_connected(std::chrono::milliseconds timeout) {
 }
 
 error_code CoreImpl::inject_session_expiration() {
+  if (closed_) return errc::closed;
+  if (!started_) return errc::not_started;
   error_code ec;
   auto cid = run_blocking<std::optional<clientid_t>>(
       *this,
@@ -1198,7 +1217,13 @@ void CoreImpl::delete_children_then(std::string path, int version, bool guarante
   get_children(path, nullptr,
                [this, path, version, guaranteed, quietly, cb = std::move(cb)](error_code ec, Children c) mutable {
                  if (ec == zk_errc::no_node) return quietly ? cb({}) : cb(ec);
-                 if (ec) return cb(ec);
+                 if (ec) {
+                   // As Curator: a guaranteed delete that failed for a connection reason is kept (the path only;
+                   // the background delete does not delete children).
+                   if (guaranteed && !closed_ && (is_retryable(ec) || ec == errc::connection_timeout))
+                     background_delete(fix(path), 0);
+                   return cb(ec);
+                 }
                  auto names = std::make_shared<std::vector<std::string>>(std::move(c.names));
                  auto step = std::make_shared<unique_function<void(std::size_t)>>();
                  *step = [this, path, version, guaranteed, quietly, names, weak = std::weak_ptr(step),

@@ -11,9 +11,20 @@ InterProcessMutex::InterProcessMutex(CuratorFramework& client, std::string path,
 
 InterProcessMutex::InterProcessMutex(CuratorFramework& client, std::string path, std::string name,
                                      std::shared_ptr<const LockDriver> driver)
-    : engine_(std::make_shared<LockInternals>(client, std::move(path), std::move(name), 1, std::move(driver))) {}
+    : engine_(std::make_shared<LockInternals>(client, std::move(path), std::move(name), 1, std::move(driver))),
+      revoke_target_(std::make_shared<RevokeTarget>()) {
+  revoke_target_->self = this;
+}
 
-InterProcessMutex::~InterProcessMutex() = default;  // held leases are released by their destructors
+InterProcessMutex::~InterProcessMutex() {  // held leases are released by their destructors
+  std::lock_guard lk(revoke_target_->m);   // waits for a revocation listener call in progress
+  revoke_target_->self = nullptr;
+}
+
+void InterProcessMutex::make_revocable(std::function<void(InterProcessMutex&)> listener) {
+  std::lock_guard lk(mu_);
+  revocation_listener_ = std::move(listener);
+}
 
 void InterProcessMutex::set_node_data(std::optional<std::string> data) {
   std::lock_guard lk(mu_);
@@ -29,6 +40,14 @@ AcquireOptions InterProcessMutex::make_options(std::optional<std::chrono::steady
   AcquireOptions o;
   o.deadline = deadline;
   o.node_data = node_data();
+  std::lock_guard lk(mu_);
+  if (revocation_listener_) {
+    o.revocable = true;
+    o.on_revocation_requested = [target = revoke_target_, listener = revocation_listener_] {
+      std::lock_guard lk(target->m);
+      if (target->self) listener(*target->self);
+    };
+  }
   return o;
 }
 
@@ -42,6 +61,10 @@ bool InterProcessMutex::internal_lock(std::optional<std::chrono::milliseconds> t
       ++it->second.count;
       return true;
     }
+  }
+  if (auto e = acquire_precondition()) {
+    ec = e;
+    return false;
   }
   std::optional<std::chrono::steady_clock::time_point> deadline;
   if (timeout) deadline = std::chrono::steady_clock::now() + std::max(*timeout, std::chrono::milliseconds(0));
@@ -81,6 +104,7 @@ void InterProcessMutex::release(error_code& ec) {
     if (--it->second.count > 0) return;
     lease = std::move(it->second.lease);
     holds_.erase(it);  // forgotten even if the delete fails (Curator: CURATOR-678 semantics)
+    revocation_listener_ = nullptr;  // Curator clears revocability on every release
   }
   lease.release(ec);
 }

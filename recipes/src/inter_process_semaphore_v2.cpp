@@ -69,7 +69,11 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
 
   void interrupt() {
     if (finished) return;
-    if (in_mutex) return mutex_cancel->fire();  // the engine cleans up and completes
+    if (in_mutex) {
+      // The engine has the same deadline; only a cancellation needs passing on.
+      if (cancel->cancelled) mutex_cancel->fire();
+      return;
+    }
     if (in_flight) return;
     if (retry_timer) retry_timer->cancel();
     stop({});
@@ -102,7 +106,7 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
   }
 
   void create_lease() {
-    if (stopping()) return stop({});
+    if (cancel->cancelled) return stop({});
     CreateOptions co;
     co.mode = CreateMode::ephemeral_sequential;
     co.parents_as_containers = true;
@@ -127,7 +131,7 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
   }
 
   void check() {
-    if (stopping()) return stop({});
+    if (cancel->cancelled) return stop({});
     in_flight = true;
     woken = false;
     auto self = shared_from_this();
@@ -145,12 +149,16 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
         [self](error_code ec, Children c) {
           self->in_flight = false;
           if (self->finished) return;
-          if (self->stopping()) return self->stop({});
+          if (self->cancel->cancelled) return self->stop({});
           if (ec && ec != zk_errc::no_node) return self->stop(ec);
           auto ours = node_name(self->lease_path);
           if (ec || std::find(c.names.begin(), c.names.end(), ours) == c.names.end())
             return self->missing_node();
           if ((int)c.names.size() <= self->s->max_leases) return self->got_one();
+          if (self->timed_out || (self->deadline && Clock::now() >= *self->deadline)) {
+            self->timed_out = true;
+            return self->stop({});
+          }
           if (std::exchange(self->woken, false)) return self->check();
           // wait for the children watch
         });
@@ -232,16 +240,25 @@ void semaphore_acquire(std::shared_ptr<SemaphoreShared> s, int qty,
 
 }  // namespace detail
 
-InterProcessSemaphoreV2::InterProcessSemaphoreV2(CuratorFramework& client, std::string path, int max_leases)
-    : shared_(std::make_shared<detail::SemaphoreShared>()) {
+namespace detail {
+
+std::shared_ptr<SemaphoreShared> make_semaphore_shared(std::shared_ptr<Core> core, std::string path, int max_leases) {
   if (auto why = path_error(path)) throw Error(errc::invalid_path, "semaphore " + *why, path);
   if (max_leases < 1) throw Error(errc::invalid_argument, "semaphore max_leases must be >= 1", path);
-  shared_->core = client.core();
-  shared_->path = path;
-  shared_->leases_path = make_path(path, lease_parent);
-  shared_->max_leases = max_leases;
-  shared_->mutex = std::make_shared<LockInternals>(client, make_path(path, lock_parent), "lock-", 1, nullptr);
+  auto s = std::make_shared<SemaphoreShared>();
+  s->core = std::move(core);
+  s->path = path;
+  s->leases_path = make_path(path, InterProcessSemaphoreV2::lease_parent);
+  s->max_leases = max_leases;
+  s->mutex = std::make_shared<LockInternals>(s->core, make_path(path, InterProcessSemaphoreV2::lock_parent), "lock-",
+                                             1, nullptr);
+  return s;
 }
+
+}  // namespace detail
+
+InterProcessSemaphoreV2::InterProcessSemaphoreV2(CuratorFramework& client, std::string path, int max_leases)
+    : shared_(detail::make_semaphore_shared(client.core(), std::move(path), max_leases)) {}
 
 int InterProcessSemaphoreV2::max_leases() const noexcept { return shared_->max_leases; }
 const std::string& InterProcessSemaphoreV2::path() const noexcept { return shared_->path; }

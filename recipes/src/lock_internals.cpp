@@ -3,6 +3,7 @@
 #include <boost/asio/error.hpp>
 
 #include <algorithm>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <zkr/framework/paths.hpp>
@@ -24,7 +25,11 @@ Lease make_lease(const std::shared_ptr<Core>& core, std::string path, std::int64
 
 LockInternals::LockInternals(CuratorFramework& client, std::string base_path, std::string lock_name,
                              std::size_t max_leases, std::shared_ptr<const LockDriver> driver)
-    : core_(client.core()),
+    : LockInternals(client.core(), std::move(base_path), std::move(lock_name), max_leases, std::move(driver)) {}
+
+LockInternals::LockInternals(std::shared_ptr<detail::Core> core, std::string base_path, std::string lock_name,
+                             std::size_t max_leases, std::shared_ptr<const LockDriver> driver)
+    : core_(std::move(core)),
       base_path_(std::move(base_path)),
       lock_name_(std::move(lock_name)),
       max_leases_(max_leases),
@@ -64,10 +69,21 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
       });
     }
     cancel->on_cancel = [self = shared_from_this()] { self->interrupt(); };
+    if (options.existing_node) {  // adopt a node the caller queued (multi-lock batch): no create
+      auto node = std::move(*options.existing_node);
+      options.existing_node.reset();
+      our_path = std::move(node.path);
+      czxid = node.czxid;
+      session = node.session;
+      return check();
+    }
     create_node();
   }
 
+  /// Cancellation stops at any step. A timeout only stops a *wait*: requests in flight finish and a listing
+  /// that shows the lock held still grants it (Curator: acquire(0) on a free lock succeeds).
   bool stopping() const { return timed_out || cancel->cancelled; }
+  bool cancelled() const { return cancel->cancelled; }
 
   /// Timeout or cancellation: if nothing is in flight we clean up now, else when the reply comes.
   void interrupt() {
@@ -77,12 +93,12 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
   }
 
   void create_node() {
-    if (stopping()) return give_up({});
+    if (cancelled()) return give_up({});
     CreateOptions co;
     co.mode = options.fixed_sequence.empty() ? CreateMode::ephemeral_sequential : CreateMode::ephemeral;
     co.parents_as_containers = true;
     co.protection = true;
-    co.data = options.node_data;
+    co.data = options.revocable ? std::optional<std::string>(std::string()) : options.node_data;  // Curator
     in_flight = true;
     core->create(make_path(engine->base_path_, engine->lock_name_ + options.fixed_sequence), std::move(co),
                  [self = shared_from_this()](error_code ec, CreateResult r) {
@@ -100,12 +116,12 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
   }
 
   void check() {
-    if (stopping()) return give_up({});
+    if (cancelled()) return give_up({});
     in_flight = true;
     core->get_children(engine->base_path_, nullptr, [self = shared_from_this()](error_code ec, Children c) {
       self->in_flight = false;
       if (self->finished) return;
-      if (self->stopping()) return self->give_up({});
+      if (self->cancelled()) return self->give_up({});
       if (ec == zk_errc::no_node) c.names.clear(), ec = {};
       if (ec) return self->give_up(ec);
       self->decide(std::move(c.names));
@@ -113,13 +129,13 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
   }
 
   void decide(std::vector<std::string> children) {
-    const auto& driver = *engine->driver_;
+    const auto& driver = options.driver ? *options.driver : *engine->driver_;
     driver.sort_children(children, engine->lock_name_);
     auto our_name = node_name(our_path);
     auto r = driver.gets_the_lock(children, our_name, engine->max_leases_);
     if (!r) return retry_with_new_node(zk_errc::no_node);  // our node is gone: the session was lost
     if (r->gets_the_lock) return grant();
-    if (options.deadline && Clock::now() >= *options.deadline) {
+    if (timed_out || (options.deadline && Clock::now() >= *options.deadline)) {
       timed_out = true;
       return give_up({});
     }
@@ -160,7 +176,45 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
   void grant() {
     // CURATOR-604: a node of an earlier session is never ours.
     if (core->session_id() != session) return retry_with_new_node(zk_errc::session_expired);
-    finish({}, detail::make_lease(core, our_path, czxid, session));
+    auto lease = detail::make_lease(core, our_path, czxid, session);
+    if (options.revocable) watch_revocation(core, lease.state(), std::move(options.on_revocation_requested));
+    finish({}, std::move(lease));
+  }
+
+  /// Curator's revocableWatcher, armed once the lock is granted: reads our node with a data watch, runs the
+  /// listener (on the completion executor) when the data is the revoke message, re-arms on every change and
+  /// stops when the node goes (its deletion fires the watch) or the lease is released.
+  static void watch_revocation(std::shared_ptr<detail::Core> core, std::shared_ptr<detail::LeaseCore> lease,
+                               std::function<void()> listener) {
+    struct Watch : std::enable_shared_from_this<Watch> {
+      std::shared_ptr<detail::Core> core;
+      std::weak_ptr<detail::LeaseCore> lease;
+      std::string path;
+      std::function<void()> listener;
+      void arm() {
+        auto lc = lease.lock();
+        if (!lc || lc->released) return;
+        auto self = shared_from_this();
+        core->get_data(
+            path,
+            [self](const WatchedEvent& ev) {
+              if (ev.type == EventType::node_data_changed) self->arm();
+            },
+            [self](error_code ec, NodeData d) {
+              if (ec || d.data != revoke_message || !self->listener) return;
+              auto lc = self->lease.lock();
+              if (!lc || lc->released) return;
+              asio::post(self->core->completion_executor(), self->listener);
+            });
+      }
+    };
+    if (!lease) return;
+    auto w = std::make_shared<Watch>();
+    w->core = std::move(core);
+    w->path = lease->path;
+    w->lease = lease;
+    w->listener = std::move(listener);
+    w->arm();
   }
 
   void retry_with_new_node(error_code cause) {

@@ -3,14 +3,19 @@
 /// Everything of zkrecipes in one include.
 
 #include <zkr/drivers/lock_driver.hpp>
+#include <zkr/drivers/read_write_lock_driver.hpp>
 #include <zkr/framework/connection_state.hpp>
 #include <zkr/framework/curator_framework.hpp>
 #include <zkr/framework/error.hpp>
 #include <zkr/framework/paths.hpp>
 #include <zkr/framework/retry.hpp>
 #include <zkr/framework/types.hpp>
+#include <zkr/recipes/inter_process_lock.hpp>
+#include <zkr/recipes/inter_process_multi_lock.hpp>
 #include <zkr/recipes/inter_process_mutex.hpp>
+#include <zkr/recipes/inter_process_read_write_lock.hpp>
 #include <zkr/recipes/inter_process_semaphore_mutex.hpp>
 #include <zkr/recipes/inter_process_semaphore_v2.hpp>
 #include <zkr/recipes/lease.hpp>
 #include <zkr/recipes/lock_internals.hpp>
+#include <zkr/recipes/revoker.hpp>

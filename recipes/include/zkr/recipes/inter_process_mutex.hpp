@@ -5,6 +5,7 @@
 /// that return a `Lease`.
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -13,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include <zkr/recipes/inter_process_lock.hpp>
 #include <zkr/recipes/lock_internals.hpp>
 
 namespace zkr {
@@ -29,7 +31,7 @@ namespace zkr {
 ///
 /// Thread-safety: all members are thread-safe. Lifetime: the object may be destroyed while asynchronous
 /// acquires are pending; they complete normally (the engine is shared).
-class InterProcessMutex {
+class InterProcessMutex : public InterProcessLock {
  public:
   static constexpr std::string_view lock_name = "lock-";
 
@@ -44,25 +46,25 @@ class InterProcessMutex {
 
   /// Blocks until held by the calling thread (reentrant). Errors: the client's (closed, connection timeout,
   /// session lost beyond the retry policy...).
-  void acquire();
-  void acquire(error_code& ec);
+  void acquire() override;
+  void acquire(error_code& ec) override;
   /// Waits at most `timeout`; false on timeout, leaving no node behind (Curator's `acquire(time, unit)`).
-  bool acquire(std::chrono::milliseconds timeout);
-  bool acquire(std::chrono::milliseconds timeout, error_code& ec);
+  bool acquire(std::chrono::milliseconds timeout) override;
+  bool acquire(std::chrono::milliseconds timeout, error_code& ec) override;
   bool try_acquire_for(std::chrono::milliseconds timeout) { return acquire(timeout); }
   bool try_acquire_for(std::chrono::milliseconds timeout, error_code& ec) { return acquire(timeout, ec); }
 
   /// Releases one level of the calling thread's hold. Errors: `errc::not_owner` when the calling thread does
   /// not hold it (Curator's IllegalMonitorStateException). The hold is forgotten even when the delete fails
   /// (the guaranteed delete keeps trying in the background), as Curator does.
-  void release();
-  void release(error_code& ec);
+  void release() override;
+  void release(error_code& ec) override;
 
   /// Some thread of this object holds the lock (Curator's `isAcquiredInThisProcess`).
-  bool is_acquired_in_this_process() const;
+  bool is_acquired_in_this_process() const override;
   bool is_owned_by_current_thread() const;
-  /// Sorted full paths of every contender's node.
-  std::vector<std::string> participant_nodes() const;
+  /// Sorted full paths of every contender's node (the read and write locks list only their own kind).
+  virtual std::vector<std::string> participant_nodes() const;
   /// The calling thread's lock node ("" when it holds none).
   std::string lock_path() const;
   /// The calling thread's fencing token (0 when it holds none).
@@ -74,6 +76,17 @@ class InterProcessMutex {
 
   /// Data of the lock nodes created from now on (nullopt: the client's default data).
   void set_node_data(std::optional<std::string> data);
+
+  /// Curator's `makeRevocable`: the next blocking acquires (of any thread) make revocable holds. Their nodes
+  /// are created with empty data (instead of `set_node_data`'s), and once a hold is granted its node is
+  /// watched: when someone calls `Revoker::attempt_revoke` on it, `listener(*this)` runs on the client's
+  /// executor (the I/O thread by default: do not block there; a blocking `release()` is refused there with
+  /// `errc::would_deadlock`). Revocation is cooperative: the listener typically tells the owning thread to
+  /// release. As in Curator, revocability is cleared by every release that frees a hold, so call this again
+  /// before the next acquire. Asynchronous acquires (`async_acquire`) are never revocable. The listener is not
+  /// called after this object is destroyed (a destruction waits for a listener call in progress).
+  /// Thread-safe.
+  void make_revocable(std::function<void(InterProcessMutex&)> listener);
 
   // Lockable / TimedLockable
   void lock() { acquire(); }
@@ -128,6 +141,9 @@ class InterProcessMutex {
                     std::shared_ptr<const LockDriver> driver);
   /// Hook for subclasses (the read lock): the options of the next acquire of the calling thread.
   virtual AcquireOptions make_options(std::optional<std::chrono::steady_clock::time_point> deadline) const;
+  /// Hook for subclasses (the write lock refuses an upgrade): checked on the calling thread before a blocking
+  /// acquire that is not a re-entry; an error fails the acquire at once (timed forms too).
+  virtual error_code acquire_precondition() const { return {}; }
   std::optional<std::string> node_data() const;
 
  private:
@@ -135,11 +151,18 @@ class InterProcessMutex {
     Lease lease;
     int count = 0;
   };
+  /// What a revocation listener reaches; cleared (under `m`) by the destructor.
+  struct RevokeTarget {
+    std::mutex m;
+    InterProcessMutex* self = nullptr;
+  };
   bool internal_lock(std::optional<std::chrono::milliseconds> timeout, error_code& ec);
   std::shared_ptr<LockInternals> engine_;
   mutable std::mutex mu_;
   std::unordered_map<std::thread::id, Hold> holds_;
   std::optional<std::string> node_data_;
+  std::function<void(InterProcessMutex&)> revocation_listener_;
+  std::shared_ptr<RevokeTarget> revoke_target_;
 };
 
 /// Curator's `Locker`: acquires in the constructor (with a timeout: `Error` when not acquired in time),

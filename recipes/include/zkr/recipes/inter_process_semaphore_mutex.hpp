@@ -5,28 +5,29 @@
 
 #include <mutex>
 
+#include <zkr/recipes/inter_process_lock.hpp>
 #include <zkr/recipes/inter_process_semaphore_v2.hpp>
 
 namespace zkr {
 
 /// A non-reentrant cross-process mutex. A second `acquire()` on the same object blocks (or times out): it is a
 /// second contender. `release()` may come from any thread. Models `Lockable`/`TimedLockable`.
-class InterProcessSemaphoreMutex {
+class InterProcessSemaphoreMutex : public InterProcessLock {
  public:
   InterProcessSemaphoreMutex(CuratorFramework& client, std::string path);
 
-  void acquire();
-  void acquire(error_code& ec);
+  void acquire() override;
+  void acquire(error_code& ec) override;
   /// False on timeout, leaving no node behind.
-  bool acquire(std::chrono::milliseconds timeout);
-  bool acquire(std::chrono::milliseconds timeout, error_code& ec);
+  bool acquire(std::chrono::milliseconds timeout) override;
+  bool acquire(std::chrono::milliseconds timeout, error_code& ec) override;
   bool try_acquire_for(std::chrono::milliseconds timeout) { return acquire(timeout); }
 
   /// Errors: `errc::not_acquired` when not held (Curator's IllegalStateException "Not acquired").
-  void release();
-  void release(error_code& ec);
+  void release() override;
+  void release(error_code& ec) override;
 
-  bool is_acquired_in_this_process() const;
+  bool is_acquired_in_this_process() const override;
   /// The current hold's fencing token (0 when not held).
   std::int64_t fencing_token() const;
   std::vector<std::string> participant_nodes() const { return semaphore_.participant_nodes(); }

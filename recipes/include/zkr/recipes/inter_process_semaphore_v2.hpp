@@ -21,6 +21,9 @@ void semaphore_acquire(std::shared_ptr<SemaphoreShared> s, int qty,
                        std::shared_ptr<CancelState> cancel,
                        unique_function<void(error_code, std::vector<Lease>)> done);
 std::shared_ptr<Core> semaphore_core(const std::shared_ptr<SemaphoreShared>& s);
+/// The shared state of a semaphore over any `Core` (the constructor uses it; unit tests pass a fake core).
+/// Errors as the constructor's: `invalid_path`, `invalid_argument` for max_leases < 1 (thrown as `Error`).
+std::shared_ptr<SemaphoreShared> make_semaphore_shared(std::shared_ptr<Core> core, std::string path, int max_leases);
 }  // namespace detail
 
 /// A semaphore of `max_leases` leases shared across processes. Leases are `Lease` objects owned by whoever

@@ -20,6 +20,7 @@
 #include <boost/asio/cancellation_type.hpp>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,7 +57,28 @@ struct AcquireOptions {
   /// Create the node with this sort key instead of a sequential name (the read lock's downgrade node uses the
   /// write node's sequence, Curator 5.5's CURATOR-621 fix). Empty: sequential.
   std::string fixed_sequence;
+  /// The policy of this attempt instead of the engine's driver (null: the engine's). The read lock uses it to
+  /// carry "the caller holds the write lock", a fact of the calling thread that the I/O thread cannot see.
+  /// Must sort children as the engine's driver does.
+  std::shared_ptr<const LockDriver> driver;
+  /// Curator's revocable lock: the node is created with empty data and, once granted, a data watch on it
+  /// (re-armed on every change) runs `on_revocation_requested` on the client's completion executor whenever
+  /// the node's data reads "__REVOKE__" (`Revoker::attempt_revoke`). The watch ends when the node goes.
+  bool revocable = false;
+  std::function<void()> on_revocation_requested;
+  /// A node already queued by the caller (the multi-lock's batched enqueue): the attempt adopts it instead of
+  /// creating one, owns it from then on (deletes it on timeout, cancellation or error) and makes a new node
+  /// only if it vanishes (session lost). `path` is un-namespaced; `czxid` and `session` as in a create reply.
+  struct ExistingNode {
+    std::string path;
+    std::int64_t czxid = 0;
+    std::int64_t session = 0;
+  };
+  std::optional<ExistingNode> existing_node;
 };
+
+/// The data a revocable lock's node is set to by `Revoker::attempt_revoke` (Curator's `REVOKE_MESSAGE`).
+inline constexpr std::string_view revoke_message = "__REVOKE__";
 
 /// The engine. Shared (held by `shared_ptr`) so an operation in flight outlives the recipe object that
 /// started it.
@@ -65,6 +87,9 @@ class LockInternals : public std::enable_shared_from_this<LockInternals> {
   /// `base_path` is validated (`Error` with `errc::invalid_path`). The driver must outlive the engine.
   LockInternals(CuratorFramework& client, std::string base_path, std::string lock_name, std::size_t max_leases,
                 std::shared_ptr<const LockDriver> driver);
+  /// Over any `detail::Core` (unit tests drive the engine over a scripted fake core with injected faults).
+  LockInternals(std::shared_ptr<detail::Core> core, std::string base_path, std::string lock_name,
+                std::size_t max_leases, std::shared_ptr<const LockDriver> driver);
 
   const std::string& base_path() const noexcept { return base_path_; }
   const std::string& lock_name() const noexcept { return lock_name_; }

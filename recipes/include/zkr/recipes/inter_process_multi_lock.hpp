@@ -1,0 +1,196 @@
+#pragma once
+/// \file
+/// `InterProcessMultiLock`: several locks taken as one, all or none, in list order (Curator's
+/// `InterProcessMultiLock`), with a batched acquire for the mutexes of the path-based form and an asynchronous
+/// twin returning a `MultiLease`. See docs/multi-lock.md for the algorithm and why it cannot deadlock.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <zkr/recipes/inter_process_lock.hpp>
+#include <zkr/recipes/lock_internals.hpp>
+
+namespace zkr {
+
+/// The grants of one multi-lock acquire: one `Lease` per lock, in list order, each with its own fencing token
+/// and loss signal. Move-only, owned by whoever holds it. The destructor gives every grant back without
+/// throwing and without blocking (in the background, in one transaction when it can).
+///
+/// Thread-safety: as `Lease` (distinct objects are independent; one object must not be used concurrently).
+class MultiLease {
+ public:
+  MultiLease() noexcept = default;
+  explicit MultiLease(std::vector<Lease> leases) noexcept : leases_(std::move(leases)) {}
+  MultiLease(MultiLease&&) noexcept = default;
+  MultiLease& operator=(MultiLease&& other) noexcept;
+  MultiLease(const MultiLease&) = delete;
+  MultiLease& operator=(const MultiLease&) = delete;
+  ~MultiLease();
+
+  /// True when it holds at least one grant and none was released.
+  bool valid() const noexcept;
+  explicit operator bool() const noexcept { return valid(); }
+  /// The grants, in list order.
+  const std::vector<Lease>& leases() const noexcept { return leases_; }
+  std::size_t size() const noexcept { return leases_.size(); }
+  /// One fencing token per lock, in list order (each lock node's czxid; see `Lease::fencing_token`).
+  std::vector<std::int64_t> fencing_tokens() const;
+  /// The lock nodes, in list order.
+  std::vector<std::string> node_paths() const;
+  /// Takes the grants out (this object becomes empty).
+  std::vector<Lease> take() noexcept { return std::exchange(leases_, {}); }
+
+  /// Gives every grant back, in reverse list order as Curator does (all nodes in one transaction when they
+  /// belong to one client; if that fails, one guaranteed delete each). Every grant is released even when one
+  /// fails; the error is the first failure. `errc::not_acquired` when empty or already released.
+  void release();
+  void release(error_code& ec);
+  /// Asynchronous twin: `void(error_code)`. Throws `Error(errc::not_acquired)` when empty.
+  template <class Token>
+  auto async_release(Token&& token) {
+    auto core = core_of();
+    return detail::async_run<>(std::move(core), std::forward<Token>(token),
+                               [l = take()](auto cb) mutable { release_start(std::move(l), std::move(cb)); });
+  }
+
+ private:
+  std::shared_ptr<detail::Core> core_of() const;
+  static void release_start(std::vector<Lease> leases, detail::VoidCallback cb);
+  std::vector<Lease> leases_;
+};
+
+namespace detail {
+struct MultiShared;
+/// The path-based multi-lock's acquire, on the client's I/O thread (see docs/multi-lock.md).
+void multi_acquire(std::shared_ptr<MultiShared> s, std::optional<std::chrono::steady_clock::time_point> deadline,
+                   std::shared_ptr<CancelState> cancel, unique_function<void(error_code, MultiLease)> done);
+std::shared_ptr<Core> multi_core(const std::shared_ptr<MultiShared>& s);
+}  // namespace detail
+
+/// Several locks held as one: acquired in list order, all or none (Curator's `InterProcessMultiLock`).
+///
+/// Two forms:
+/// - **Paths** (`InterProcessMultiLock(client, paths)`): one mutex per path, wire-compatible with Curator's
+///   `InterProcessMutex` (`<path>/_c_<uuid>-lock-<seq>`). When the locks are free, acquiring N of them costs
+///   about two round trips in all instead of 2N: one transaction queues on every lock, one pipelined listing
+///   checks them. Where a lock is taken, the queue positions in the *later* locks are given back before waiting
+///   for it, so the lock order is respected exactly as Curator's one-at-a-time acquire does: processes using this
+///   class and Java Curator's `InterProcessMultiLock` on the same list cannot deadlock each other. Blocking holds
+///   belong to the calling thread and are reentrant (as Curator's mutexes); asynchronous acquires return a
+///   `MultiLease` owned by whoever holds it. Duplicate paths are refused (`errc::invalid_argument`): Curator
+///   would deadlock on them.
+/// - **Locks** (`InterProcessMultiLock(locks)`): any `InterProcessLock`s (mutexes, read or write locks,
+///   semaphore mutexes, other multi-locks), acquired one by one through their blocking API; each lock's own
+///   ownership and reentrancy rules apply. No asynchronous twin.
+///
+/// Semantics (Curator's, with two deliberate differences):
+/// - `acquire` takes the locks in list order; on failure (timeout or error) the ones taken are released in
+///   reverse order and nothing stays queued; the timed forms return false on timeout.
+/// - Difference 1: the timeout is one budget for the whole acquire (Curator gives each lock the full timeout,
+///   so its worst case is N times the timeout).
+/// - Difference 2: the first error stops the acquire (Curator goes on trying the remaining locks and then rolls
+///   them back, keeping only the last exception). An exception thrown by a lock of the locks form is
+///   rethrown after the roll-back.
+/// - `release` releases every lock in reverse order, even when one fails; the error is the first failure.
+/// - `is_acquired_in_this_process` is true only when every lock is held.
+///
+/// Thread-safety: all members are thread-safe. Lifetime: with the paths form the object may be destroyed while
+/// asynchronous acquires are pending (they complete normally); with the locks form the locks must outlive it
+/// (unless given as `shared_ptr`s).
+class InterProcessMultiLock : public InterProcessLock {
+ public:
+  /// One mutex per path (validated: `Error` with `errc::invalid_path`; `errc::invalid_argument` for an empty
+  /// list or a duplicate path).
+  InterProcessMultiLock(CuratorFramework& client, std::vector<std::string> paths);
+  /// Any locks, shared. `errc::invalid_argument` for an empty list or a null lock.
+  explicit InterProcessMultiLock(std::vector<std::shared_ptr<InterProcessLock>> locks);
+  /// Any locks, by reference (they must outlive this object).
+  explicit InterProcessMultiLock(std::vector<std::reference_wrapper<InterProcessLock>> locks);
+  ~InterProcessMultiLock() override;
+  InterProcessMultiLock(const InterProcessMultiLock&) = delete;
+  InterProcessMultiLock& operator=(const InterProcessMultiLock&) = delete;
+
+  /// Blocks until every lock is held. Errors: the locks' (closed, session lost beyond the retry policy...).
+  void acquire() override;
+  void acquire(error_code& ec) override;
+  /// Waits at most `timeout` in all; false on timeout, with nothing held or queued.
+  bool acquire(std::chrono::milliseconds timeout) override;
+  bool acquire(std::chrono::milliseconds timeout, error_code& ec) override;
+  bool try_acquire_for(std::chrono::milliseconds timeout) { return acquire(timeout); }
+  bool try_acquire_for(std::chrono::milliseconds timeout, error_code& ec) { return acquire(timeout, ec); }
+  /// Releases every lock, in reverse order. Paths form: one level of the calling thread's hold (`errc::not_owner`
+  /// when it holds none). Locks form: each lock's `release` (Curator releases all of them, held or not).
+  void release() override;
+  void release(error_code& ec) override;
+  /// Every lock is held in this process.
+  bool is_acquired_in_this_process() const override;
+
+  /// Paths form: the calling thread holds it.
+  bool is_owned_by_current_thread() const;
+  /// Paths form: the calling thread's fencing tokens, one per lock in list order (empty when it holds none).
+  std::vector<std::int64_t> fencing_tokens() const;
+  /// Paths form: the calling thread's lock nodes, in list order (empty when it holds none).
+  std::vector<std::string> lock_paths() const;
+  /// Paths form: the lock paths; locks form: empty.
+  const std::vector<std::string>& paths() const noexcept { return paths_; }
+  /// The number of locks.
+  std::size_t size() const noexcept;
+  /// Paths form: data of the lock nodes created from now on (nullopt: the client's default data).
+  void set_node_data(std::optional<std::string> data);
+
+  // Lockable / TimedLockable
+  void lock() { acquire(); }
+  bool try_lock() { return acquire(std::chrono::milliseconds(0)); }
+  template <class Rep, class Period>
+  bool try_lock_for(std::chrono::duration<Rep, Period> d) {
+    return acquire(std::chrono::ceil<std::chrono::milliseconds>(d));
+  }
+  void unlock() { release(); }
+
+  /// Paths form: acquires asynchronously, `void(error_code, MultiLease)`. Per-operation cancellation (any
+  /// type) deletes every node of the operation and gives back the locks already taken before completing with
+  /// `operation_aborted`. The locks form throws `Error(errc::invalid_argument)`.
+  template <class Token>
+  auto async_acquire(Token&& token) {
+    return detail::async_run_cancellable<MultiLease>(
+        async_core(), std::forward<Token>(token), [s = shared_](auto cancel, auto done) mutable {
+          detail::multi_acquire(std::move(s), std::nullopt, std::move(cancel), std::move(done));
+        });
+  }
+  /// As `async_acquire`, giving up after `timeout` in all: completes with no error and an empty MultiLease.
+  template <class Token>
+  auto async_try_acquire_for(std::chrono::milliseconds timeout, Token&& token) {
+    return detail::async_run_cancellable<MultiLease>(
+        async_core(), std::forward<Token>(token),
+        [s = shared_, deadline = std::chrono::steady_clock::now() + timeout](auto cancel, auto done) mutable {
+          detail::multi_acquire(std::move(s), deadline, std::move(cancel), std::move(done));
+        });
+  }
+
+ private:
+  struct Hold {
+    MultiLease lease;
+    int count = 0;
+  };
+  std::shared_ptr<detail::Core> async_core() const;
+  bool paths_acquire(std::optional<std::chrono::milliseconds> timeout, error_code& ec);
+  bool locks_acquire(std::optional<std::chrono::milliseconds> timeout, error_code& ec);
+
+  // paths form
+  std::vector<std::string> paths_;
+  std::shared_ptr<detail::MultiShared> shared_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::thread::id, Hold> holds_;
+  // locks form
+  std::vector<InterProcessLock*> locks_;
+  std::vector<std::shared_ptr<InterProcessLock>> owned_;
+};
+
+}  // namespace zkr

@@ -1,0 +1,688 @@
+#include <zkr/recipes/inter_process_multi_lock.hpp>
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <algorithm>
+#include <exception>
+#include <set>
+
+#include <zkr/framework/paths.hpp>
+#include <zkr/recipes/detail/lease_core.hpp>
+#include <zkr/recipes/inter_process_mutex.hpp>
+
+namespace asio = boost::asio;
+
+namespace zkr {
+
+namespace detail {
+
+struct MultiShared {
+  std::shared_ptr<Core> core;
+  std::vector<std::shared_ptr<LockInternals>> engines;
+  std::mutex mu;
+  std::optional<std::string> node_data;
+};
+
+std::shared_ptr<Core> multi_core(const std::shared_ptr<MultiShared>& s) { return s->core; }
+
+namespace {
+
+/// Deletes `paths` (I/O thread), in one transaction when there are several; if the transaction fails (a node
+/// already gone, say), one guaranteed quiet delete each. Calls `k` once every delete has answered.
+void remove_nodes(const std::shared_ptr<Core>& core, std::vector<std::string> paths, unique_function<void()> k) {
+  if (paths.empty() || !core->is_open()) return k();
+  auto one_by_one = [core](std::vector<std::string> paths, unique_function<void()> k) {
+    auto left = std::make_shared<std::size_t>(paths.size());
+    auto kk = std::make_shared<unique_function<void()>>(std::move(k));
+    for (auto& p : paths)
+      core->remove(std::move(p), -1, /*guaranteed=*/true, /*quietly=*/true, [left, kk](error_code) {
+        if (--*left == 0) (*kk)();
+      });
+  };
+  if (paths.size() == 1) return one_by_one(std::move(paths), std::move(k));
+  std::vector<Op> ops;
+  ops.reserve(paths.size());
+  for (const auto& p : paths) ops.push_back(Op::remove(p));
+  core->multi(std::move(ops), [paths = std::move(paths), one_by_one, k = std::move(k)](
+                                  error_code ec, std::vector<OpResult>) mutable {
+    if (!ec) return k();
+    one_by_one(std::move(paths), std::move(k));
+  });
+}
+
+/// The path-based acquire: batched enqueue, pipelined listing, ordered waiting. See docs/multi-lock.md.
+struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
+  using Clock = std::chrono::steady_clock;
+
+  /// Our node in a lock, queued by a batch and not yet granted or handed to the engine.
+  struct Queued {
+    std::string path;    // un-namespaced, with the sequence
+    std::string prefix;  // "_c_<uuid>-": a retried transaction may have left another node with it
+  };
+
+  std::shared_ptr<MultiShared> s;
+  std::shared_ptr<Core> core;
+  std::optional<Clock::time_point> deadline;
+  std::shared_ptr<CancelState> cancel;
+  unique_function<void(error_code, MultiLease)> done;
+  std::optional<std::string> node_data;
+
+  std::vector<Lease> held;                    // the granted prefix of the list
+  std::vector<std::optional<Queued>> queued;  // by lock index
+  std::int64_t batch_czxid = 0;               // every node of one transaction has the transaction's zxid
+  std::int64_t batch_session = 0;
+  int parent_rounds = 0;
+  bool batch = true;  // false after an unexpected failure: the engine, lock by lock, takes over
+  bool in_flight = false;
+  bool in_engine = false;
+  bool finished = false;
+  bool timed_out = false;
+  std::shared_ptr<CancelState> engine_cancel;
+  std::unique_ptr<asio::steady_timer> deadline_timer;
+
+  std::size_t n() const { return s->engines.size(); }
+  bool stopping() const { return timed_out || cancel->cancelled; }
+
+  void begin() {
+    if (deadline) {
+      deadline_timer = std::make_unique<asio::steady_timer>(core->io_executor(), *deadline);
+      deadline_timer->async_wait([self = shared_from_this()](error_code ec) {
+        if (ec || self->finished) return;
+        self->timed_out = true;
+        self->interrupt();
+      });
+    }
+    cancel->on_cancel = [self = shared_from_this()] { self->interrupt(); };
+    next();
+  }
+
+  /// Timeout or cancellation: the engine cleans up its own attempt; a request in flight finishes first.
+  void interrupt() {
+    if (finished) return;
+    if (in_engine) return engine_cancel->fire();
+    if (in_flight) return;
+    stop({});
+  }
+
+  void next() {
+    if (finished) return;
+    if (stopping()) return stop({});
+    const std::size_t k = held.size();
+    if (k == n()) return succeed();
+    if (!batch || n() - k == 1) return wait_on(k);
+    enqueue(k);
+  }
+
+  // 1. One transaction queues us on every remaining lock. Three more operations on a scratch node (created,
+  //    written and deleted in the same transaction, so nobody ever sees it) return a Stat whose mzxid is the
+  //    transaction's zxid, which is the czxid of every lock node created with it: the fencing tokens, at no
+  //    extra request (a multi's create does not return a Stat in the C client). `missing_dirs` (parents first)
+  //    are created in the same transaction, as containers, when a first try found lock directories missing.
+  void enqueue(std::size_t k, std::vector<std::string> missing_dirs = {}) {
+    const std::string data = node_data ? *node_data : core->default_data();
+    std::vector<Op> ops;
+    std::vector<std::string> prefixes;
+    const std::size_t c = missing_dirs.size();
+    for (auto& d : missing_dirs) ops.push_back(Op::create(std::move(d), std::string(), CreateMode::container));
+    for (std::size_t i = k; i < n(); ++i) {
+      const auto& e = *s->engines[i];
+      const auto id = protected_names::new_protected_id();
+      prefixes.push_back(protected_names::prefix_for(id));
+      ops.push_back(Op::create(protected_names::to_protected_path(make_path(e.base_path(), e.lock_name()), id), data,
+                               CreateMode::ephemeral_sequential));
+    }
+    const auto stamp = make_path(s->engines[k]->base_path(),
+                                 protected_names::prefix_for(protected_names::new_protected_id()) + "zkr-multi-stamp");
+    ops.push_back(Op::create(stamp, std::string(), CreateMode::persistent));
+    ops.push_back(Op::set_data(stamp, std::string()));
+    ops.push_back(Op::remove(stamp));
+    in_flight = true;
+    core->multi(std::move(ops), [self = shared_from_this(), k, c, prefixes = std::move(prefixes)](
+                                    error_code ec, std::vector<OpResult> results) mutable {
+      self->on_enqueued(k, c, std::move(prefixes), ec, std::move(results));
+    });
+  }
+
+  void on_enqueued(std::size_t k, std::size_t c, std::vector<std::string> prefixes, error_code ec,
+                   std::vector<OpResult> results) {
+    in_flight = false;
+    const std::size_t m = n() - k;
+    if (!ec && results.size() == c + m + 3) {
+      batch_czxid = results[c + m + 1].stat.mzxid;
+      batch_session = core->session_id();
+      for (std::size_t i = 0; i < m; ++i)
+        queued[k + i] = Queued{std::move(results[c + i].path), std::move(prefixes[i])};
+      if (stopping()) return stop({});
+      return list(k);
+    }
+    // Nothing of this transaction exists (all or none), but a retried transaction whose first try committed
+    // unseen may have left nodes: find them by their protected prefixes.
+    if (is_retryable(ec) || is_connection_loss(ec)) sweep(k, prefixes);
+    if (stopping()) return stop({});
+    // A directory missing (first use, or a container reaped), or created by someone else since we looked.
+    const bool dirs_changed = ec == zk_errc::no_node || ec == zk_errc::node_exists ||
+                              std::any_of(results.begin(), results.end(), [](const OpResult& r) {
+                                return r.ec == zk_errc::no_node || r.ec == zk_errc::node_exists;
+                              });
+    if (dirs_changed && parent_rounds++ < 3) return find_missing_dirs(k);
+    core->logger()->debug("multi-lock: batched enqueue failed ({}); acquiring lock by lock", ec.message());
+    batch = false;
+    next();
+  }
+
+  /// Lock directories are missing: find which of them and of their ancestors do not exist (one pipelined
+  /// round of exists), then queue again, creating those in the same transaction.
+  void find_missing_dirs(std::size_t k) {
+    std::set<std::string> all;  // ordered: a parent sorts before its children
+    for (std::size_t i = k; i < n(); ++i) {
+      const auto& base = s->engines[i]->base_path();
+      for (auto pos = base.find('/', 1); pos != std::string::npos; pos = base.find('/', pos + 1))
+        all.insert(base.substr(0, pos));
+      all.insert(base);
+    }
+    struct Probe {
+      std::vector<std::string> dirs;
+      std::vector<char> missing;
+      std::size_t left = 0;
+      error_code ec;
+    };
+    auto p = std::make_shared<Probe>();
+    p->dirs.assign(all.begin(), all.end());
+    p->missing.assign(p->dirs.size(), 0);
+    p->left = p->dirs.size();
+    in_flight = true;
+    for (std::size_t i = 0; i < p->dirs.size(); ++i) {
+      core->exists(p->dirs[i], nullptr, [self = shared_from_this(), p, i, k](error_code ec, Stat) {
+        if (ec == zk_errc::no_node) p->missing[i] = 1;
+        else if (ec && !p->ec) p->ec = ec;
+        if (--p->left) return;
+        self->in_flight = false;
+        if (self->stopping()) return self->stop({});
+        if (p->ec) {
+          self->batch = false;
+          return self->next();
+        }
+        std::vector<std::string> missing;
+        for (std::size_t j = 0; j < p->dirs.size(); ++j)
+          if (p->missing[j]) missing.push_back(std::move(p->dirs[j]));
+        // By depth, so that every parent comes before its children in the transaction.
+        std::stable_sort(missing.begin(), missing.end(), [](const std::string& a, const std::string& b) {
+          return std::count(a.begin(), a.end(), '/') < std::count(b.begin(), b.end(), '/');
+        });
+        self->enqueue(k, std::move(missing));
+      });
+    }
+  }
+
+  /// Deletes, in the background, any node of ours left in locks [k, n) by a transaction retried after a
+  /// connection loss.
+  void sweep(std::size_t k, const std::vector<std::string>& prefixes) {
+    if (!core->is_open()) return;
+    for (std::size_t i = k; i < n(); ++i) {
+      const auto base = s->engines[i]->base_path();
+      core->get_children(base, nullptr, [core = core, base, prefix = prefixes[i - k]](error_code ec, Children c) {
+        if (ec) return;
+        for (const auto& name : c.names)
+          if (name.starts_with(prefix)) core->remove(make_path(base, name), -1, true, true, [](error_code) {});
+      });
+    }
+  }
+
+  // 2. All directories listed at once: keep the held prefix of the list.
+  void list(std::size_t k) {
+    struct Listing {
+      std::vector<std::vector<std::string>> children;
+      std::size_t left = 0;
+      error_code ec;
+    };
+    auto l = std::make_shared<Listing>();
+    l->children.resize(n() - k);
+    l->left = n() - k;
+    in_flight = true;
+    for (std::size_t i = k; i < n(); ++i) {
+      core->get_children(s->engines[i]->base_path(), nullptr,
+                         [self = shared_from_this(), l, k, i](error_code ec, Children c) {
+                           if (ec == zk_errc::no_node) c.names.clear(), ec = {};  // reaped: our node is gone
+                           if (ec && !l->ec) l->ec = ec;
+                           l->children[i - k] = std::move(c.names);
+                           if (--l->left) return;
+                           self->in_flight = false;
+                           self->on_listed(k, std::move(l->children), l->ec);
+                         });
+    }
+  }
+
+  void on_listed(std::size_t k, std::vector<std::vector<std::string>> children, error_code ec) {
+    if (stopping()) return stop({});
+    if (ec) return stop(ec);
+    std::vector<std::string> orphans;
+    std::size_t j = k;
+    for (; j < n(); ++j) {
+      const auto& e = *s->engines[j];
+      const auto& q = *queued[j];
+      auto names = std::move(children[j - k]);
+      const auto our = node_name(q.path);
+      std::erase_if(names, [&](const std::string& name) {
+        if (name == our || !name.starts_with(q.prefix)) return false;
+        orphans.push_back(make_path(e.base_path(), name));
+        return true;
+      });
+      e.driver().sort_children(names, e.lock_name());
+      const auto r = e.driver().gets_the_lock(names, our, e.max_leases());
+      if (!r || !r->gets_the_lock || core->session_id() != batch_session) break;
+      held.push_back(make_lease(core, q.path, batch_czxid, batch_session));
+      queued[j].reset();
+    }
+    if (!orphans.empty()) remove_nodes(core, std::move(orphans), [] {});
+    if (j == n()) return next();
+    // 3. Lock j is taken: give back our queue positions in the locks after it before waiting for it, so we
+    //    never wait while queued in a later lock (docs/multi-lock.md).
+    std::vector<std::string> later;
+    for (std::size_t i = j + 1; i < n(); ++i)
+      if (queued[i]) later.push_back(std::exchange(queued[i], std::nullopt)->path);
+    in_flight = true;
+    remove_nodes(core, std::move(later), [self = shared_from_this(), j] {
+      self->in_flight = false;
+      if (self->stopping()) return self->stop({});
+      self->wait_on(j);
+    });
+  }
+
+  // 4. Wait for lock j as the engine does (watching the predecessor), keeping our place in its queue.
+  void wait_on(std::size_t j) {
+    AcquireOptions o;
+    o.deadline = deadline;
+    o.node_data = node_data;
+    if (queued[j]) {
+      auto q = std::exchange(queued[j], std::nullopt);
+      if (core->session_id() == batch_session)
+        o.existing_node = AcquireOptions::ExistingNode{std::move(q->path), batch_czxid, batch_session};
+      else
+        remove_nodes(core, {std::move(q->path)}, [] {});  // of a lost session: the engine makes a new one
+    }
+    engine_cancel = std::make_shared<CancelState>();
+    in_engine = true;
+    s->engines[j]->attempt_lock(std::move(o), engine_cancel, [self = shared_from_this()](error_code ec, Lease l) {
+      self->in_engine = false;
+      if (l) {
+        self->held.push_back(std::move(l));
+        return self->next();  // stops (and gives it back) if we were interrupted meanwhile
+      }
+      if (ec && !(ec == asio::error::operation_aborted && self->stopping())) return self->stop(ec);
+      self->timed_out = self->timed_out || !self->cancel->cancelled;  // the engine's own deadline
+      self->stop({});
+    });
+  }
+
+  void succeed() {
+    finished = true;
+    if (deadline_timer) deadline_timer->cancel();
+    cancel->on_cancel = nullptr;
+    auto d = std::move(done);
+    if (d) d({}, MultiLease(std::move(held)));
+  }
+
+  /// Timeout, cancellation or error: delete every queued node and give back the locks taken (in reverse
+  /// order), then complete.
+  void stop(error_code ec) {
+    if (finished) return;
+    finished = true;
+    if (deadline_timer) deadline_timer->cancel();
+    cancel->on_cancel = nullptr;
+    if (!ec && cancel->cancelled && !timed_out) ec = asio::error::operation_aborted;
+    std::vector<std::string> nodes;
+    for (auto& q : queued)
+      if (q) nodes.push_back(std::exchange(q, std::nullopt)->path);
+    auto self = shared_from_this();
+    remove_nodes(core, std::move(nodes), [self, ec]() mutable {
+      std::vector<Lease> leases = std::move(self->held);
+      std::reverse(leases.begin(), leases.end());
+      auto left = std::make_shared<std::size_t>(leases.size() + 1);
+      auto finish = [self, ec, left] {
+        if (--*left) return;
+        auto d = std::move(self->done);
+        if (d) d(ec, MultiLease());
+      };
+      for (auto& l : leases) l.state()->release([finish](error_code) mutable { finish(); });
+      finish();
+    });
+  }
+};
+
+/// Releases leases on the I/O thread of their client: marks them released, then deletes every node in one
+/// transaction (reverse list order), falling back to one guaranteed delete each.
+void multi_release_nodes(std::vector<Lease> leases, VoidCallback cb) {
+  std::vector<std::shared_ptr<LeaseCore>> cores;
+  for (auto it = leases.rbegin(); it != leases.rend(); ++it)
+    if (auto& st = it->state(); st && !st->released) cores.push_back(st);
+  if (cores.empty()) return cb(errc::not_acquired);
+  auto core = cores.front()->core;
+  std::vector<std::string> paths;
+  for (auto& c : cores) {  // as LeaseCore::release, minus the delete
+    c->released = true;
+    c->set_status(LeaseStatus::released);
+    c->stop_monitoring();
+    paths.push_back(c->path);
+  }
+  if (!core->is_open()) return cb({});  // the session and its ephemeral nodes are gone with the client
+  if (paths.size() == 1) return core->remove(std::move(paths.front()), -1, true, true, std::move(cb));
+  std::vector<Op> ops;
+  for (const auto& p : paths) ops.push_back(Op::remove(p));
+  core->multi(std::move(ops), [core, paths = std::move(paths), cb = std::move(cb)](
+                                  error_code ec, std::vector<OpResult>) mutable {
+    if (!ec) return cb({});
+    auto left = std::make_shared<std::size_t>(paths.size());
+    auto first = std::make_shared<error_code>();
+    auto kk = std::make_shared<VoidCallback>(std::move(cb));
+    for (auto& p : paths)
+      core->remove(std::move(p), -1, true, true, [left, first, kk](error_code e) {
+        if (e && !*first) *first = e;
+        if (--*left == 0) (*kk)(*first);
+      });
+  });
+}
+
+bool one_client(const std::vector<Lease>& leases) {
+  const Core* c = nullptr;
+  for (const auto& l : leases) {
+    if (!l.state()) continue;
+    if (c && l.state()->core.get() != c) return false;
+    c = l.state()->core.get();
+  }
+  return true;
+}
+
+}  // namespace
+
+void multi_acquire(std::shared_ptr<MultiShared> s, std::optional<std::chrono::steady_clock::time_point> deadline,
+                   std::shared_ptr<CancelState> cancel, unique_function<void(error_code, MultiLease)> done) {
+  auto a = std::make_shared<MultiAcquire>();
+  a->core = s->core;
+  {
+    std::lock_guard lk(s->mu);
+    a->node_data = s->node_data;
+  }
+  a->queued.resize(s->engines.size());
+  a->s = std::move(s);
+  a->deadline = deadline;
+  a->cancel = cancel ? std::move(cancel) : std::make_shared<CancelState>();
+  a->done = std::move(done);
+  if (a->cancel->cancelled) {
+    a->finished = true;
+    return a->done(asio::error::operation_aborted, MultiLease());
+  }
+  a->begin();
+}
+
+}  // namespace detail
+
+// MultiLease ---------------------------------------------------------------------------------------------------
+
+MultiLease& MultiLease::operator=(MultiLease&& other) noexcept {
+  if (this != &other) {
+    MultiLease old(std::move(*this));  // released by its destructor
+    leases_ = std::move(other.leases_);
+  }
+  return *this;
+}
+
+MultiLease::~MultiLease() {
+  if (leases_.empty()) return;
+  try {
+    if (detail::one_client(leases_) && leases_.front().state()) {
+      auto core = leases_.front().state()->core;
+      asio::post(core->io_executor(), [l = std::move(leases_)]() mutable {
+        detail::multi_release_nodes(std::move(l), [](error_code) {});
+      });
+    } else {
+      while (!leases_.empty()) leases_.pop_back();  // each Lease releases itself in the background
+    }
+  } catch (...) {
+    // never throw from a destructor; the session's end removes ephemeral nodes anyway
+  }
+}
+
+bool MultiLease::valid() const noexcept {
+  return !leases_.empty() && std::all_of(leases_.begin(), leases_.end(), [](const Lease& l) { return l.valid(); });
+}
+
+std::vector<std::int64_t> MultiLease::fencing_tokens() const {
+  std::vector<std::int64_t> out;
+  for (const auto& l : leases_) out.push_back(l.fencing_token());
+  return out;
+}
+
+std::vector<std::string> MultiLease::node_paths() const {
+  std::vector<std::string> out;
+  for (const auto& l : leases_) out.push_back(l.node_path());
+  return out;
+}
+
+std::shared_ptr<detail::Core> MultiLease::core_of() const {
+  for (const auto& l : leases_)
+    if (l.state()) return l.state()->core;
+  throw Error(errc::not_acquired, "release", "");
+}
+
+void MultiLease::release_start(std::vector<Lease> leases, detail::VoidCallback cb) {
+  detail::multi_release_nodes(std::move(leases), std::move(cb));
+}
+
+void MultiLease::release(error_code& ec) {
+  ec = {};
+  auto leases = take();
+  auto first = std::find_if(leases.begin(), leases.end(), [](const Lease& l) { return l.valid(); });
+  if (first == leases.end()) {
+    ec = errc::not_acquired;
+    return;
+  }
+  if (detail::one_client(leases)) {
+    auto core = first->state()->core;
+    detail::run_blocking_void(
+        *core, [l = std::move(leases)](detail::VoidCallback cb) mutable { release_start(std::move(l), std::move(cb)); },
+        ec);
+    return;
+  }
+  for (auto it = leases.rbegin(); it != leases.rend(); ++it) {
+    if (!it->valid()) continue;
+    error_code e;
+    it->release(e);
+    if (e && !ec) ec = e;
+  }
+}
+
+void MultiLease::release() {
+  const auto paths = node_paths();
+  error_code ec;
+  release(ec);
+  throw_if(ec, "release", paths.empty() ? std::string() : paths.front());
+}
+
+// InterProcessMultiLock ----------------------------------------------------------------------------------------
+
+InterProcessMultiLock::InterProcessMultiLock(CuratorFramework& client, std::vector<std::string> paths)
+    : paths_(std::move(paths)), shared_(std::make_shared<detail::MultiShared>()) {
+  if (paths_.empty()) throw Error(errc::invalid_argument, "multi-lock (no paths)", "");
+  for (std::size_t i = 0; i < paths_.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (paths_[i] == paths_[j]) throw Error(errc::invalid_argument, "multi-lock (duplicate path)", paths_[i]);
+  shared_->core = client.core();
+  for (const auto& p : paths_)
+    shared_->engines.push_back(
+        std::make_shared<LockInternals>(client, p, std::string(InterProcessMutex::lock_name), 1, nullptr));
+}
+
+InterProcessMultiLock::InterProcessMultiLock(std::vector<std::shared_ptr<InterProcessLock>> locks)
+    : owned_(std::move(locks)) {
+  if (owned_.empty()) throw Error(errc::invalid_argument, "multi-lock (no locks)", "");
+  for (const auto& l : owned_) {
+    if (!l) throw Error(errc::invalid_argument, "multi-lock (null lock)", "");
+    locks_.push_back(l.get());
+  }
+}
+
+InterProcessMultiLock::InterProcessMultiLock(std::vector<std::reference_wrapper<InterProcessLock>> locks) {
+  if (locks.empty()) throw Error(errc::invalid_argument, "multi-lock (no locks)", "");
+  for (auto& l : locks) locks_.push_back(&l.get());
+}
+
+InterProcessMultiLock::~InterProcessMultiLock() = default;  // held MultiLeases release themselves
+
+std::size_t InterProcessMultiLock::size() const noexcept { return shared_ ? paths_.size() : locks_.size(); }
+
+void InterProcessMultiLock::set_node_data(std::optional<std::string> data) {
+  if (!shared_) return;
+  std::lock_guard lk(shared_->mu);
+  shared_->node_data = std::move(data);
+}
+
+std::shared_ptr<detail::Core> InterProcessMultiLock::async_core() const {
+  if (!shared_) throw Error(errc::invalid_argument, "async_acquire (multi-lock over InterProcessLock objects)", "");
+  return shared_->core;
+}
+
+bool InterProcessMultiLock::paths_acquire(std::optional<std::chrono::milliseconds> timeout, error_code& ec) {
+  const auto me = std::this_thread::get_id();
+  {
+    std::lock_guard lk(mu_);
+    if (auto it = holds_.find(me); it != holds_.end()) {  // re-entering: no I/O
+      ++it->second.count;
+      return true;
+    }
+  }
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (timeout) deadline = std::chrono::steady_clock::now() + std::max(*timeout, std::chrono::milliseconds(0));
+  MultiLease lease = detail::run_blocking<MultiLease>(
+      *shared_->core,
+      [s = shared_, deadline](detail::unique_function<void(error_code, MultiLease)> cb) mutable {
+        detail::multi_acquire(std::move(s), deadline, nullptr, std::move(cb));
+      },
+      ec);
+  if (ec || !lease) return false;
+  std::lock_guard lk(mu_);
+  holds_[me] = Hold{std::move(lease), 1};
+  return true;
+}
+
+bool InterProcessMultiLock::locks_acquire(std::optional<std::chrono::milliseconds> timeout, error_code& ec) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout.value_or(std::chrono::milliseconds(0));
+  std::size_t taken = 0;
+  auto roll_back = [&] {
+    while (taken > 0) {
+      error_code ignored;
+      try {
+        locks_[--taken]->release(ignored);
+      } catch (...) {
+        // Curator ignores release failures of the roll-back
+      }
+    }
+  };
+  try {
+    for (; taken < locks_.size(); ++taken) {
+      bool ok;
+      if (timeout) {
+        auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        ok = locks_[taken]->acquire(std::max(left, std::chrono::milliseconds(0)), ec);
+      } else {
+        locks_[taken]->acquire(ec);
+        ok = !ec;
+      }
+      if (!ok) {
+        roll_back();
+        return false;
+      }
+    }
+  } catch (...) {
+    roll_back();
+    throw;
+  }
+  return true;
+}
+
+void InterProcessMultiLock::acquire(error_code& ec) {
+  ec = {};
+  shared_ ? paths_acquire(std::nullopt, ec) : locks_acquire(std::nullopt, ec);
+}
+void InterProcessMultiLock::acquire() {
+  error_code ec;
+  acquire(ec);
+  throw_if(ec, "acquire", paths_.empty() ? std::string() : paths_.front());
+}
+bool InterProcessMultiLock::acquire(std::chrono::milliseconds timeout, error_code& ec) {
+  ec = {};
+  return shared_ ? paths_acquire(timeout, ec) : locks_acquire(timeout, ec);
+}
+bool InterProcessMultiLock::acquire(std::chrono::milliseconds timeout) {
+  error_code ec;
+  const bool r = acquire(timeout, ec);
+  throw_if(ec, "acquire", paths_.empty() ? std::string() : paths_.front());
+  return r;
+}
+
+void InterProcessMultiLock::release(error_code& ec) {
+  ec = {};
+  if (shared_) {
+    MultiLease lease;
+    {
+      std::lock_guard lk(mu_);
+      auto it = holds_.find(std::this_thread::get_id());
+      if (it == holds_.end()) {
+        ec = errc::not_owner;
+        return;
+      }
+      if (--it->second.count > 0) return;
+      lease = std::move(it->second.lease);
+      holds_.erase(it);  // forgotten even if a delete fails (the guaranteed deletes go on), as the mutex
+    }
+    lease.release(ec);
+    return;
+  }
+  // Curator: every lock, in reverse order, whatever fails; the first failure is reported.
+  std::exception_ptr thrown;
+  for (auto it = locks_.rbegin(); it != locks_.rend(); ++it) {
+    error_code e;
+    try {
+      (*it)->release(e);
+    } catch (const boost::system::system_error& x) {
+      e = x.code();
+    } catch (...) {
+      if (!thrown && !ec) thrown = std::current_exception();
+    }
+    if (e && !ec && !thrown) ec = e;
+  }
+  if (thrown) std::rethrow_exception(thrown);
+}
+void InterProcessMultiLock::release() {
+  error_code ec;
+  release(ec);
+  throw_if(ec, "release", paths_.empty() ? std::string() : paths_.front());
+}
+
+bool InterProcessMultiLock::is_acquired_in_this_process() const {
+  if (shared_) {
+    std::lock_guard lk(mu_);
+    return !holds_.empty();
+  }
+  return std::all_of(locks_.begin(), locks_.end(), [](const InterProcessLock* l) { return l->is_acquired_in_this_process(); });
+}
+
+bool InterProcessMultiLock::is_owned_by_current_thread() const {
+  std::lock_guard lk(mu_);
+  return holds_.count(std::this_thread::get_id()) > 0;
+}
+
+std::vector<std::int64_t> InterProcessMultiLock::fencing_tokens() const {
+  std::lock_guard lk(mu_);
+  auto it = holds_.find(std::this_thread::get_id());
+  return it == holds_.end() ? std::vector<std::int64_t>{} : it->second.lease.fencing_tokens();
+}
+
+std::vector<std::string> InterProcessMultiLock::lock_paths() const {
+  std::lock_guard lk(mu_);
+  auto it = holds_.find(std::this_thread::get_id());
+  return it == holds_.end() ? std::vector<std::string>{} : it->second.lease.node_paths();
+}
+
+}  // namespace zkr

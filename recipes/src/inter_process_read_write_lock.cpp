@@ -1,0 +1,78 @@
+#include <zkr/recipes/inter_process_read_write_lock.hpp>
+
+#include <zkr/framework/paths.hpp>
+
+namespace zkr {
+
+namespace {
+
+/// A shared driver without ownership (the drivers are function-local statics).
+template <class D>
+std::shared_ptr<const LockDriver> unowned(const D& d) {
+  return std::shared_ptr<const LockDriver>(&d, [](const LockDriver*) {});
+}
+
+/// The read driver of one attempt made by a thread that holds the write lock of the same lock object: held at
+/// once (Curator's `writeLock.isOwnedByCurrentThread()` branch). The fact is taken on the calling thread when
+/// the attempt starts, since the engine runs on the client's I/O thread where thread identity means nothing.
+class ReadDriverHoldingWrite : public ReadLockDriver {
+ public:
+  std::optional<PredicateResults> gets_the_lock(const std::vector<std::string>& children, std::string_view our_node,
+                                                std::size_t) const override {
+    return read_gets_the_lock(children, our_node, /*this_thread_owns_write=*/true);
+  }
+};
+
+std::vector<std::string> only_kind(std::vector<std::string> nodes, std::string_view lock_name) {
+  std::erase_if(nodes, [&](const std::string& p) { return node_name(p).find(lock_name) == std::string::npos; });
+  return nodes;
+}
+
+}  // namespace
+
+InterProcessReadWriteLock::InterProcessReadWriteLock(CuratorFramework& client, std::string path,
+                                                     std::optional<std::string> lock_data)
+    : write_(new WriteLock(client, path)), read_(new ReadLock(client, path, *write_)) {
+  write_->read_ = read_.get();
+  write_->set_node_data(lock_data);
+  read_->set_node_data(std::move(lock_data));
+}
+
+InterProcessReadWriteLock::~InterProcessReadWriteLock() = default;
+
+InterProcessReadWriteLock::WriteLock::WriteLock(CuratorFramework& client, const std::string& path)
+    : InterProcessMutex(client, path, std::string(write_lock_name), unowned(write_lock_driver())) {}
+
+std::vector<std::string> InterProcessReadWriteLock::WriteLock::participant_nodes() const {
+  return only_kind(InterProcessMutex::participant_nodes(), write_lock_name);
+}
+
+error_code InterProcessReadWriteLock::WriteLock::acquire_precondition() const {
+  // Re-entering the write lock never gets here; holding only the read lock means waiting for ourselves.
+  if (read_ && read_->is_owned_by_current_thread()) return errc::would_deadlock;
+  return {};
+}
+
+InterProcessReadWriteLock::ReadLock::ReadLock(CuratorFramework& client, const std::string& path,
+                                              const WriteLock& write)
+    : InterProcessMutex(client, path, std::string(read_lock_name), unowned(read_lock_driver())), write_(write) {}
+
+std::vector<std::string> InterProcessReadWriteLock::ReadLock::participant_nodes() const {
+  return only_kind(InterProcessMutex::participant_nodes(), read_lock_name);
+}
+
+AcquireOptions InterProcessReadWriteLock::ReadLock::make_options(
+    std::optional<std::chrono::steady_clock::time_point> deadline) const {
+  AcquireOptions o = InterProcessMutex::make_options(deadline);
+  if (!write_.is_owned_by_current_thread()) return o;
+  const std::string write_path = write_.lock_path();
+  if (write_path.empty()) return o;
+  static const ReadDriverHoldingWrite holding_write;
+  o.driver = unowned(holding_write);
+  // CURATOR-621: the read node takes the write node's sequence, as an EPHEMERAL non-sequential node, so it
+  // sorts with the write node, ahead of any writer queued since.
+  o.fixed_sequence = std::string(read_write_sort_key(node_name(write_path)));
+  return o;
+}
+
+}  // namespace zkr

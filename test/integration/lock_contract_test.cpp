@@ -1,0 +1,509 @@
+// The lock contract: one suite run over every lock type against a real ZooKeeper (Curator's
+// TestInterProcessMutexBase, extended with the guarantees zkrecipes adds: fencing tokens, loss signal,
+// cancellation leaving no node). A lock type joins by adding an adapter below.
+
+#include <catch2/catch.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <dirent.h>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "fixture.hpp"
+
+using namespace zkr;
+using namespace zkr::test;
+
+namespace {
+
+/// Adapters: how the contract drives each lock type.
+struct MutexAdapter {
+  using Lock = InterProcessMutex;
+  static constexpr bool reentrant = true;
+  static constexpr const char* name = "InterProcessMutex";
+  static std::unique_ptr<Lock> make(CuratorFramework& c, const std::string& path) {
+    return std::make_unique<Lock>(c, path);
+  }
+  static std::int64_t token(Lock& l) { return l.fencing_token(); }
+  /// Every node the lock keeps under `path`.
+  static std::size_t nodes(ServerFixture& fx, const std::string& path) { return fx.children(path).size(); }
+  /// How many nodes `holders` holders and `waiters` waiters keep.
+  static std::size_t expected_nodes(std::size_t holders, std::size_t waiters) { return holders + waiters; }
+};
+
+struct SemaphoreMutexAdapter {
+  using Lock = InterProcessSemaphoreMutex;
+  static constexpr bool reentrant = false;
+  static constexpr const char* name = "InterProcessSemaphoreMutex";
+  static std::unique_ptr<Lock> make(CuratorFramework& c, const std::string& path) {
+    return std::make_unique<Lock>(c, path);
+  }
+  static std::int64_t token(Lock& l) { return l.fencing_token(); }
+  static std::size_t nodes(ServerFixture& fx, const std::string& path) {
+    return fx.children(path + "/locks").size() + fx.children(path + "/leases").size();
+  }
+  /// The first waiter holds the internal mutex and a lease node while it waits for a free slot.
+  static std::size_t expected_nodes(std::size_t holders, std::size_t waiters) {
+    return holders + (waiters ? waiters + 1 : 0);
+  }
+};
+
+int thread_count() {
+  int n = 0;
+  if (DIR* d = ::opendir("/proc/self/task")) {
+    while (auto* e = ::readdir(d))
+      if (e->d_name[0] != '.') ++n;
+    ::closedir(d);
+  }
+  return n;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("contract: mutual exclusion across sessions and threads, tokens increase", "[contract]",
+                   MutexAdapter, SemaphoreMutexAdapter) {
+  ServerFixture fx;
+  constexpr int clients = 4, threads_per_client = 2, rounds = 8;
+  std::vector<std::unique_ptr<CuratorFramework>> cs;
+  for (int i = 0; i < clients; ++i) cs.push_back(fx.client());
+  std::atomic<int> holders{0}, max_holders{0}, grants{0};
+  std::mutex tokens_mu;
+  std::vector<std::int64_t> tokens;
+  std::vector<std::thread> ts;
+  for (int c = 0; c < clients; ++c)
+    for (int t = 0; t < threads_per_client; ++t)
+      ts.emplace_back([&, c] {
+        auto lock = TestType::make(*cs[c], "/locks/contract");
+        for (int r = 0; r < rounds; ++r) {
+          lock->acquire();
+          int now = ++holders;
+          int prev = max_holders.load();
+          while (now > prev && !max_holders.compare_exchange_weak(prev, now)) {
+          }
+          {
+            std::lock_guard lk(tokens_mu);
+            tokens.push_back(TestType::token(*lock));
+          }
+          std::this_thread::sleep_for(1ms);
+          --holders;
+          ++grants;
+          lock->release();
+        }
+      });
+  for (auto& t : ts) t.join();
+  CHECK(grants == clients * threads_per_client * rounds);
+  CHECK(max_holders == 1);
+  REQUIRE(tokens.size() == std::size_t(grants));
+  CHECK(std::adjacent_find(tokens.begin(), tokens.end(), std::greater_equal<>()) == tokens.end());
+  CHECK(eventually([&] { return TestType::nodes(fx, "/locks/contract") == 0; }));
+}
+
+TEMPLATE_TEST_CASE("contract: FIFO order of waiters", "[contract]", MutexAdapter, SemaphoreMutexAdapter) {
+  ServerFixture fx;
+  auto holder_client = fx.client();
+  auto holder = TestType::make(*holder_client, "/locks/fifo");
+  holder->acquire();
+  constexpr int waiters = 5;
+  std::vector<std::unique_ptr<CuratorFramework>> cs;
+  std::vector<std::thread> ts;
+  std::mutex mu;
+  std::vector<int> order;
+  for (int i = 0; i < waiters; ++i) {
+    cs.push_back(fx.client());
+    ts.emplace_back([&, i] {
+      auto lock = TestType::make(*cs[i], "/locks/fifo");
+      lock->acquire();
+      {
+        std::lock_guard lk(mu);
+        order.push_back(i);
+      }
+      lock->release();
+    });
+    // Wait until waiter i is queued before starting the next one.
+    REQUIRE(eventually([&] { return TestType::nodes(fx, "/locks/fifo") == TestType::expected_nodes(1, i + 1); }));
+  }
+  holder->release();
+  for (auto& t : ts) t.join();
+  std::vector<int> expected(waiters);
+  for (int i = 0; i < waiters; ++i) expected[i] = i;
+  CHECK(order == expected);
+}
+
+TEMPLATE_TEST_CASE("contract: timed acquire returns false and leaves no node", "[contract]", MutexAdapter,
+                   SemaphoreMutexAdapter) {
+  ServerFixture fx;
+  auto c1 = fx.client();
+  auto c2 = fx.client();
+  auto a = TestType::make(*c1, "/locks/timed");
+  auto b = TestType::make(*c2, "/locks/timed");
+  a->acquire();
+  CHECK_FALSE(b->acquire(300ms));
+  CHECK_FALSE(b->acquire(0ms));
+  CHECK_FALSE(b->is_acquired_in_this_process());
+  CHECK(eventually([&] { return TestType::nodes(fx, "/locks/timed") == TestType::expected_nodes(1, 0); }));
+  a->release();
+  CHECK(b->acquire(5s));
+  b->release();
+}
+
+TEMPLATE_TEST_CASE("contract: release without holding is rejected", "[contract]", MutexAdapter,
+                   SemaphoreMutexAdapter) {
+  ServerFixture fx;
+  auto c = fx.client();
+  auto lock = TestType::make(*c, "/locks/misuse");
+  error_code ec;
+  lock->release(ec);
+  CHECK(ec);
+  CHECK_THROWS_AS(lock->release(), zkr::Error);
+  lock->acquire();
+  lock->release();
+  lock->release(ec);  // double release
+  CHECK(ec);
+}
+
+TEST_CASE("contract: mutex release from a non-owner thread is rejected", "[contract][mutex]") {
+  ServerFixture fx;
+  auto c = fx.client();
+  InterProcessMutex m(*c, "/locks/owner");
+  m.acquire();
+  error_code ec;
+  std::thread([&] { m.release(ec); }).join();
+  CHECK(ec == errc::not_owner);
+  CHECK(m.is_owned_by_current_thread());
+  m.release();
+  CHECK_FALSE(m.is_acquired_in_this_process());
+}
+
+TEST_CASE("contract: semaphore mutex may be released by any thread and is not reentrant", "[contract][semaphore]") {
+  ServerFixture fx;
+  auto c = fx.client();
+  InterProcessSemaphoreMutex m(*c, "/locks/any-thread");
+  m.acquire();
+  CHECK_FALSE(m.acquire(200ms));  // not reentrant: a second contender
+  error_code ec;
+  std::thread([&] { m.release(ec); }).join();
+  CHECK_FALSE(ec);
+  CHECK_FALSE(m.is_acquired_in_this_process());
+}
+
+TEST_CASE("contract: mutex reentrancy is counted per thread", "[contract][mutex]") {
+  ServerFixture fx;
+  auto c = fx.client();
+  InterProcessMutex m(*c, "/locks/reentrant");
+  m.acquire();
+  auto token = m.fencing_token();
+  CHECK(m.acquire(1s));
+  m.acquire();
+  CHECK(m.fencing_token() == token);
+  CHECK(fx.children("/locks/reentrant").size() == 1);  // re-entering does no I/O
+  m.release();
+  CHECK(m.is_owned_by_current_thread());
+  m.release();
+  CHECK(m.is_owned_by_current_thread());
+  // Another thread of the same object is a separate contender.
+  bool other = true;
+  std::thread([&] { other = m.acquire(200ms); }).join();
+  CHECK_FALSE(other);
+  m.release();
+  CHECK_FALSE(m.is_acquired_in_this_process());
+  CHECK(eventually([&] { return fx.children("/locks/reentrant").empty(); }));
+}
+
+TEST_CASE("contract: std::scoped_lock and std::unique_lock work (Lockable/TimedLockable)", "[contract][mutex]") {
+  ServerFixture fx;
+  auto c = fx.client();
+  InterProcessMutex a(*c, "/locks/std-a");
+  InterProcessSemaphoreMutex b(*c, "/locks/std-b");
+  {
+    std::scoped_lock both(a, b);
+    CHECK(a.is_owned_by_current_thread());
+    CHECK(b.is_acquired_in_this_process());
+  }
+  CHECK_FALSE(a.is_acquired_in_this_process());
+  CHECK_FALSE(b.is_acquired_in_this_process());
+  std::unique_lock ul(a, std::defer_lock);
+  CHECK(ul.try_lock_for(2s));
+  CHECK(a.is_owned_by_current_thread());
+}
+
+TEMPLATE_TEST_CASE("contract: a killed session while holding loses the lock and the waiter gets it", "[contract]",
+                   MutexAdapter, SemaphoreMutexAdapter) {
+  ServerFixture fx;
+  auto c1 = fx.client({.session_timeout = 4s});
+  auto c2 = fx.client();
+  auto a = TestType::make(*c1, "/locks/killed");
+  auto b = TestType::make(*c2, "/locks/killed");
+  a->acquire();
+  auto first_token = TestType::token(*a);
+  // A blocking hold belongs to its thread (the mutex): acquire, read the token and release there.
+  auto fut = std::async(std::launch::async, [&]() -> std::int64_t {
+    if (!b->acquire(30s)) return -1;
+    auto token = TestType::token(*b);
+    b->release();
+    return token;
+  });
+  REQUIRE(eventually([&] { return TestType::nodes(fx, "/locks/killed") == TestType::expected_nodes(1, 1); }));
+  c1->inject_session_expiration();
+  CHECK(fut.get() > first_token);
+  error_code ec;
+  a->release(ec);  // the node is already gone with the session: no error beyond "not held" semantics
+}
+
+TEST_CASE("contract: the loss signal fires on session expiry", "[contract][loss]") {
+  ServerFixture fx;
+  auto c1 = fx.client({.session_timeout = 4s});
+  InterProcessMutex m(*c1, "/locks/loss");
+  auto lease = m.async_acquire(boost::asio::use_future).get();
+  REQUIRE(lease.valid());
+  CHECK(lease.status() == LeaseStatus::held);
+  std::promise<LeaseStatus> lost;
+  std::atomic<bool> set{false};
+  lease.on_status_change([&](LeaseStatus s) {
+    if (s == LeaseStatus::lost && !set.exchange(true)) lost.set_value(s);
+  });
+  auto wait_lost = lease.async_wait_lost(boost::asio::use_future);
+  c1->inject_session_expiration();
+  auto f = lost.get_future();
+  REQUIRE(f.wait_for(30s) == std::future_status::ready);
+  CHECK(f.get() == LeaseStatus::lost);
+  REQUIRE(wait_lost.wait_for(10s) == std::future_status::ready);
+  CHECK(wait_lost.get() == LeaseStatus::lost);
+  CHECK(lease.status() == LeaseStatus::lost);
+}
+
+TEST_CASE("contract: the loss signal fires when the lock node is deleted by someone else", "[contract][loss]") {
+  ServerFixture fx;
+  auto c1 = fx.client();
+  InterProcessMutex m(*c1, "/locks/loss-node");
+  auto lease = m.async_acquire(boost::asio::use_future).get();
+  auto wait_lost = lease.async_wait_lost(boost::asio::use_future);
+  std::this_thread::sleep_for(100ms);  // let the node watch be set; the wait is bounded below either way
+  fx.admin->remove(lease.node_path());
+  REQUIRE(wait_lost.wait_for(20s) == std::future_status::ready);
+  CHECK(wait_lost.get() == LeaseStatus::lost);
+}
+
+TEMPLATE_TEST_CASE("contract: a killed session while waiting still acquires", "[contract]", MutexAdapter,
+                   SemaphoreMutexAdapter) {
+  ServerFixture fx;
+  auto c1 = fx.client();
+  auto c2 = fx.client({.session_timeout = 4s});
+  auto a = TestType::make(*c1, "/locks/killed-waiter");
+  auto b = TestType::make(*c2, "/locks/killed-waiter");
+  a->acquire();
+  auto fut = std::async(std::launch::async, [&] {
+    bool ok = b->acquire(40s);
+    if (ok) b->release();
+    return ok;
+  });
+  REQUIRE(eventually([&] { return TestType::nodes(fx, "/locks/killed-waiter") == TestType::expected_nodes(1, 1); }));
+  c2->inject_session_expiration();
+  // The waiter's node went with its session; it makes a new one under the retry policy.
+  std::this_thread::sleep_for(500ms);
+  a->release();
+  REQUIRE(fut.get());
+  CHECK(eventually([&] { return TestType::nodes(fx, "/locks/killed-waiter") == 0; }));
+}
+
+TEMPLATE_TEST_CASE("contract: server restart while waiting", "[contract]", MutexAdapter, SemaphoreMutexAdapter) {
+  ServerFixture fx;
+  auto c1 = fx.client({.session_timeout = 20s});
+  auto c2 = fx.client({.session_timeout = 20s});
+  auto a = TestType::make(*c1, "/locks/restart");
+  auto b = TestType::make(*c2, "/locks/restart");
+  a->acquire();
+  auto fut = std::async(std::launch::async, [&] {
+    bool ok = b->acquire(60s);
+    if (ok) b->release();
+    return ok;
+  });
+  REQUIRE(eventually([&] { return TestType::nodes(fx, "/locks/restart") == TestType::expected_nodes(1, 1); }));
+  fx.server.restart();
+  REQUIRE(c1->block_until_connected(30s));
+  a->release();
+  REQUIRE(fut.get());
+}
+
+TEMPLATE_TEST_CASE("contract: a closed client gives a clear error", "[contract]", MutexAdapter,
+                   SemaphoreMutexAdapter) {
+  ServerFixture fx;
+  auto c = fx.client();
+  auto lock = TestType::make(*c, "/locks/closed");
+  c->close();
+  error_code ec;
+  lock->acquire(ec);
+  CHECK(ec == errc::closed);
+  CHECK_THROWS_AS(lock->acquire(), zkr::Error);
+}
+
+TEST_CASE("contract: invalid lock paths are rejected at construction", "[contract]") {
+  ServerFixture fx;
+  const std::vector<std::string> bad_paths{"",       "relative", "/trailing/", "/a//b",
+                                           "/a/./b", "/a/../b",  std::string("/nul\0x", 6)};
+  for (const auto& bad : bad_paths) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(InterProcessMutex(*fx.admin, bad), zkr::Error);
+    CHECK_THROWS_AS(InterProcessSemaphoreMutex(*fx.admin, bad), zkr::Error);
+  }
+}
+
+TEST_CASE("contract: cancelling an asynchronous acquire mid-wait deletes its node first", "[contract][async]") {
+  ServerFixture fx;
+  auto c1 = fx.client();
+  auto c2 = fx.client();
+  InterProcessMutex a(*c1, "/locks/cancel");
+  InterProcessMutex b(*c2, "/locks/cancel");
+  a.acquire();
+  boost::asio::cancellation_signal sig;
+  std::promise<std::pair<error_code, bool>> done;
+  b.async_acquire(boost::asio::bind_cancellation_slot(sig.slot(), [&](error_code ec, Lease l) {
+    // The node must already be gone when the handler runs.
+    done.set_value({ec, l.valid()});
+  }));
+  REQUIRE(eventually([&] { return fx.children("/locks/cancel").size() == 2; }));
+  // Emit from the handler's executor (the client's I/O thread is its default executor).
+  boost::asio::post(c2->core()->completion_executor(), [&] { sig.emit(boost::asio::cancellation_type::terminal); });
+  auto f = done.get_future();
+  REQUIRE(f.wait_for(20s) == std::future_status::ready);
+  auto [ec, valid] = f.get();
+  CHECK(ec == boost::asio::error::operation_aborted);
+  CHECK_FALSE(valid);
+  CHECK(fx.children("/locks/cancel").size() == 1);
+  a.release();
+}
+
+TEST_CASE("contract: asynchronous timed acquire completes with an empty lease and no node", "[contract][async]") {
+  ServerFixture fx;
+  auto c1 = fx.client();
+  InterProcessMutex a(*c1, "/locks/async-timeout");
+  InterProcessSemaphoreMutex s(*c1, "/locks/async-timeout-sem");
+  a.acquire();
+  s.acquire();
+  auto lease = a.async_try_acquire_for(300ms, boost::asio::use_future).get();
+  CHECK_FALSE(lease.valid());
+  auto slease = s.async_try_acquire_for(300ms, boost::asio::use_future).get();
+  CHECK_FALSE(slease.valid());
+  CHECK(fx.children("/locks/async-timeout").size() == 1);
+  CHECK(eventually([&] { return fx.children("/locks/async-timeout-sem/leases").size() == 1; }));
+  CHECK(eventually([&] { return fx.children("/locks/async-timeout-sem/locks").empty(); }));
+}
+
+TEST_CASE("contract: many asynchronous waiters in one process drain in FIFO order without a thread each",
+          "[contract][async]") {
+  ServerFixture fx;
+  constexpr int sessions = 4, waiters = 400;
+  std::vector<std::unique_ptr<CuratorFramework>> cs;
+  std::vector<std::unique_ptr<InterProcessMutex>> locks;
+  for (int i = 0; i < sessions; ++i) {
+    cs.push_back(fx.client());
+    locks.push_back(std::make_unique<InterProcessMutex>(*cs.back(), "/locks/drain"));
+  }
+  auto holder_client = fx.client();
+  InterProcessMutex holder(*holder_client, "/locks/drain");
+  holder.acquire();
+  const int threads_before = thread_count();
+  std::mutex mu;
+  std::vector<std::string> granted;  // node names in grant order
+  std::atomic<int> errors{0};
+  std::promise<void> all_done;
+  std::atomic<int> remaining{waiters};
+  for (int i = 0; i < waiters; ++i) {
+    locks[i % sessions]->async_acquire([&](error_code ec, Lease l) {
+      if (ec) ++errors;
+      {
+        std::lock_guard lk(mu);
+        granted.push_back(l.node_name());
+      }
+      l.async_release([&](error_code) {
+        if (--remaining == 0) all_done.set_value();
+      });
+    });
+  }
+  REQUIRE(eventually([&] { return fx.children("/locks/drain").size() == std::size_t(waiters + 1); }, 60s));
+  CHECK(thread_count() <= threads_before + 2);  // no thread per waiter
+  holder.release();
+  REQUIRE(all_done.get_future().wait_for(120s) == std::future_status::ready);
+  CHECK(errors == 0);
+  REQUIRE(granted.size() == std::size_t(waiters));
+  auto by_sequence = granted;
+  std::sort(by_sequence.begin(), by_sequence.end(),
+            [](const std::string& a, const std::string& b) { return sequential_suffix(a) < sequential_suffix(b); });
+  CHECK(granted == by_sequence);
+}
+
+TEMPLATE_TEST_CASE("contract: idle lock directories are reaped (container parents)", "[contract]", MutexAdapter,
+                   SemaphoreMutexAdapter) {
+  ServerFixture fx;
+  auto c = fx.client();
+  {
+    auto lock = TestType::make(*c, "/locks/container/inner");
+    for (int i = 0; i < 3; ++i) {
+      lock->acquire();
+      lock->release();
+    }
+  }
+  CHECK(eventually([&] { return !fx.admin->exists("/locks/container/inner"); }, 30s));
+}
+
+TEMPLATE_TEST_CASE("contract: works under a namespace", "[contract]", MutexAdapter, SemaphoreMutexAdapter) {
+  ServerFixture fx;
+  auto c = fx.client({.namespace_name = "test"});
+  auto lock = TestType::make(*c, "/locks/ns");
+  REQUIRE(lock->acquire(10s));
+  CHECK_FALSE(TestType::nodes(fx, "/test/locks/ns") == 0);
+  lock->release();
+}
+
+TEST_CASE("contract: nodes have Curator's names and default data", "[contract][wire]") {
+  ServerFixture fx;
+  auto c = fx.client();
+  InterProcessMutex m(*c, "/locks/wire");
+  m.acquire();
+  auto name = node_name(m.lock_path());
+  CHECK(protected_names::is_protected_node(name));
+  CHECK(protected_names::normalize(name).substr(0, 5) == "lock-");
+  CHECK(sequential_suffix(name).size() == 10);
+  CHECK_FALSE(fx.admin->get_data(m.lock_path()).data.empty());  // the local address, as Curator
+  m.release();
+  m.set_node_data(std::string("custom"));
+  m.acquire();
+  CHECK(fx.admin->get_data(m.lock_path()).data == "custom");
+  auto participants = m.participant_nodes();
+  REQUIRE(participants.size() == 1);
+  CHECK(participants[0] == m.lock_path());
+  m.release();
+
+  InterProcessSemaphoreV2 sem(*c, "/sem/wire", 2);
+  auto lease = sem.acquire();
+  CHECK(lease.node_path().rfind("/sem/wire/leases/_c_", 0) == 0);
+  CHECK(protected_names::normalize(lease.node_name()).substr(0, 6) == "lease-");
+  CHECK(sem.participant_nodes().size() == 1);
+}
+
+TEST_CASE("semaphore: N leases, all or none, timeouts return nothing", "[semaphore]") {
+  ServerFixture fx;
+  auto c1 = fx.client();
+  auto c2 = fx.client();
+  InterProcessSemaphoreV2 s1(*c1, "/sem/n", 3);
+  InterProcessSemaphoreV2 s2(*c2, "/sem/n", 3);
+  auto two = s1.acquire(2);
+  REQUIRE(two.size() == 2);
+  CHECK(s2.acquire(2, 300ms).empty());  // only one left: all or none
+  CHECK(eventually([&] { return fx.children("/sem/n/leases").size() == 2; }));
+  auto one = s2.acquire(1s);
+  CHECK(one.valid());
+  CHECK_FALSE(s2.acquire(200ms).valid());
+  s1.return_lease(std::move(two[0]));
+  auto again = s2.acquire(5s);
+  CHECK(again.valid());
+  CHECK(s1.participant_nodes().size() == 3);
+  CHECK_THROWS_AS(s1.acquire(0), zkr::Error);
+}
