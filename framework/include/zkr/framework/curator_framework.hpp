@@ -114,8 +114,8 @@ class CuratorFramework {
   std::int64_t session_id() const noexcept;
   const std::string& namespace_name() const noexcept;
 
-  /// Adds a listener; returns an id for `remove_connection_state_listener`. A listener added while
-  /// connected first receives the current state... no: as Curator, it receives only later changes.
+  /// Adds a listener; returns an id for `remove_connection_state_listener`. As in Curator, a listener receives
+  /// only the changes that happen after it was added, in order, one at a time, on the client's executor.
   std::uint64_t add_connection_state_listener(ConnectionStateListener listener);
   void remove_connection_state_listener(std::uint64_t id);
 
