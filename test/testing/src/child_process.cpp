@@ -11,7 +11,6 @@
 #include <cstring>
 #include <deque>
 #include <thread>
-
 #include <zkr/testing/server_options.hpp>
 
 extern char** environ;  // NOLINT: POSIX
@@ -19,8 +18,9 @@ extern char** environ;  // NOLINT: POSIX
 namespace zkr::testing::detail {
 namespace {
 
-// Children are forked from one long-lived thread of ours: PR_SET_PDEATHSIG fires when the *thread* that forked
-// dies, so forking from the caller's thread would kill a server when, say, a test's worker thread ends.
+// Children are forked from one long-lived thread of ours: PR_SET_PDEATHSIG fires when the *thread* that
+// forked dies, so forking from the caller's thread would kill a server when, say, a test's worker thread
+// ends.
 struct SpawnRequest {
   std::vector<char*> argv;  // null-terminated, pointing into the caller's strings
   std::string log;
@@ -45,7 +45,8 @@ int high_fd(int fd) {
 }
 
 // Runs in the forked child: only async-signal-safe calls until execve.
-[[noreturn]] void exec_child(const SpawnRequest& r, pid_t parent, int log_fd, int null_fd, int report_fd) noexcept {
+[[noreturn]] void exec_child(const SpawnRequest& r, pid_t parent, int log_fd, int null_fd,
+                             int report_fd) noexcept {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(127);  // the parent died before prctl took effect
 
@@ -136,7 +137,9 @@ class Spawner {
   }
 
  private:
-  Spawner() { std::thread([this] { run(); }).detach(); }
+  Spawner() {
+    std::thread([this] { run(); }).detach();
+  }
 
   [[noreturn]] void run() {
     for (;;) {
@@ -167,8 +170,8 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::file
   request.log = log.string();
   Spawner::instance().spawn(request);
   if (request.pid < 0) {
-    throw TestingError("cannot start " + argv[0] + ": " + request.step + " failed: " +
-                       std::strerror(request.error));
+    throw TestingError("cannot start " + argv[0] + ": " + request.step +
+                       " failed: " + std::strerror(request.error));
   }
   pid_ = request.pid;
 }
@@ -230,8 +233,11 @@ std::string ChildProcess::describe_exit() const {
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
-    const char* name = sig == SIGKILL ? " (SIGKILL)" : sig == SIGTERM ? " (SIGTERM)" : sig == SIGABRT ? " (SIGABRT)"
-                                                   : sig == SIGSEGV ? " (SIGSEGV)" : "";
+    const char* name = sig == SIGKILL   ? " (SIGKILL)"
+                       : sig == SIGTERM ? " (SIGTERM)"
+                       : sig == SIGABRT ? " (SIGABRT)"
+                       : sig == SIGSEGV ? " (SIGSEGV)"
+                                        : "";
     return "was killed by signal " + std::to_string(sig) + name;
   }
   return "ended (status " + std::to_string(status) + ")";

@@ -12,9 +12,9 @@ namespace zkr::testing::detail {
 
 class ChildProcess {
  public:
-  /// Starts `argv[0]` (an absolute path) with `argv`, stdin from /dev/null and stdout/stderr appended to `log`.
-  /// The child gets no other descriptor of ours, default signal handling, and is killed (SIGKILL) by the
-  /// kernel when this process dies. \throws TestingError if it cannot be started (e.g. exec fails).
+  /// Starts `argv[0]` (an absolute path) with `argv`, stdin from /dev/null and stdout/stderr appended to
+  /// `log`. The child gets no other descriptor of ours, default signal handling, and is killed (SIGKILL) by
+  /// the kernel when this process dies. \throws TestingError if it cannot be started (e.g. exec fails).
   ChildProcess(const std::vector<std::string>& argv, const std::filesystem::path& log);
   /// SIGKILL and reap if still running. Never throws.
   ~ChildProcess();

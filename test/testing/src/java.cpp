@@ -1,10 +1,8 @@
-#include <zkr/testing/java.hpp>
-
 #include <unistd.h>
 
 #include <cstdlib>
 #include <string_view>
-
+#include <zkr/testing/java.hpp>
 #include <zkr/testing/server_options.hpp>
 
 namespace zkr::testing {
@@ -25,9 +23,9 @@ std::optional<fs::path> find_jar(const fs::path& dir, std::string_view name) {
   std::optional<fs::path> best;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string file = it->path().filename().string();
-    if (file.size() > name.size() + 5 && file.compare(0, name.size(), name) == 0 && file[name.size()] == '-' &&
-        file[name.size() + 1] >= '0' && file[name.size() + 1] <= '9' && file.ends_with(".jar") &&
-        (!best || it->path() < *best)) {
+    if (file.size() > name.size() + 5 && file.compare(0, name.size(), name) == 0 &&
+        file[name.size()] == '-' && file[name.size() + 1] >= '0' && file[name.size() + 1] <= '9' &&
+        file.ends_with(".jar") && (!best || it->path() < *best)) {
       best = it->path();
     }
   }

@@ -13,7 +13,6 @@
 #include <mutex>
 #include <random>
 #include <set>
-
 #include <zkr/testing/server_options.hpp>
 
 namespace zkr::testing {
@@ -70,7 +69,8 @@ std::string four_letter_word(std::uint16_t port, std::string_view cmd, std::chro
   if (::connect(s.fd(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
     if (errno != EINPROGRESS) throw TestingError(where(port, cmd) + ": connect: " + std::strerror(errno));
     if (!wait_for(s.fd(), POLLOUT, deadline)) {
-      throw TestingError(where(port, cmd) + ": connect timed out after " + std::to_string(timeout.count()) + " ms");
+      throw TestingError(where(port, cmd) + ": connect timed out after " + std::to_string(timeout.count()) +
+                         " ms");
     }
     int err = 0;
     socklen_t len = sizeof err;
@@ -98,8 +98,8 @@ std::string four_letter_word(std::uint16_t port, std::string_view cmd, std::chro
       return answer;
     } else if (errno == EAGAIN || errno == EINTR) {
       if (!wait_for(s.fd(), POLLIN, deadline)) {
-        throw TestingError(where(port, cmd) + ": no complete answer within " + std::to_string(timeout.count()) +
-                           " ms");
+        throw TestingError(where(port, cmd) + ": no complete answer within " +
+                           std::to_string(timeout.count()) + " ms");
       }
     } else if (errno == ECONNRESET && !answer.empty()) {
       return answer;  // the server may reset after writing its answer
@@ -131,7 +131,8 @@ std::uint16_t free_port() {
   // Stay out of the ephemeral range: a client connection could take such a port between a server's stop and
   // its restart.
   int ephemeral_low = 32768, ephemeral_high = 60999;
-  if (std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range"); range) range >> ephemeral_low >> ephemeral_high;
+  if (std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range"); range)
+    range >> ephemeral_low >> ephemeral_high;
   std::vector<std::pair<int, int>> ranges;
   if (ephemeral_low > 10000) ranges.emplace_back(10000, std::min(ephemeral_low, 65536) - 1);
   if (ephemeral_high < 65535) ranges.emplace_back(std::max(ephemeral_high + 1, 10000), 65535);

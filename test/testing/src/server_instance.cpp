@@ -68,11 +68,11 @@ std::shared_ptr<ChildProcess> ServerInstance::child() const {
   return child_;
 }
 
-std::string ServerInstance::describe() const {
+std::string ServerInstance::describe(bool with_pid) const {
   std::string s = "ZooKeeper server";
   if (config_.myid != 0) s += " " + std::to_string(config_.myid);
   s += " on 127.0.0.1:" + std::to_string(config_.client_port);
-  if (auto c = child()) s += " (pid " + std::to_string(c->pid()) + ")";
+  if (auto c = child(); c && with_pid) s += " (pid " + std::to_string(c->pid()) + ")";
   return s;
 }
 
@@ -118,21 +118,21 @@ void ServerInstance::launch() {
   }
   for (auto [port, what] : ports) {
     if (!port_is_free(port, true)) {
-      throw PortInUseError("cannot start " + describe() + ": port " + std::to_string(port) + " on 127.0.0.1 (" +
-                           what + " port) is already in use");
+      throw PortInUseError("cannot start " + describe(false) + ": port " + std::to_string(port) +
+                           " on 127.0.0.1 (" + what + " port) is already in use");
     }
   }
   write_config();
 
   std::vector<std::string> argv{java_.string()};
   argv.insert(argv.end(), jvm_flags_.begin(), jvm_flags_.end());
-  argv.insert(argv.end(),
-              {"-cp", classpath_, "-Djava.net.preferIPv4Stack=true", "-Dzookeeper.admin.enableServer=false",
-               "-Dznode.container.checkIntervalMs=" + std::to_string(container_check_interval_.count()),
-               "-Dzookeeper.jmx.log4j.disable=true", "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
-               "-Dorg.slf4j.simpleLogger.showDateTime=true",
-               "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
-               "org.apache.zookeeper.server.quorum.QuorumPeerMain", (config_.dir / "zoo.cfg").string()});
+  argv.insert(
+      argv.end(),
+      {"-cp", classpath_, "-Djava.net.preferIPv4Stack=true", "-Dzookeeper.admin.enableServer=false",
+       "-Dznode.container.checkIntervalMs=" + std::to_string(container_check_interval_.count()),
+       "-Dzookeeper.jmx.log4j.disable=true", "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
+       "-Dorg.slf4j.simpleLogger.showDateTime=true", "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+       "org.apache.zookeeper.server.quorum.QuorumPeerMain", (config_.dir / "zoo.cfg").string()});
   {
     std::ofstream log(log_file(), std::ios::app);
     log << '\n' << start_marker << " at " << now_string() << ":\n";
@@ -159,15 +159,17 @@ std::string ServerInstance::log_tail() const {
   // Keep the last 40 lines.
   std::size_t pos = text.size();
   if (pos > 0 && text.back() == '\n') --pos;
-  for (int lines = 0; lines < 40 && pos != std::string::npos && pos > 0; ++lines) pos = text.rfind('\n', pos - 1);
+  for (int lines = 0; lines < 40 && pos != std::string::npos && pos > 0; ++lines)
+    pos = text.rfind('\n', pos - 1);
   if (pos != std::string::npos && pos > 0) text.erase(0, pos + 1);
   return "\n--- last lines of " + log_file().string() + " ---\n" + text + (text.ends_with('\n') ? "" : "\n") +
          "--- end of log ---";
 }
 
-void ServerInstance::wait_until_answering(Clock::time_point deadline) {
+void ServerInstance::wait_until_answering(Clock::time_point deadline, bool serving) {
   auto c = child();
-  if (!c) throw TestingError(describe() + " was never started");
+  if (!c) throw TestingError(describe(false) + " was never started");
+  bool answered = false;
   for (auto pause = milliseconds{10};; pause = std::min(pause * 2, milliseconds{100})) {
     if (!c->running()) {
       const std::string tail = log_tail();
@@ -179,25 +181,31 @@ void ServerInstance::wait_until_answering(Clock::time_point deadline) {
       }
       throw TestingError(message + tail);
     }
-    const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    const auto left = std::clamp(std::chrono::duration_cast<milliseconds>(deadline - Clock::now()),
+                                 milliseconds{0}, milliseconds{1000});
     try {
-      if (four_letter_word("ruok", std::clamp(left, milliseconds{0}, milliseconds{1000})) == "imok") return;
+      // `ruok` is answered as soon as the port is open; `srvr` tells whether requests are served yet.
+      answered = answered || four_letter_word("ruok", left) == "imok";
+      if (answered && (!serving || !mode(left).empty())) return;
     } catch (const TestingError&) {
       // not listening yet
     }
     if (Clock::now() >= deadline) {
       c->kill_and_wait();
-      throw TestingError(describe() + " did not answer 'ruok' within the start timeout of " +
-                         std::to_string(start_timeout_.count()) + " ms; it was killed" + log_tail());
+      throw TestingError(
+          describe() + (answered ? " answered 'ruok' but did not serve requests" : " did not answer 'ruok'") +
+          " within the start timeout of " + std::to_string(start_timeout_.count()) + " ms; it was killed" +
+          log_tail());
     }
-    std::this_thread::sleep_for(std::min(pause, std::chrono::duration_cast<milliseconds>(deadline - Clock::now())));
+    std::this_thread::sleep_for(
+        std::min(pause, std::chrono::duration_cast<milliseconds>(deadline - Clock::now())));
   }
 }
 
 void ServerInstance::start() {
   if (is_running()) return;
   launch();
-  wait_until_answering(Clock::now() + start_timeout_);
+  wait_until_answering(Clock::now() + start_timeout_, config_.peers.empty());
 }
 
 void ServerInstance::stop() {
@@ -224,14 +232,16 @@ void ServerInstance::wait_for_state(bool stopped) const {
 void ServerInstance::pause() {
   std::lock_guard control(control_mutex_);
   auto c = child();
-  if (!c || !c->signal(SIGSTOP)) throw TestingError("cannot pause " + describe() + ": it is not running");
+  if (!c || !c->signal(SIGSTOP))
+    throw TestingError("cannot pause " + describe(false) + ": it is not running");
   wait_for_state(true);
 }
 
 void ServerInstance::resume() {
   std::lock_guard control(control_mutex_);
   auto c = child();
-  if (!c || !c->signal(SIGCONT)) throw TestingError("cannot resume " + describe() + ": it is not running");
+  if (!c || !c->signal(SIGCONT))
+    throw TestingError("cannot resume " + describe(false) + ": it is not running");
   wait_for_state(false);
 }
 
@@ -260,7 +270,8 @@ std::string ServerInstance::mode(milliseconds timeout) const {
   const auto pos = answer.find(key);
   if (pos == std::string::npos) return {};
   const auto end = answer.find('\n', pos);
-  return answer.substr(pos + key.size(), end == std::string::npos ? std::string::npos : end - pos - key.size());
+  return answer.substr(pos + key.size(),
+                       end == std::string::npos ? std::string::npos : end - pos - key.size());
 }
 
 }  // namespace zkr::testing::detail

@@ -9,7 +9,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
 #include <zkr/testing/server_options.hpp>
 
 namespace zkr::testing::detail {
@@ -29,10 +28,10 @@ struct QuorumPeer {
 };
 
 struct InstanceConfig {
-  std::filesystem::path dir;        // zoo.cfg, server.log, data/
+  std::filesystem::path dir;  // zoo.cfg, server.log, data/
   std::uint16_t client_port = 0;
-  int myid = 0;                     // 0 for a standalone server
-  std::vector<QuorumPeer> peers;    // the whole ensemble (this member included); empty for standalone
+  int myid = 0;                   // 0 for a standalone server
+  std::vector<QuorumPeer> peers;  // the whole ensemble (this member included); empty for standalone
 };
 
 using Clock = std::chrono::steady_clock;
@@ -49,9 +48,10 @@ class ServerInstance {
   /// Checks the ports, writes the configuration and starts the process (no wait). No-op if running.
   /// \throws PortInUseError, TestingError.
   void launch();
-  /// Waits until the server answers `ruok`; kills it and throws if it exits first or `deadline` passes.
-  void wait_until_answering(Clock::time_point deadline);
-  /// launch() then wait_until_answering(now + start_timeout).
+  /// Waits until the server answers `ruok` (and, with `serving`, until `srvr` shows it serves requests);
+  /// kills it and throws if it exits first or `deadline` passes.
+  void wait_until_answering(Clock::time_point deadline, bool serving);
+  /// launch() then wait_until_answering(now + start_timeout, standalone).
   void start();
   void stop();
   void kill();
@@ -66,7 +66,8 @@ class ServerInstance {
   std::uint16_t client_port() const noexcept { return config_.client_port; }
   const std::filesystem::path& dir() const noexcept { return config_.dir; }
   std::filesystem::path log_file() const { return config_.dir / "server.log"; }
-  std::string describe() const;
+  /// "ZooKeeper server <id> on 127.0.0.1:<port> (pid <pid of the last process started>)".
+  std::string describe(bool with_pid = true) const;
   /// The last lines of this start's part of the server log, framed for an error message.
   std::string log_tail() const;
   std::chrono::milliseconds start_timeout() const noexcept { return start_timeout_; }
@@ -85,8 +86,8 @@ class ServerInstance {
   bool force_sync_;
   std::vector<std::string> jvm_flags_;
 
-  std::mutex control_mutex_;       // serializes start/stop/kill/pause/resume
-  mutable std::mutex state_mutex_; // guards child_
+  std::mutex control_mutex_;        // serializes start/stop/kill/pause/resume
+  mutable std::mutex state_mutex_;  // guards child_
   std::shared_ptr<ChildProcess> child_;
 };
 

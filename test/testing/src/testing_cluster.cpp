@@ -1,9 +1,8 @@
+#include <stdexcept>
+#include <thread>
 #include <zkr/testing/java.hpp>
 #include <zkr/testing/testing_cluster.hpp>
 #include <zkr/testing/testing_server.hpp>
-
-#include <stdexcept>
-#include <thread>
 
 #include "scratch_dir.hpp"
 #include "server_instance.hpp"
@@ -18,7 +17,8 @@ bool is_serving_mode(const std::string& mode) {
 }
 }  // namespace
 
-TestingCluster::TestingCluster(std::size_t size, ServerOptions options) : start_timeout_(options.start_timeout) {
+TestingCluster::TestingCluster(std::size_t size, ServerOptions options)
+    : start_timeout_(options.start_timeout) {
   if (size == 0) throw std::invalid_argument("TestingCluster: size must be at least 1");
   if (options.port != 0 && options.port + size - 1 > 65535) {
     throw std::invalid_argument("TestingCluster: client ports " + std::to_string(options.port) + "+" +
@@ -31,14 +31,16 @@ TestingCluster::TestingCluster(std::size_t size, ServerOptions options) : start_
 
   for (int attempt = 1;; ++attempt) {
     std::vector<detail::QuorumPeer> peers;
-    for (std::size_t i = 0; i < size; ++i) peers.push_back({static_cast<int>(i + 1), free_port(), free_port()});
+    for (std::size_t i = 0; i < size; ++i)
+      peers.push_back({static_cast<int>(i + 1), free_port(), free_port()});
     if (size == 1) peers.clear();  // one member: a standalone server
     members_.clear();
     for (std::size_t i = 0; i < size; ++i) {
       detail::InstanceConfig config{dir_->path() / ("member-" + std::to_string(i)),
                                     pick_ports ? free_port() : static_cast<std::uint16_t>(options.port + i),
                                     size == 1 ? 0 : static_cast<int>(i + 1), peers};
-      members_.push_back(std::make_unique<detail::ServerInstance>(options, java, classpath, std::move(config)));
+      members_.push_back(
+          std::make_unique<detail::ServerInstance>(options, java, classpath, std::move(config)));
     }
     try {
       start_all();
@@ -46,12 +48,14 @@ TestingCluster::TestingCluster(std::size_t size, ServerOptions options) : start_
     } catch (const detail::PortInUseError&) {
       if (attempt == 3) throw;
       for (auto& m : members_) m->kill();
-      // Quorum and election ports are always ours to pick; with fixed client ports only retry if those are free.
+      // Quorum and election ports are always ours to pick; with fixed client ports only retry if those are
+      // free.
     }
   }
 }
 
-TestingCluster::~TestingCluster() = default;  // each ServerInstance kills its process, then ScratchDir removes
+TestingCluster::~TestingCluster() =
+    default;  // each ServerInstance kills its process, then ScratchDir removes
 TestingCluster::TestingCluster(TestingCluster&&) noexcept = default;
 TestingCluster& TestingCluster::operator=(TestingCluster&&) noexcept = default;
 
@@ -136,7 +140,7 @@ void TestingCluster::start_all() {
     m->launch();
     launched.push_back(m.get());
   }
-  for (auto* m : launched) m->wait_until_answering(deadline);
+  for (auto* m : launched) m->wait_until_answering(deadline, members_.size() == 1);
   wait_until_serving(deadline);
 }
 
@@ -175,7 +179,7 @@ void TestingCluster::wait_until_serving(Clock::time_point deadline) const {
 std::optional<std::size_t> TestingCluster::leader() const {
   for (std::size_t i = 0; i < members_.size(); ++i) {
     if (!members_[i]->is_running()) continue;
-    const std::string mode = members_[i]->mode(milliseconds{1000});
+    const std::string mode = members_[i]->mode(milliseconds{2000});
     if (mode == "leader" || mode == "standalone") return i;
   }
   return std::nullopt;
@@ -192,7 +196,8 @@ std::size_t TestingCluster::wait_for_leader(milliseconds timeout) const {
   }
 }
 
-std::string TestingCluster::four_letter_word(std::size_t i, std::string_view cmd, milliseconds timeout) const {
+std::string TestingCluster::four_letter_word(std::size_t i, std::string_view cmd,
+                                             milliseconds timeout) const {
   check_index(i);
   return members_[i]->four_letter_word(cmd, timeout);
 }

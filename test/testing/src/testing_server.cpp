@@ -47,7 +47,9 @@ std::string TestingServer::four_letter_word(std::string_view cmd, std::chrono::m
   return server_->four_letter_word(cmd, timeout);
 }
 
-std::map<std::string, std::string> TestingServer::mntr() const { return parse_mntr(four_letter_word("mntr")); }
+std::map<std::string, std::string> TestingServer::mntr() const {
+  return parse_mntr(four_letter_word("mntr"));
+}
 
 const std::filesystem::path& TestingServer::data_dir() const { return dir_->path(); }
 

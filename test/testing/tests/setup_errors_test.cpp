@@ -1,17 +1,15 @@
 // Bad set-ups of zkr::testing must fail fast with a clear TestingError, never hang or leak a process.
 
-#include <zkr/testing/java.hpp>
-#include <zkr/testing/testing_cluster.hpp>
-#include <zkr/testing/testing_server.hpp>
-
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <catch2/catch.hpp>
-
 #include <fstream>
 #include <regex>
+#include <zkr/testing/java.hpp>
+#include <zkr/testing/testing_cluster.hpp>
+#include <zkr/testing/testing_server.hpp>
 
 #include "support.hpp"
 
@@ -49,8 +47,8 @@ class Squatter {
 class FakeJava {
  public:
   explicit FakeJava(const std::string& body)
-      : path_(fs::temp_directory_path() / ("zkr-fake-java-" + std::to_string(::getpid()) + "-" +
-                                           std::to_string(counter_++))) {
+      : path_(fs::temp_directory_path() /
+              ("zkr-fake-java-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++))) {
     std::ofstream(path_) << "#!/bin/sh\n" << body << '\n';
     fs::permissions(path_, fs::perms::owner_all);
   }
@@ -98,8 +96,8 @@ TEST_CASE("A client port in use fails before anything is started", "[errors]") {
   options.port = zkr::testing::free_port();
   Squatter squatter(options.port);
   const auto start = std::chrono::steady_clock::now();
-  CHECK_THROWS_WITH(TestingServer(options), Contains("port " + std::to_string(options.port)) &&
-                                                Contains("is already in use"));
+  CHECK_THROWS_WITH(TestingServer(options),
+                    Contains("port " + std::to_string(options.port)) && Contains("is already in use"));
   CHECK(t::seconds_since(start) < 2.0);
 }
 
@@ -124,7 +122,8 @@ TEST_CASE("A missing java is reported clearly", "[errors]") {
   {
     ScopedEnv home("JAVA_HOME", empty.string());
     ScopedEnv path("PATH", empty.string());
-    CHECK_THROWS_WITH(zkr::testing::find_java(), Contains("Java not found") && Contains("default-jre-headless"));
+    CHECK_THROWS_WITH(zkr::testing::find_java(),
+                      Contains("Java not found") && Contains("default-jre-headless"));
   }
   fs::remove_all(empty);
 }

@@ -11,7 +11,6 @@
 #include <fstream>
 #include <string>
 #include <thread>
-
 #include <zkr/testing/java.hpp>
 
 namespace zkr::testing::test {
@@ -23,10 +22,11 @@ inline std::string zk_cli(const std::string& connect, const std::string& command
   const auto input = std::filesystem::temp_directory_path() /
                      ("zkr-cli-" + std::to_string(::getpid()) + "-" + std::to_string(++counter) + ".txt");
   std::ofstream(input) << commands << "\nquit\n";
-  const std::string cmd = "timeout 60 '" + find_java().string() + "' -Xmx128m -XX:+UseSerialGC -cp '" +
-                          zookeeper_classpath() +
-                          "' -Dorg.slf4j.simpleLogger.defaultLogLevel=warn org.apache.zookeeper.ZooKeeperMain "
-                          "-server " + connect + " < '" + input.string() + "' 2>&1";
+  const std::string cmd =
+      "timeout 60 '" + find_java().string() + "' -Xmx128m -XX:+UseSerialGC -cp '" + zookeeper_classpath() +
+      "' -Dorg.slf4j.simpleLogger.defaultLogLevel=warn org.apache.zookeeper.ZooKeeperMain "
+      "-server " +
+      connect + " < '" + input.string() + "' 2>&1";
   std::string output;
   if (FILE* pipe = ::popen(cmd.c_str(), "r")) {
     char buf[4096];
@@ -45,7 +45,8 @@ inline std::string field(const std::string& answer, const std::string& key) {
   const auto pos = answer.find(key);
   if (pos == std::string::npos) return {};
   const auto end = answer.find('\n', pos);
-  return answer.substr(pos + key.size(), end == std::string::npos ? std::string::npos : end - pos - key.size());
+  return answer.substr(pos + key.size(),
+                       end == std::string::npos ? std::string::npos : end - pos - key.size());
 }
 
 template <class Pred>

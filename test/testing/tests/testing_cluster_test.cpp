@@ -1,11 +1,9 @@
 // Tests of zkr::testing::TestingCluster: a real three-member ensemble on 127.0.0.1.
 
-#include <zkr/testing/testing_cluster.hpp>
-
 #include <catch2/catch.hpp>
-
 #include <fstream>
 #include <set>
+#include <zkr/testing/testing_cluster.hpp>
 
 #include "support.hpp"
 
@@ -15,8 +13,14 @@ using zkr::testing::TestingError;
 namespace t = zkr::testing::test;
 
 namespace {
+// Member i's `Mode:` ("leader", "follower", ...), or "" while it does not serve or answer.
 std::string mode(const TestingCluster& cluster, std::size_t i) {
-  return t::field(cluster.four_letter_word(i, "srvr"), "Mode: ");
+  try {
+    return t::field(cluster.four_letter_word(i, "srvr"), "Mode: ");
+  } catch (const TestingError& e) {
+    UNSCOPED_INFO("srvr to member " << i << ": " << e.what());
+    return {};
+  }
 }
 }  // namespace
 
@@ -38,8 +42,9 @@ TEST_CASE("TestingCluster starts three members with one leader and two followers
   }
   CHECK(ports.size() == 3);
   CHECK(modes == std::set<std::string>{"leader", "follower"});
-  CHECK(cluster.connect_string() == cluster.member_connect_string(0) + "," + cluster.member_connect_string(1) +
-                                        "," + cluster.member_connect_string(2));
+  CHECK(cluster.connect_string() == cluster.member_connect_string(0) + "," +
+                                        cluster.member_connect_string(1) + "," +
+                                        cluster.member_connect_string(2));
   const auto leader = cluster.leader();
   REQUIRE(leader);
   CHECK(mode(cluster, *leader) == "leader");
@@ -60,7 +65,8 @@ TEST_CASE("TestingCluster: killing the leader elects a new one and keeps the dat
   const std::size_t new_leader = cluster.wait_for_leader(30s);
   CHECK(new_leader != old_leader);
 
-  const std::size_t survivor = (new_leader + 1) % 3 == old_leader ? (new_leader + 2) % 3 : (new_leader + 1) % 3;
+  const std::size_t survivor =
+      (new_leader + 1) % 3 == old_leader ? (new_leader + 2) % 3 : (new_leader + 1) % 3;
   REQUIRE(t::eventually([&] { return mode(cluster, survivor) == "follower"; }, 30s));
   const std::string got = t::zk_cli(cluster.member_connect_string(survivor), "get /zkr-ha");
   INFO(got);
@@ -68,7 +74,7 @@ TEST_CASE("TestingCluster: killing the leader elects a new one and keeps the dat
 
   cluster.start(old_leader);  // rejoins as a follower before start() returns
   CHECK(mode(cluster, old_leader) == "follower");
-  CHECK(cluster.leader() == new_leader);
+  CHECK(cluster.wait_for_leader(10s) == new_leader);  // tolerant of a member slow to answer `srvr`
 }
 
 TEST_CASE("TestingCluster: a follower stops, the quorum stays, the follower rejoins", "[cluster]") {
@@ -93,7 +99,7 @@ TEST_CASE("TestingCluster: a follower stops, the quorum stays, the follower rejo
   for (std::size_t i = 0; i < 3; ++i) CHECK_FALSE(cluster.is_running(i));
   cluster.start_all();
   for (std::size_t i = 0; i < 3; ++i) CHECK(cluster.is_running(i));
-  CHECK(cluster.leader().has_value());
+  CHECK_NOTHROW(cluster.wait_for_leader(10s));
 }
 
 TEST_CASE("TestingCluster of one member is a standalone server", "[cluster]") {

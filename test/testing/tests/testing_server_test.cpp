@@ -1,13 +1,11 @@
 // Tests of zkr::testing::TestingServer against real ZooKeeper servers.
 
-#include <zkr/testing/testing_server.hpp>
-
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <zkr/testing/testing_server.hpp>
 
 #include "support.hpp"
 
@@ -32,7 +30,9 @@ std::string cmdline(int pid) {
   return s;
 }
 
-int node_count(const TestingServer& server) { return std::stoi(t::field(server.four_letter_word("srvr"), "Node count: ")); }
+int node_count(const TestingServer& server) {
+  return std::stoi(t::field(server.four_letter_word("srvr"), "Node count: "));
+}
 }  // namespace
 
 TEST_CASE("TestingServer starts a standalone server on 127.0.0.1 and cleans up after itself", "[server]") {
@@ -120,7 +120,8 @@ TEST_CASE("TestingServer kill is a crash the server recovers from", "[server]") 
 
   server.start();
   CHECK(node_count(server) == base);  // the transaction log survived the SIGKILL
-  CHECK(read_file(server.data_dir() / "server.log").find("zkr::testing: starting ZooKeeper") != std::string::npos);
+  CHECK(read_file(server.data_dir() / "server.log").find("zkr::testing: starting ZooKeeper") !=
+        std::string::npos);
 }
 
 TEST_CASE("TestingServer pause makes the server unresponsive until resume", "[server]") {
@@ -131,13 +132,15 @@ TEST_CASE("TestingServer pause makes the server unresponsive until resume", "[se
   CHECK_THROWS_AS(server.four_letter_word("ruok", 300ms), TestingError);
   CHECK(t::seconds_since(start) < 2.0);
   server.resume();
-  CHECK(t::eventually([&] {
-    try {
-      return server.four_letter_word("ruok", 1s) == "imok";
-    } catch (const TestingError&) {
-      return false;
-    }
-  }, 10s));
+  CHECK(t::eventually(
+      [&] {
+        try {
+          return server.four_letter_word("ruok", 1s) == "imok";
+        } catch (const TestingError&) {
+          return false;
+        }
+      },
+      10s));
   // A paused server still stops promptly.
   server.pause();
   const auto stop_start = std::chrono::steady_clock::now();

@@ -26,21 +26,24 @@ struct ServerOptions {
   /// leader). On timeout the server is killed and `TestingError` is thrown; a zero timeout fails at once.
   std::chrono::milliseconds start_timeout{std::chrono::seconds{40}};
   /// The client port on 127.0.0.1; 0 picks a free one (and picks again if it is taken during start-up).
-  /// For a `TestingCluster`, member `i` uses `port + i` when non-zero; quorum and election ports are always picked.
+  /// For a `TestingCluster`, member `i` uses `port + i` when non-zero; quorum and election ports are always
+  /// picked.
   std::uint16_t port = 0;
   /// The `java` executable. Default: `$JAVA_HOME/bin/java`, then `java` on `PATH`.
   std::optional<std::filesystem::path> java;
   /// Where the configuration, the data and the server log go. Default: a fresh directory under the system
   /// temporary directory, removed on destruction (kept when the environment variable `ZKR_TESTING_KEEP_DIRS`
-  /// is set to a non-empty value other than `0`). A directory given here is created if needed and never removed.
+  /// is set to a non-empty value other than `0`); the directories left behind by test processes that crashed
+  /// or were killed are removed by the next process that creates one. A directory given here is created if
+  /// needed and never removed.
   std::optional<std::filesystem::path> data_dir;
   /// Extra JVM flags, placed before the class path. The defaults keep each server small and light on CPU.
   std::vector<std::string> jvm_flags{"-Xmx512m", "-XX:+UseSerialGC", "-XX:-UsePerfData"};
 };
 
 /// Thrown for every set-up or control failure of a test server: Java or the ZooKeeper jars missing, a port in
-/// use, a server that exits during start-up or does not answer in time (the message then ends with the tail of
-/// the server's log), a four-letter word that gets no answer.
+/// use, a server that exits during start-up or does not answer in time (the message then ends with the tail
+/// of the server's log), a four-letter word that gets no answer.
 class TestingError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

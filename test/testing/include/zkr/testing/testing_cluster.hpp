@@ -12,7 +12,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
 #include <zkr/testing/server_options.hpp>
 
 namespace zkr::testing {
@@ -22,9 +21,10 @@ class ServerInstance;
 class ScratchDir;
 }  // namespace detail
 
-/// An ensemble of `size` ZooKeeper servers on 127.0.0.1, each with its own client, quorum and election port and
-/// its own directory (`member-<i>/` under `data_dir()`, with `zoo.cfg`, `server.log` and `data/myid`).
-/// Members are indexed from 0; member `i` has ZooKeeper id `i + 1`. A cluster of size 1 is a standalone server.
+/// An ensemble of `size` ZooKeeper servers on 127.0.0.1, each with its own client, quorum and election port
+/// and its own directory (`member-<i>/` under `data_dir()`, with `zoo.cfg`, `server.log` and `data/myid`).
+/// Members are indexed from 0; member `i` has ZooKeeper id `i + 1`. A cluster of size 1 is a standalone
+/// server.
 ///
 /// Thread-safety and process handling are as for `TestingServer`.
 class TestingCluster {
@@ -52,7 +52,8 @@ class TestingCluster {
   /// Stop member `i` gracefully (SIGTERM, SIGKILL after a few seconds).
   void stop(std::size_t i);
   /// Start member `i` again (same ports and data) and wait until it answers `ruok`; when a majority of the
-  /// members is then running, also wait until it serves (has joined the quorum). Does nothing if it is running.
+  /// members is then running, also wait until it serves (has joined the quorum). Does nothing if it is
+  /// running.
   void start(std::size_t i);
   /// `stop(i)` then `start(i)`.
   void restart(std::size_t i);
@@ -67,7 +68,8 @@ class TestingCluster {
   /// The pid of member `i`, or -1 when it is not running.
   int pid(std::size_t i) const;
 
-  /// The index of the member whose `srvr` says "Mode: leader" (or "Mode: standalone"), if any answers so.
+  /// The index of the running member whose `srvr` says "Mode: leader" (or "Mode: standalone"), if any; a
+  /// member that does not answer within 2 s counts as not leading (use `wait_for_leader` to ride that out).
   std::optional<std::size_t> leader() const;
   /// Polls `leader()` until it has a value. \throws TestingError on timeout.
   std::size_t wait_for_leader(std::chrono::milliseconds timeout) const;

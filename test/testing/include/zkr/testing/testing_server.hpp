@@ -9,7 +9,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-
 #include <zkr/testing/server_options.hpp>
 
 namespace zkr::testing {
@@ -26,10 +25,12 @@ class ScratchDir;
 /// process this object started is ever signalled, by its pid, and it is always reaped. The server is also
 /// killed by the kernel if the test process dies (so a crashed or timed-out test leaves no server behind).
 ///
-/// Thread-safety: all members may be called concurrently; control calls (`stop`, `start`, ...) are serialized.
+/// Thread-safety: all members may be called concurrently; control calls (`stop`, `start`, ...) are
+/// serialized. A moved-from object may only be destroyed or assigned to.
 class TestingServer {
  public:
-  /// Starts the server and waits until it answers `ruok` with `imok`.
+  /// Starts the server and waits until it answers `ruok` with `imok` and serves requests (`srvr` reports
+  /// "Mode: standalone"), so a client can connect at once.
   /// \throws TestingError when Java or the jars are missing, the port is in use, the server exits during
   ///         start-up or does not answer within `options.start_timeout` (it is killed first).
   explicit TestingServer(ServerOptions options = {});
@@ -49,11 +50,13 @@ class TestingServer {
   /// the server is not running. A paused server is resumed first.
   void stop();
   /// Starts the server again on the same port and data directory (the data survives) and waits until it
-  /// answers. Does nothing if it is running. \throws TestingError as the constructor (the port is not re-picked).
+  /// serves, as the constructor. Does nothing if it is running.
+  /// \throws TestingError as the constructor (the port is not picked again).
   void start();
   /// `stop()` then `start()`.
   void restart();
-  /// SIGKILL (`kill -9`) and wait for the exit: a crash, without a clean shutdown. Does nothing if not running.
+  /// SIGKILL (`kill -9`) and wait for the exit: a crash, without a clean shutdown. Does nothing if not
+  /// running.
   void kill();
   /// SIGSTOP: the server stays up but answers nothing (sessions time out, four-letter words time out).
   /// \throws TestingError if the server is not running.
@@ -65,8 +68,8 @@ class TestingServer {
   /// The pid of the server process, or -1 when it is not running.
   int pid() const;
 
-  /// Sends a four-letter word (`ruok`, `srvr`, `stat`, `mntr`, `cons`, `dump`, ...) and returns the whole answer.
-  /// \throws TestingError if the server cannot be reached or does not answer within `timeout`.
+  /// Sends a four-letter word (`ruok`, `srvr`, `stat`, `mntr`, `cons`, `dump`, ...) and returns the whole
+  /// answer. \throws TestingError if the server cannot be reached or does not answer within `timeout`.
   std::string four_letter_word(std::string_view cmd,
                                std::chrono::milliseconds timeout = std::chrono::seconds{5}) const;
   /// The `mntr` answer parsed into key/value pairs (`zk_znode_count`, `zk_server_state`, ...).

@@ -1,0 +1,48 @@
+# Install rules and the CMake package (find_package(zkrecipes CONFIG)), {fmt}-style:
+#   targets zkrecipes::framework, ::drivers, ::recipes, ::testing and the umbrella zkrecipes::zkrecipes,
+#   headers under ${CMAKE_INSTALL_INCLUDEDIR}/zkr/..., config + version file (SameMajorVersion) and our
+#   FindZooKeeper.cmake under ${CMAKE_INSTALL_LIBDIR}/cmake/zkrecipes.
+#
+# ZooKeeper::zookeeper_st is a PRIVATE dependency of zkr_framework, but a static zkr_framework still carries it
+# as $<LINK_ONLY:ZooKeeper::zookeeper_st> in the exported link interface (and a shared one records it for the
+# runtime search path), so zkrecipesConfig.cmake always finds ZooKeeper through the installed Find module before
+# it loads the targets. No public header includes <zookeeper.h>, so consumers never need its include directory.
+include(CMakePackageConfigHelpers)
+
+set(ZKR_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/zkrecipes"
+    CACHE STRING "Where zkrecipesConfig.cmake is installed, relative to the prefix")
+
+install(TARGETS zkr_framework zkr_drivers zkr_recipes zkrecipes zkr_testing
+  EXPORT zkrecipesTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT zkrecipes_development
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT zkrecipes_runtime
+          NAMELINK_COMPONENT zkrecipes_development
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT zkrecipes_runtime
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+foreach(_zkr_include_dir framework/include drivers/include recipes/include test/testing/include)
+  install(DIRECTORY "${PROJECT_SOURCE_DIR}/${_zkr_include_dir}/"
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+    COMPONENT zkrecipes_development
+    FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h" PATTERN "*.ipp")
+endforeach()
+
+install(EXPORT zkrecipesTargets
+  NAMESPACE zkrecipes::
+  DESTINATION ${ZKR_INSTALL_CMAKEDIR}
+  COMPONENT zkrecipes_development)
+
+configure_package_config_file(
+  "${PROJECT_SOURCE_DIR}/cmake/zkrecipesConfig.cmake.in"
+  "${PROJECT_BINARY_DIR}/zkrecipesConfig.cmake"
+  INSTALL_DESTINATION ${ZKR_INSTALL_CMAKEDIR})
+write_basic_package_version_file(
+  "${PROJECT_BINARY_DIR}/zkrecipesConfigVersion.cmake"
+  VERSION ${PROJECT_VERSION}
+  COMPATIBILITY SameMajorVersion)
+install(FILES
+    "${PROJECT_BINARY_DIR}/zkrecipesConfig.cmake"
+    "${PROJECT_BINARY_DIR}/zkrecipesConfigVersion.cmake"
+    "${PROJECT_SOURCE_DIR}/cmake/FindZooKeeper.cmake"
+  DESTINATION ${ZKR_INSTALL_CMAKEDIR}
+  COMPONENT zkrecipes_development)

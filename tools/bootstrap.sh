@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Installs everything zkrecipes needs to build, test and run its demo on Debian 12 (bookworm).
+# Idempotent: when every package is present it changes nothing and does not touch the network.
+#
+#   bash tools/bootstrap.sh [--force]
+#
+# Run as root, or as a user with sudo. --force removes packages that conflict with ours (the Boost 1.74
+# development packages, the multi-threaded ZooKeeper C client headers); without it their presence is an error.
+set -euo pipefail
+
+usage() { sed -n '2,9s/^# \{0,1\}//p' "$0"; }
+
+force=0
+for arg in "$@"; do
+  case "$arg" in
+    --force) force=1 ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "bootstrap: unknown argument '$arg'" >&2; usage >&2; exit 2 ;;
+  esac
+done
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libboost1.81-dev libzookeeper-st-dev libspdlog-dev catch2 libcli11-dev
+  zookeeper default-jre-headless default-jdk-headless libcurator-recipes-java
+  python3-kazoo python3 procps
+)
+# libboost1.81-dev cannot be installed with Debian's default Boost (1.74); the -st and -mt ZooKeeper C client
+# headers conflict with each other.
+conflicts=(libboost-dev libboost1.74-dev libzookeeper-mt-dev)
+
+if ! command -v dpkg-query > /dev/null || ! command -v apt-get > /dev/null; then
+  echo "bootstrap: dpkg-query/apt-get not found: this script supports Debian 12 (bookworm) only." >&2
+  exit 1
+fi
+
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo > /dev/null; then
+    sudo=(sudo)
+  else
+    echo "bootstrap: run as root, or install sudo, to install packages." >&2
+    exit 1
+  fi
+fi
+apt=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get)
+
+is_installed() {
+  [ "$(dpkg-query -W -f='${Status}' "$1" 2> /dev/null)" = "install ok installed" ]
+}
+
+present=()
+for p in "${conflicts[@]}"; do
+  if is_installed "$p"; then present+=("$p"); fi
+done
+if [ "${#present[@]}" -gt 0 ]; then
+  echo "bootstrap: installed package(s) conflict with zkrecipes' dependencies: ${present[*]}" >&2
+  echo "  (libboost-dev/libboost1.74-dev conflict with libboost1.81-dev; libzookeeper-mt-dev conflicts with" >&2
+  echo "   libzookeeper-st-dev, the single-threaded C client zkrecipes uses)" >&2
+  if [ "$force" -eq 1 ]; then
+    echo "bootstrap: --force: removing ${present[*]}" >&2
+    "${apt[@]}" remove -y "${present[@]}"
+  else
+    echo "bootstrap: re-run with --force to remove them (apt-get remove ${present[*]})." >&2
+    exit 1
+  fi
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! is_installed "$p"; then missing+=("$p"); fi
+done
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "bootstrap: all ${#packages[@]} packages are installed."
+  exit 0
+fi
+
+echo "bootstrap: installing ${missing[*]}"
+"${apt[@]}" update
+"${apt[@]}" install -y --no-install-recommends "${missing[@]}"
+
+still=()
+for p in "${missing[@]}"; do
+  if ! is_installed "$p"; then still+=("$p"); fi
+done
+if [ "${#still[@]}" -gt 0 ]; then
+  echo "bootstrap: still missing after apt-get install: ${still[*]}" >&2
+  exit 1
+fi
+echo "bootstrap: done."

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine (tools/bootstrap.sh) and runs the whole zkrecipes test suite:
+#   1. build/       RelWithDebInfo, warnings as errors (ZKR_WERROR=ON); ctest -j2
+#   2. build-asan/  Debug with AddressSanitizer + UndefinedBehaviorSanitizer (ZKR_SANITIZE=ON, no benchmarks);
+#                   ctest -j2 with leak detection
+# Exits non-zero if any step fails, after running every step it can; the last line is a one-line summary.
+#
+#   bash tools/test.sh [--quick]      --quick skips the sanitizer build
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+
+quick=0
+for arg in "$@"; do
+  case "$arg" in
+    --quick) quick=1 ;;
+    -h | --help) sed -n '2,9s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    *) echo "test.sh: unknown argument '$arg'" >&2; exit 2 ;;
+  esac
+done
+
+start=$(date +%s)
+passed=()
+failed=()
+skipped=()
+
+# step <name> <command...>: runs the command, records the outcome, returns its status.
+step() {
+  local name=$1
+  shift
+  echo
+  echo "==> [$name] $*"
+  if "$@"; then
+    passed+=("$name")
+    return 0
+  fi
+  failed+=("$name")
+  echo "==> [$name] FAILED" >&2
+  return 1
+}
+
+summary() {
+  local elapsed=$(($(date +%s) - start))
+  echo
+  if [ "${#failed[@]}" -eq 0 ]; then
+    echo "test.sh: PASSED in ${elapsed}s: ${passed[*]}${skipped:+ (skipped: ${skipped[*]})}"
+    exit 0
+  fi
+  echo "test.sh: FAILED in ${elapsed}s: ${failed[*]}${passed:+ (passed: ${passed[*]})}${skipped:+ (skipped: ${skipped[*]})}"
+  exit 1
+}
+
+generator_for() { [ -f "$1/CMakeCache.txt" ] || echo "-G Ninja"; }  # keep an existing build's generator
+
+if ! step bootstrap bash tools/bootstrap.sh; then
+  summary
+fi
+
+# 1. The release-ish build, warnings as errors.
+# shellcheck disable=SC2046
+if step configure cmake -S . -B build $(generator_for build) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZKR_WERROR=ON &&
+  step build cmake --build build -j2; then
+  step ctest ctest --test-dir build --output-on-failure --no-tests=error -j2
+else
+  skipped+=("ctest")
+fi
+
+# 2. The sanitizer build.
+if [ "$quick" -eq 1 ]; then
+  skipped+=("asan (--quick)")
+else
+  # shellcheck disable=SC2046
+  if step asan-configure cmake -S . -B build-asan $(generator_for build-asan) -DCMAKE_BUILD_TYPE=Debug \
+    -DZKR_SANITIZE=ON -DZKR_BUILD_BENCH=OFF -DZKR_WERROR=ON &&
+    step asan-build cmake --build build-asan -j2; then
+    step asan-ctest env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
+      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      ctest --test-dir build-asan --output-on-failure --no-tests=error -j2
+  else
+    skipped+=("asan-ctest")
+  fi
+fi
+
+summary
