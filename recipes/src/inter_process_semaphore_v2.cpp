@@ -49,6 +49,8 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
   WatchId watch = 0;
   bool in_flight = false, woken = false, finished = false, timed_out = false, in_mutex = false;
   int retries = 0;
+  int pending_deletes = 0;  // stop(): deletes not yet answered
+  error_code stop_ec;
   Clock::time_point start = Clock::now();
   std::unique_ptr<asio::steady_timer> deadline_timer, retry_timer;
 
@@ -175,12 +177,12 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
   /// RETRY_DUE_TO_MISSING_NODE (CURATOR-315/335): return the lease and the mutex, then try again.
   void missing_node() {
     if (watch) s->core->remove_watch(watch), watch = 0;
+    auto elapsed = std::chrono::duration_cast<Millis>(Clock::now() - start);
+    auto sleep = s->core->retry_policy().allow_retry(retries++, elapsed);
+    if (!sleep) return stop(errc::node_not_found_after_retries);  // deletes the lease and the mutex first
     if (!lease_path.empty()) s->core->remove(lease_path, -1, true, true, [](error_code) {});
     lease_path.clear();
     release_quietly(mutex_lease);
-    auto elapsed = std::chrono::duration_cast<Millis>(Clock::now() - start);
-    auto sleep = s->core->retry_policy().allow_retry(retries++, elapsed);
-    if (!sleep) return stop(errc::node_not_found_after_retries);
     retry_timer = std::make_unique<asio::steady_timer>(s->core->io_executor(), *sleep);
     retry_timer->async_wait([self = shared_from_this()](error_code) {
       if (self->finished) return;
@@ -194,20 +196,36 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
     if (finished) return;
     finished = true;
     if (watch) s->core->remove_watch(watch), watch = 0;
-    for (auto& l : got) release_quietly(l);
-    got.clear();
-    release_quietly(mutex_lease);
     if (!ec && cancel->cancelled && !timed_out) ec = asio::error::operation_aborted;
-    auto complete = [self = shared_from_this(), ec](error_code) {
-      if (self->deadline_timer) self->deadline_timer->cancel();
-      self->cancel->on_cancel = nullptr;
-      auto d = std::move(self->done);
-      if (d) d(ec, {});
+    stop_ec = ec;
+    // Every delete is waited for: the leases already taken, the internal mutex and the lease being made are
+    // all gone (or left to the guaranteed delete after a failure) before the operation completes.
+    auto self = shared_from_this();
+    pending_deletes = 1;
+    auto give_back = [&](Lease& l) {
+      if (auto st = l.state(); st && !st->released) {
+        ++pending_deletes;
+        st->release([self](error_code) { self->deleted(); });  // runs its callback exactly once
+      }
+      l = Lease();
     };
-    if (lease_path.empty() || !s->core->is_open()) return complete({});
-    auto p = std::move(lease_path);
+    for (auto& l : got) give_back(l);
+    got.clear();
+    give_back(mutex_lease);
+    if (!lease_path.empty() && s->core->is_open()) {
+      ++pending_deletes;
+      s->core->remove(lease_path, -1, true, true, [self](error_code) { self->deleted(); });
+    }
     lease_path.clear();
-    s->core->remove(p, -1, true, true, std::move(complete));
+    deleted();
+  }
+
+  void deleted() {
+    if (--pending_deletes > 0) return;
+    if (deadline_timer) deadline_timer->cancel();
+    cancel->on_cancel = nullptr;
+    auto d = std::move(done);
+    if (d) d(stop_ec, {});
   }
 
   void finish(error_code ec) {

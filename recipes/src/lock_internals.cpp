@@ -218,16 +218,17 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
   }
 
   void retry_with_new_node(error_code cause) {
+    // Stopping, or out of retries: give_up deletes our node (it may still exist) *before* completing.
+    if (stopping()) return give_up({});
     auto elapsed = std::chrono::duration_cast<Millis>(Clock::now() - start);
+    auto sleep = core->retry_policy().allow_retry(retries++, elapsed);
+    if (!sleep || !core->is_open())
+      return give_up(cause == zk_errc::no_node ? error_code(errc::node_not_found_after_retries) : cause);
     if (!our_path.empty()) {
-      // Our node may still exist (e.g. parent reaped race): delete it before making another one.
+      // Our node may still exist (a node of an earlier session, CURATOR-604; a listing that raced with the
+      // parent's reaping): delete it before making another one.
       core->remove(our_path, -1, true, true, [](error_code) {});
       our_path.clear();
-    }
-    if (stopping()) return give_up({});
-    auto sleep = core->retry_policy().allow_retry(retries++, elapsed);
-    if (!sleep || !core->is_open()) {
-      return finish(cause == zk_errc::no_node ? error_code(errc::node_not_found_after_retries) : cause, Lease());
     }
     retry_timer = std::make_unique<asio::steady_timer>(core->io_executor(), *sleep);
     retry_timer->async_wait([self = shared_from_this()](error_code) {

@@ -1,0 +1,1030 @@
+// Unit tests (no server) of the lock engine (`LockInternals::Attempt`) and of the semaphore state machine
+// (`SemAcquire`), over FakeCore: round trips counted from the request log, and a fault, a session event or a
+// cancellation injected at every step. Cleanup is checked *inside* the completion (the tree as the completion
+// saw it), since a cancelled or failed operation must delete its nodes before it completes.
+
+#include "fake_core.hpp"
+
+#include <boost/asio/post.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <zkr/framework/paths.hpp>
+#include <zkr/recipes/detail/lease_core.hpp>
+#include <zkr/recipes/inter_process_semaphore_v2.hpp>
+#include <zkr/recipes/lock_internals.hpp>
+
+namespace {
+
+using namespace std::chrono_literals;
+using fake::FakeCore;
+using fake::Op;
+using zkr::errc;
+using zkr::error_code;
+using zkr::Lease;
+using zkr::LeaseStatus;
+using zkr::zk_errc;
+using Clock = std::chrono::steady_clock;
+using CancelPtr = std::shared_ptr<zkr::detail::CancelState>;
+
+const std::string dir = "/locks/m";
+const std::string sem = "/sem";
+const std::string sem_locks = "/sem/locks";
+const std::string sem_leases = "/sem/leases";
+
+/// What one acquire completed with, and the tree its completion saw.
+struct Outcome {
+  int calls = 0;
+  error_code ec;
+  Lease lease;
+  std::vector<Lease> leases;
+  std::vector<std::string> seen;   ///< children of the lock directory (or the lease directory) at completion
+  std::vector<std::string> seen2;  ///< children of the semaphore's lock directory at completion
+  std::size_t watches_seen = 0;    ///< watches registered at completion
+  bool on_io_thread = false;
+  bool done() const { return calls > 0; }
+};
+
+struct Fixture {
+  std::shared_ptr<FakeCore> core = std::make_shared<FakeCore>();
+
+  Fixture() = default;
+  Fixture(const Fixture&) = delete;
+  Fixture& operator=(const Fixture&) = delete;
+  ~Fixture() { core->shutdown(); }
+
+  std::shared_ptr<zkr::LockInternals> engine(std::size_t max_leases = 1) {
+    return std::make_shared<zkr::LockInternals>(core, dir, "lock-", max_leases, nullptr);
+  }
+
+  /// Starts one engine attempt on the I/O thread.
+  std::shared_ptr<Outcome> start(const std::shared_ptr<zkr::LockInternals>& e, zkr::AcquireOptions o = {},
+                                 CancelPtr cancel = nullptr) {
+    auto out = std::make_shared<Outcome>();
+    boost::asio::post(core->context(), [c = core, e, out, o = std::move(o), cancel]() mutable {
+      e->attempt_lock(std::move(o), cancel, [c, out](error_code ec, Lease l) {
+        ++out->calls;
+        out->ec = ec;
+        out->lease = std::move(l);
+        out->seen = c->children(dir);
+        out->watches_seen = c->watch_count();
+        out->on_io_thread = c->running_in_io_thread();
+      });
+    });
+    return out;
+  }
+
+  std::shared_ptr<zkr::detail::SemaphoreShared> semaphore(int max_leases) {
+    return zkr::detail::make_semaphore_shared(core, sem, max_leases);
+  }
+
+  /// Starts one semaphore acquire of `qty` leases on the I/O thread.
+  std::shared_ptr<Outcome> sem_start(const std::shared_ptr<zkr::detail::SemaphoreShared>& s, int qty,
+                                     std::optional<Clock::time_point> deadline = std::nullopt,
+                                     CancelPtr cancel = nullptr) {
+    auto out = std::make_shared<Outcome>();
+    boost::asio::post(core->context(), [c = core, s, qty, deadline, out, cancel]() mutable {
+      zkr::detail::semaphore_acquire(s, qty, deadline, cancel, [c, out](error_code ec, std::vector<Lease> v) {
+        ++out->calls;
+        out->ec = ec;
+        out->leases = std::move(v);
+        out->seen = c->children(sem_leases);
+        out->seen2 = c->children(sem_locks);
+        out->watches_seen = c->watch_count();
+        out->on_io_thread = c->running_in_io_thread();
+      });
+    });
+    return out;
+  }
+
+  bool wait(const Outcome& o, std::chrono::milliseconds limit = 5s) {
+    return core->run_until([&] { return o.done(); }, limit);
+  }
+
+  void fire(const CancelPtr& c) {
+    boost::asio::post(core->context(), [c] { c->fire(); });
+  }
+
+  error_code release(Lease& l) {
+    bool done = false;
+    error_code ec;
+    l.async_release([&](error_code e) {
+      ec = e;
+      done = true;
+    });
+    REQUIRE(core->run_until([&] { return done; }));
+    return ec;
+  }
+
+  /// A contender of another session, queued now (as another client would).
+  std::string other(const std::string& parent = dir, const std::string& name = "lock-") {
+    return core->put(zkr::make_path(parent, "_c_10000000-0000-4000-8000-000000000000-" + name),
+                     zkr::CreateMode::ephemeral_sequential, FakeCore::other_session);
+  }
+
+  std::vector<std::string> kids(const std::string& path = dir) const { return core->children(path); }
+
+  /// Deletes every node of ours (this session's) under `path`.
+  void erase_ours(const std::string& path) {
+    for (auto& n : core->children(path)) {
+      auto p = zkr::make_path(path, n);
+      if (core->stat(p)->ephemeral_owner == core->session_id()) core->erase(p);
+    }
+  }
+
+  std::string name_of(const std::string& path) const { return zkr::node_name(path); }
+};
+
+std::vector<std::string> names(std::initializer_list<std::string> paths) {
+  std::vector<std::string> v;
+  for (auto& p : paths) v.push_back(zkr::node_name(p));
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+}  // namespace
+
+// ===========================================================================================================
+// Round trips
+
+TEST_CASE_METHOD(Fixture, "engine: an uncontended acquire is create + get_children, a release one delete",
+                 "[engine]") {
+  auto e = engine();
+  auto out = start(e);
+  REQUIRE(wait(*out));
+  INFO(core->describe_log());
+  REQUIRE_FALSE(out->ec);
+  REQUIRE(out->lease.valid());
+  CHECK(out->on_io_thread);
+  REQUIRE(core->count_all() == 2);
+  CHECK(core->requests()[0].op == Op::create);
+  CHECK(core->requests()[0].path == dir + "/lock-");
+  CHECK(core->requests()[1].op == Op::get_children);
+  CHECK(core->requests()[1].path == dir);
+
+  const auto k = kids();
+  REQUIRE(k.size() == 1);
+  CHECK(zkr::protected_names::is_protected_node(k[0]));
+  CHECK(zkr::protected_names::normalize(k[0]) == "lock-0000000000");
+  const auto path = dir + "/" + k[0];
+  CHECK(out->lease.node_path() == path);
+  CHECK(out->lease.fencing_token() == core->stat(path)->czxid);
+  CHECK(out->lease.session_id() == core->session_id());
+  CHECK(core->stat(path)->ephemeral_owner == core->session_id());
+  CHECK(out->lease.status() == LeaseStatus::held);
+  CHECK(core->watch_count() == 0);
+
+  core->clear_log();
+  CHECK_FALSE(release(out->lease));
+  CHECK(core->count_all() == 1);
+  CHECK(core->count(Op::remove, path) == 1);
+  CHECK(kids().empty());
+  CHECK(core->state_listener_count() == 0);
+}
+
+TEST_CASE_METHOD(Fixture, "engine: max_leases > 1 grants below the limit in two round trips", "[engine]") {
+  auto e = engine(3);
+  other();
+  other();
+  auto out = start(e);
+  REQUIRE(wait(*out));
+  INFO(core->describe_log());
+  REQUIRE(out->lease.valid());
+  CHECK(core->count_all() == 2);
+  CHECK(kids().size() == 3);
+
+  // The fourth waits on the node max_leases places ahead of it (the first one), not on its predecessor.
+  const auto first = dir + "/" + kids()[0];
+  core->clear_log();
+  auto fourth = start(e);
+  REQUIRE(core->run_until([&] { return core->watch_count(first) == 1; }));
+  CHECK_FALSE(fourth->done());
+  CHECK(core->count(Op::get_data) == 1);
+  CHECK(core->requests().back().path == first);
+  core->erase(first);
+  REQUIRE(wait(*fourth));
+  REQUIRE(fourth->lease.valid());
+  CHECK(core->count(Op::get_children) == 1);  // the watched node was the only one in the way: no re-list
+}
+
+TEST_CASE_METHOD(Fixture,
+                 "engine: a waiter watches only its predecessor, whose deletion grants with no re-list",
+                 "[engine]") {
+  auto e = engine();
+  const auto pred = other();
+  auto out = start(e);
+  REQUIRE(core->run_until([&] { return core->watch_count(pred) == 1; }));
+  core->settle();
+  INFO(core->describe_log());
+  CHECK_FALSE(out->done());
+  REQUIRE(core->count_all() == 3);
+  CHECK(core->requests()[2].op == Op::get_data);
+  CHECK(core->requests()[2].path == pred);
+  CHECK(core->watch_count() == 1);
+
+  core->erase(pred);
+  REQUIRE(wait(*out));
+  REQUIRE_FALSE(out->ec);
+  REQUIRE(out->lease.valid());
+  CHECK(core->count_all() == 3);  // no further get_children
+  CHECK(core->count(Op::get_children) == 1);
+  CHECK(core->watch_count() == 0);
+}
+
+TEST_CASE_METHOD(Fixture, "engine: a queue of waiters in one process wakes one at a time", "[engine]") {
+  auto e = engine();
+  auto a = start(e);
+  REQUIRE(wait(*a));
+  REQUIRE(a->lease.valid());
+  auto b = start(e);
+  REQUIRE(core->run_until([&] { return core->watch_count() == 1; }));
+  auto c = start(e);
+  REQUIRE(core->run_until([&] { return core->watch_count() == 2; }));
+  core->settle();
+  CHECK_FALSE(b->done());
+  CHECK_FALSE(c->done());
+  const auto k = kids();  // by name; the sequence decides the order
+  REQUIRE(k.size() == 3);
+  CHECK(core->watch_count(a->lease.node_path()) == 1);  // b watches a
+  std::string b_path, c_path;
+  for (auto& n : k) {
+    auto p = dir + "/" + n;
+    if (p == a->lease.node_path()) continue;
+    (zkr::sequential_suffix(n) == "0000000001" ? b_path : c_path) = p;
+  }
+  CHECK(core->watch_count(b_path) == 1);  // c watches b, not a: no herd
+
+  const auto token_a = a->lease.fencing_token();
+  core->clear_log();
+  CHECK_FALSE(release(a->lease));
+  REQUIRE(wait(*b));
+  REQUIRE(b->lease.valid());
+  CHECK(b->lease.node_path() == b_path);
+  core->settle();
+  CHECK_FALSE(c->done());
+  CHECK(core->count_all() == 1);  // the release only: b was granted by its watch
+
+  const auto token_b = b->lease.fencing_token();
+  CHECK_FALSE(release(b->lease));
+  REQUIRE(wait(*c));
+  REQUIRE(c->lease.valid());
+  CHECK(c->lease.node_path() == c_path);
+  CHECK(c->lease.fencing_token() > token_b);  // a later grant always has a larger token
+  CHECK(token_b > token_a);
+}
+
+TEST_CASE_METHOD(Fixture, "engine: a foreign child in the directory disables the no-re-list shortcut",
+                 "[engine]") {
+  auto e = engine();
+  const auto foreign = core->put(dir + "/0");  // CURATOR-43: sorts before every sequence
+  auto out = start(e);
+  REQUIRE(core->run_until([&] { return core->watch_count(foreign) == 1; }));
+  core->settle();
+  CHECK_FALSE(out->done());
+  CHECK(core->count(Op::get_children) == 1);
+  core->erase(foreign);
+  REQUIRE(wait(*out));
+  INFO(core->describe_log());
+  REQUIRE(out->lease.valid());
+  CHECK(core->count(Op::get_children) == 2);  // listed again after the wake-up
+}
+
+TEST_CASE_METHOD(Fixture, "engine: a deletion that does not free us leads to a re-list and a new watch",
+                 "[engine]") {
+  auto e = engine();
+  const auto first = other();
+  const auto second = other();
+  auto out = start(e);
+  REQUIRE(core->run_until([&] { return core->watch_count(second) == 1; }));
+  core->erase(first);  // not watched: nothing happens
+  core->settle();
+  CHECK(core->count(Op::get_children) == 1);
+  core->erase(second);  // watched, but the driver did not promise a grant (index 2 of max 1 at listing time)
+  REQUIRE(wait(*out));
+  INFO(core->describe_log());
+  REQUIRE(out->lease.valid());
+  CHECK(core->count(Op::get_children) == 2);
+}
+
+// ===========================================================================================================
+// Faults, step by step
+
+TEST_CASE_METHOD(Fixture, "engine: create fails -> that error, nothing left, no further request",
+                 "[engine][fault]") {
+  const auto code = GENERATE(error_code(zk_errc::connection_loss), error_code(zk_errc::operation_timeout),
+                             error_code(zk_errc::session_expired), error_code(zk_errc::no_auth),
+                             error_code(zk_errc::invalid_acl), error_code(zk_errc::marshalling_error));
+  CAPTURE(code.message());
+  auto e = engine();
+  core->fail_next(Op::create, code);
+  auto out = start(e);
+  REQUIRE(wait(*out));
+  INFO(core->describe_log());
+  CHECK(out->ec == code);
+  CHECK_FALSE(out->lease.valid());
+  CHECK(out->seen.empty());
+  CHECK(core->count_all() == 1);
+  core->settle();
+  CHECK(kids().empty());
+}
+
+TEST_CASE_METHOD(
+    Fixture, "engine: create applied but its reply lost -> error, and the core's clean-up removes the node",
+    "[engine][fault]") {
+  auto e = engine();
+  core->fail_next_applied(Op::create, zk_errc::connection_loss);
+  auto out = start(e);
+  REQUIRE(wait(*out));
+  INFO(core->describe_log());
+  CHECK(out->ec == zk_errc::connection_loss);
+  CHECK_FALSE(out->lease.valid());
+  CHECK(core->count_all() == 1);  // the engine never learnt the node's name: no listing, no delete of its own
+  core->settle();
+  CHECK(
+      kids().empty());  // the protected name lets the core find and delete it (find-and-delete in background)
+}
+
+TEST_CASE_METHOD(Fixture, "engine: create answers no-node -> retried with a new node under the retry policy",
+                 "[engine][fault]") {
+  auto e = engine();
+  SECTION("retries left: granted") {
+    core->fail_next(Op::create, zk_errc::no_node);
+    auto out = start(e);
+    REQUIRE(wait(*out));
+    INFO(core->describe_log());
+    REQUIRE(out->lease.valid());
+    CHECK(core->count(Op::create) == 2);
+    CHECK(kids().size() == 1);
+  }
+  SECTION("RetryNTimes(0): node_not_found_after_retries") {
+    core->set_retry_policy(std::make_shared<zkr::RetryNTimes>(0, 0ms));
+    core->fail_next(Op::create, zk_errc::no_node);
+    auto out = start(e);
+    REQUIRE(wait(*out));
+    INFO(core->describe_log());
+    CHECK(out->ec == errc::node_not_found_after_retries);
+    CHECK(core->count(Op::create) == 1);
+    CHECK(out->seen.empty());
+  }
+}
+
+TEST_CASE_METHOD(Fixture, "engine: get_children fails -> our node deleted before the error completes",
+                 "[engine][fault]") {
+  const auto code = GENERATE(error_code(zk_errc::connection_loss), error_code(zk_errc::session_expired),
+                             error_code(zk_errc::no_auth), error_code(zk_errc::operation_timeout));
+  CAPTURE(code.message());
+  auto e = engine();
+  const auto pred = other();
+  core->fail_next(Op::get_children, code);
+  auto out = start(e);
+  REQUIRE(wait(*out));
+  INFO(core->describe_log());
+  CHECK(out->ec == code);
+  CHECK_FALSE(out->lease.valid());
+  CHECK(out->seen == names({pred}));
+  REQUIRE(core->count_all() == 3);
+  CHECK(core->requests()[2].op == Op::remove);
+  CHECK(core->count(Op::get_data) == 0);
+}
+
+TEST_CASE_METHOD(Fixture, "engine: get_data fails -> our node deleted before the error completes",
+                 "[engine][fault]") {
+  const auto code = GENERATE(error_code(zk_errc::connection_loss), error_code(zk_errc::session_expired),
+                             error_code(zk_errc::no_auth));
+  CAPTURE(code.message());
+  auto e = engine();
+  const auto pred = other();
+  core->fail_next(Op::get_data, code);
+  auto out = start(e);
+  REQUIRE(wait(*out));
+  INFO(core->describe_log());
+  CHECK(out->ec == code);
+  CHECK_FALSE(out->lease.valid());
+  CHECK(out->seen == names({pred}));
+  CHECK(out->watches_seen == 0);
+  CHECK(core->count(Op::remove) == 1);
+}
+
+TEST_CASE_METHOD(Fixture,
+                 "engine: the clean-up delete fails -> still the original error, and the delete is kept",
+                 "[engine][fault]") {
+  auto e = engine();
+  core->fail_next(Op::get_children, zk_errc::no_auth);
+  core->fail_next(Op::remove, zk_errc::connection_loss);
+  auto out = start(e);
+  REQUIRE(wait(*out));
+  INFO(core->describe_log());
+  CHECK(out->ec == zk_errc::no_auth);
+  core->settle();
+  CHECK(kids().empty());  // guaranteed delete: finished in the background
+}
+
+TEST_CASE_METHOD(Fixture, "engine: our node vanishes before the listing -> a new node under the retry policy",
+                 "[engine][fault]") {
+  auto e = engine();
+  const auto s0 = core->session_id();
+  SECTION("session expired (ephemerals dropped): granted with a node of the new session") {
+    core->before_next(Op::get_children, [&] { core->expire_session(); });
+    auto out = start(e);
+    REQUIRE(wait(*out));
+    INFO(core->describe_log());
+    REQUIRE_FALSE(out->ec);
+    REQUIRE(out->lease.valid());
+    CHECK(core->count(Op::create) == 2);
+    CHECK(core->session_id() != s0);
+    CHECK(out->lease.session_id() == core->session_id());
+    CHECK(kids().size() == 1);
+  }
+  SECTION("deleted by someone: the policy's sleep is honoured") {
+    core->set_retry_policy(std::make_shared<zkr::RetryNTimes>(1, 100ms));
+    core->before_next(Op::get_children, [&] { erase_ours(dir); });
+    const auto t0 = Clock::now();
+    auto out = start(e);
+    REQUIRE(wait(*out));
+    INFO(core->describe_log());
+    REQUIRE(out->lease.valid());
+    CHECK(Clock::now() - t0 >= 100ms);
+    CHECK(core->count(Op::create) == 2);
+    CHECK(kids().size() == 1);
+  }
+  SECTION("RetryNTimes(0): node_not_found_after_retries and nothing left") {
+    core->set_retry_policy(std::make_shared<zkr::RetryNTimes>(0, 0ms));
+    core->before_next(Op::get_children, [&] { core->expire_session(); });
+    auto out = start(e);
+    REQUIRE(wait(*out));
+    INFO(core->describe_log());
+    CHECK(out->ec == errc::node_not_found_after_retries);
+    CHECK_FALSE(out->lease.valid());
+    CHECK(out->seen.empty());
+    CHECK(core->count(Op::create) == 1);
+  }
+  SECTION("the directory answers no-node: our node is deleted and a new one made") {
+    core->fail_next(Op::get_children, zk_errc::no_node);
+    auto out = start(e);
+    REQUIRE(wait(*out));
+    INFO(core->describe_log());
+    REQUIRE(out->lease.valid());
+    CHECK(core->count(Op::create) == 2);
+    core->settle();
+    CHECK(kids() == std::vector<std::string>{out->lease.node_name()});
+  }
+}
+
+TEST_CASE_METHOD(Fixture, "engine: the predecessor is gone before get_data -> listed again at once",
+                 "[engine][fault]") {
+  auto e = engine();
+  const auto pred = other();
+  core->before_next(Op::get_data, [&] { core->erase(pred); });
+  auto out = start(e);
+  REQUIRE(wait(*out));
+  INFO(core->describe_log());
+  REQUIRE(out->lease.valid());
+  REQUIRE(core->count_all() == 4);
+  CHECK(core->requests()[2].op == Op::get_data);
+  CHECK(core->requests()[2].result == zk_errc::no_node);
+  CHECK(core->requests()[3].op == Op::get_children);
+  CHECK(core->watch_count() == 0);
+}
+
+TEST_CASE_METHOD(Fixture, "engine: the watch overtakes the get_data reply -> listed again",
+                 "[engine][fault]") {
+  auto e = engine();
+  const auto pred = other();
+  core->after_next(Op::get_data, [&] { core->erase(pred); });  // the event is queued before the reply
+  auto out = start(e);
+  REQUIRE(wait(*out));
+  INFO(core->describe_log());
+  REQUIRE(out->lease.valid());
+  REQUIRE(core->count_all() == 4);  // create, get_children, get_data (woken meanwhile), get_children
+  CHECK(core->requests()[3].op == Op::get_children);
+}
+
+TEST_CASE_METHOD(Fixture, "engine: a data change of the predecessor is not a grant", "[engine]") {
+  auto e = engine();
+  const auto pred = other();
+  auto out = start(e);
+  REQUIRE(core->run_until([&] { return core->watch_count(pred) == 1; }));
+  core->set(pred, "x");  // node_data_changed: the engine lists again and watches again
+  REQUIRE(core->run_until([&] { return core->count(Op::get_data) == 2 && core->watch_count(pred) == 1; }));
+  core->settle();
+  CHECK_FALSE(out->done());
+  CHECK(core->count(Op::get_children) == 2);
+  core->erase(pred);
+  REQUIRE(wait(*out));
+  REQUIRE(out->lease.valid());
+}
+
+// ===========================================================================================================
+// Cancellation and timeouts
+
+TEST_CASE_METHOD(Fixture, "engine: cancellation at each step deletes our node before completing",
+                 "[engine][cancel]") {
+  auto e = engine();
+  auto cancel = std::make_shared<zkr::detail::CancelState>();
+  std::string pred;
+  std::shared_ptr<Outcome> out;
+  std::size_t expected_requests = 0;
+  SECTION("before the create reply") {
+    core->before_next(Op::create, [&] { cancel->fire(); });
+    out = start(e, {}, cancel);
+    expected_requests = 2;  // create, remove
+  }
+  SECTION("while listing") {
+    core->before_next(Op::get_children, [&] { cancel->fire(); });
+    out = start(e, {}, cancel);
+    expected_requests = 3;  // create, get_children, remove
+  }
+  SECTION("while get_data is in flight") {
+    pred = other();
+    core->before_next(Op::get_data, [&] { cancel->fire(); });
+    out = start(e, {}, cancel);
+    expected_requests = 4;  // create, get_children, get_data, remove
+  }
+  SECTION("while waiting") {
+    pred = other();
+    out = start(e, {}, cancel);
+    REQUIRE(core->run_until([&] { return core->watch_count(pred) == 1; }));
+    core->settle();
+    fire(cancel);
+    expected_requests = 4;
+  }
+  REQUIRE(wait(*out));
+  INFO(core->describe_log());
+  CHECK(out->ec == boost::asio::error::operation_aborted);
+  CHECK_FALSE(out->lease.valid());
+  CHECK(out->seen == (pred.empty() ? std::vector<std::string>{} : names({pred})));
+  CHECK(out->watches_seen == 0);
+  CHECK(core->count_all() == expected_requests);
+  CHECK(core->count(Op::remove) == 1);
+  if (!pred.empty()) core->erase(pred);
+  core->run_for(20ms);
+  CHECK(out->calls == 1);
+}
+
+TEST_CASE_METHOD(Fixture, "engine: cancellation during the retry sleep completes at once",
+                 "[engine][cancel]") {
+  auto e = engine();
+  core->set_retry_policy(std::make_shared<zkr::RetryNTimes>(1, 10s));
+  auto cancel = std::make_shared<zkr::detail::CancelState>();
+  core->before_next(Op::get_children, [&] { erase_ours(dir); });
+  const auto t0 = Clock::now();
+  auto out = start(e, {}, cancel);
+  REQUIRE(
+      core->run_until([&] { return core->count(Op::get_children) == 1 && core->requests().back().applied; }));
+  core->settle();
+  fire(cancel);
+  REQUIRE(wait(*out, 2s));
+  INFO(core->describe_log());
+  CHECK(Clock::now() - t0 < 5s);
+  CHECK(out->ec == boost::asio::error::operation_aborted);
+  CHECK(core->count(Op::create) == 1);
+  CHECK(out->seen.empty());
+}
+
+TEST_CASE_METHOD(Fixture, "engine: cancelled before it starts -> operation_aborted, no request",
+                 "[engine][cancel]") {
+  auto e = engine();
+  auto cancel = std::make_shared<zkr::detail::CancelState>();
+  cancel->fire();
+  auto out = start(e, {}, cancel);
+  REQUIRE(wait(*out));
+  CHECK(out->ec == boost::asio::error::operation_aborted);
+  CHECK(core->count_all() == 0);
+}
+
+TEST_CASE_METHOD(Fixture, "engine: timeout while waiting -> empty lease, no error, node deleted first",
+                 "[engine][timeout]") {
+  auto e = engine();
+  const auto pred = other();
+  zkr::AcquireOptions o;
+  o.deadline = Clock::now() + 100ms;
+  const auto t0 = Clock::now();
+  auto out = start(e, std::move(o));
+  REQUIRE(wait(*out));
+  INFO(core->describe_log());
+  CHECK(Clock::now() - t0 >= 100ms);
+  CHECK_FALSE(out->ec);
+  CHECK_FALSE(out->lease.valid());
+  CHECK(out->seen == names({pred}));
+  CHECK(out->watches_seen == 0);
+  CHECK(core->count(Op::remove) == 1);
+}
+
+TEST_CASE_METHOD(Fixture, "engine: timeout 0 grants a free lock and gives up a held one without waiting",
+                 "[engine][timeout]") {
+  auto e = engine();
+  zkr::AcquireOptions o;
+  o.deadline = Clock::now();
+  SECTION("free: granted (Curator's acquire(0))") {
+    auto out = start(e, std::move(o));
+    REQUIRE(wait(*out));
+    INFO(core->describe_log());
+    CHECK_FALSE(out->ec);
+    CHECK(out->lease.valid());
+    CHECK(core->count_all() == 2);
+  }
+  SECTION("held: no watch, our node deleted") {
+    const auto pred = other();
+    auto out = start(e, std::move(o));
+    REQUIRE(wait(*out));
+    INFO(core->describe_log());
+    CHECK_FALSE(out->ec);
+    CHECK_FALSE(out->lease.valid());
+    CHECK(out->seen == names({pred}));
+    REQUIRE(core->count_all() == 3);
+    CHECK(core->requests()[2].op == Op::remove);
+  }
+}
+
+// ===========================================================================================================
+// Sessions: the loss signal and CURATOR-604
+
+TEST_CASE_METHOD(Fixture, "engine: the lease's loss signal follows the connection", "[engine][session]") {
+  auto e = engine();
+  auto out = start(e);
+  REQUIRE(wait(*out));
+  REQUIRE(out->lease.valid());
+  std::vector<LeaseStatus> seen;
+  out->lease.on_status_change([&](LeaseStatus s) { seen.push_back(s); });
+  core->settle();
+  CHECK(core->count(Op::exists, out->lease.node_path()) ==
+        1);  // the node is watched from the first listener on
+
+  core->suspend();
+  core->settle();
+  CHECK(out->lease.status() == LeaseStatus::maybe_lost);
+  core->reconnect();
+  core->settle();
+  CHECK(out->lease.status() == LeaseStatus::held);
+  bool lost = false;
+  out->lease.async_wait_lost([&](error_code ec, LeaseStatus s) { lost = !ec && s == LeaseStatus::lost; });
+  core->expire_session();
+  core->settle();
+  CHECK(out->lease.status() == LeaseStatus::lost);
+  CHECK(lost);
+  CHECK(seen == std::vector<LeaseStatus>{LeaseStatus::maybe_lost, LeaseStatus::held, LeaseStatus::lost});
+  CHECK(core->state_listener_count() == 0);
+}
+
+TEST_CASE_METHOD(Fixture, "engine: a lease whose node is deleted by someone else is lost",
+                 "[engine][session]") {
+  auto e = engine();
+  auto out = start(e);
+  REQUIRE(wait(*out));
+  std::vector<LeaseStatus> seen;
+  out->lease.on_status_change([&](LeaseStatus s) { seen.push_back(s); });
+  core->settle();
+  core->erase(out->lease.node_path());
+  core->settle();
+  CHECK(out->lease.status() == LeaseStatus::lost);
+  CHECK(seen == std::vector<LeaseStatus>{LeaseStatus::lost});
+}
+
+TEST_CASE_METHOD(Fixture, "engine: a node of another session is never granted (CURATOR-604)",
+                 "[engine][session]") {
+  auto e = engine();
+  const auto s0 = core->session_id();
+  SECTION("the listing still shows the old session's node: a new node is made") {
+    core->before_next(Op::get_children, [&] { core->expire_session(/*drop_ephemerals=*/false); });
+    auto out = start(e);
+    REQUIRE(wait(*out));
+    INFO(core->describe_log());
+    REQUIRE(out->lease.valid());
+    CHECK(out->lease.session_id() == core->session_id());
+    CHECK(out->lease.session_id() != s0);
+    CHECK(core->count(Op::create) == 2);
+    core->settle();
+    CHECK(kids() == std::vector<std::string>{out->lease.node_name()});  // the old node was deleted
+  }
+  SECTION("the same with RetryNTimes(0): an error, and the old node deleted before it completes") {
+    core->set_retry_policy(std::make_shared<zkr::RetryNTimes>(0, 0ms));
+    core->before_next(Op::get_children, [&] { core->expire_session(/*drop_ephemerals=*/false); });
+    auto out = start(e);
+    REQUIRE(wait(*out));
+    INFO(core->describe_log());
+    CHECK(out->ec);
+    CHECK_FALSE(out->lease.valid());
+    CHECK(out->seen.empty());
+  }
+  SECTION("an adopted node of another session") {
+    const auto stale = other();
+    zkr::AcquireOptions o;
+    o.existing_node =
+        zkr::AcquireOptions::ExistingNode{stale, core->stat(stale)->czxid, FakeCore::other_session};
+    auto out = start(e, std::move(o));
+    REQUIRE(wait(*out));
+    INFO(core->describe_log());
+    REQUIRE(out->lease.valid());
+    CHECK(out->lease.node_path() != stale);
+    CHECK(out->lease.session_id() == core->session_id());
+    core->settle();
+    CHECK_FALSE(core->has(stale));
+  }
+  SECTION("the predecessor's deletion arrives after the session changed: no shortcut grant") {
+    const auto pred = other();
+    auto out = start(e);
+    REQUIRE(core->run_until([&] { return core->watch_count(pred) == 1; }));
+    core->settle();
+    core->erase(pred);                                // the watch event is queued ...
+    core->expire_session(/*drop_ephemerals=*/false);  // ... and the session changes before it is handled
+    REQUIRE(wait(*out));
+    INFO(core->describe_log());
+    REQUIRE(out->lease.valid());
+    CHECK(out->lease.session_id() == core->session_id());
+    CHECK(core->count(Op::create) == 2);
+  }
+}
+
+// ===========================================================================================================
+// The semaphore (InterProcessSemaphoreV2's state machine)
+
+TEST_CASE_METHOD(Fixture, "semaphore: uncontended acquire and release, request by request", "[semaphore]") {
+  auto s = semaphore(2);
+  auto out = sem_start(s, 1);
+  REQUIRE(wait(*out));
+  core->settle();
+  INFO(core->describe_log());
+  REQUIRE_FALSE(out->ec);
+  REQUIRE(out->leases.size() == 1);
+  REQUIRE(out->leases[0].valid());
+  const std::vector<std::pair<Op, std::string>> expected = {{Op::create, sem_locks + "/lock-"},
+                                                            {Op::get_children, sem_locks},
+                                                            {Op::create, sem_leases + "/lease-"},
+                                                            {Op::get_children, sem_leases}};
+  REQUIRE(core->count_all() == expected.size() + 1);
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    CHECK(core->requests()[i].op == expected[i].first);
+    CHECK(core->requests()[i].path == expected[i].second);
+  }
+  CHECK(core->requests()[4].op == Op::remove);  // the internal mutex, held only while waiting for a slot
+  CHECK(kids(sem_locks).empty());
+  CHECK(kids(sem_leases) == std::vector<std::string>{out->leases[0].node_name()});
+  CHECK(zkr::protected_names::normalize(out->leases[0].node_name()) == "lease-0000000000");
+  CHECK(core->watch_count() == 0);
+
+  core->clear_log();
+  CHECK_FALSE(release(out->leases[0]));
+  CHECK(core->count_all() == 1);
+  CHECK(kids(sem_leases).empty());
+}
+
+TEST_CASE_METHOD(Fixture, "semaphore: granted while the lease count is at most max_leases", "[semaphore]") {
+  auto s = semaphore(3);
+  SECTION("2 held + ours = 3 <= 3: granted") {
+    other(sem_leases, "lease-");
+    other(sem_leases, "lease-");
+    auto out = sem_start(s, 1);
+    REQUIRE(wait(*out));
+    REQUIRE(out->leases.size() == 1);
+    CHECK(core->count(Op::get_children, sem_leases) == 1);
+  }
+  SECTION("3 held + ours = 4 > 3: waits holding the mutex, granted when one goes") {
+    const auto first = other(sem_leases, "lease-");
+    other(sem_leases, "lease-");
+    other(sem_leases, "lease-");
+    auto out = sem_start(s, 1);
+    REQUIRE(core->run_until([&] { return core->watch_count(sem_leases) == 1; }));
+    core->settle();
+    CHECK_FALSE(out->done());
+    CHECK(kids(sem_locks).size() == 1);  // the internal mutex is ours while we wait
+    CHECK(kids(sem_leases).size() == 4);
+    core->erase(first);
+    REQUIRE(wait(*out));
+    INFO(core->describe_log());
+    REQUIRE(out->leases.size() == 1);
+    CHECK(core->count(Op::get_children, sem_leases) == 2);
+    core->settle();
+    CHECK(kids(sem_locks).empty());
+  }
+}
+
+TEST_CASE_METHOD(Fixture, "semaphore: the children watch overtakes the listing reply -> listed again",
+                 "[semaphore]") {
+  auto s = semaphore(1);
+  const auto held = other(sem_leases, "lease-");
+  core->after_next(
+      Op::get_children, [&] { core->erase(held); }, sem_leases);
+  auto out = sem_start(s, 1);
+  REQUIRE(wait(*out));
+  INFO(core->describe_log());
+  REQUIRE(out->leases.size() == 1);
+  CHECK(core->count(Op::get_children, sem_leases) == 2);
+}
+
+TEST_CASE_METHOD(Fixture, "semaphore: our lease node missing -> lease and mutex returned, then retried",
+                 "[semaphore][fault]") {
+  auto s = semaphore(2);
+  core->before_next(
+      Op::get_children, [&] { erase_ours(sem_leases); }, sem_leases);
+  SECTION("retries left: granted") {
+    auto out = sem_start(s, 1);
+    REQUIRE(wait(*out));
+    core->settle();
+    INFO(core->describe_log());
+    REQUIRE_FALSE(out->ec);
+    REQUIRE(out->leases.size() == 1);
+    CHECK(core->count(Op::create, sem_leases) == 2);
+    CHECK(core->count(Op::create, sem_locks) == 2);  // the mutex was given back and taken again
+    CHECK(kids(sem_leases) == std::vector<std::string>{out->leases[0].node_name()});
+    CHECK(kids(sem_locks).empty());
+  }
+  SECTION("RetryNTimes(0): node_not_found_after_retries and nothing left") {
+    core->set_retry_policy(std::make_shared<zkr::RetryNTimes>(0, 0ms));
+    auto out = sem_start(s, 1);
+    REQUIRE(wait(*out));
+    INFO(core->describe_log());
+    CHECK(out->ec == errc::node_not_found_after_retries);
+    CHECK(out->leases.empty());
+    CHECK(out->seen.empty());
+    CHECK(out->seen2.empty());
+  }
+}
+
+TEST_CASE_METHOD(Fixture,
+                 "semaphore: a fault at each step -> that error, every node deleted before completing",
+                 "[semaphore][fault]") {
+  auto s = semaphore(2);
+  const auto code = GENERATE(error_code(zk_errc::connection_loss), error_code(zk_errc::no_auth));
+  CAPTURE(code.message());
+  std::shared_ptr<Outcome> out;
+  SECTION("mutex create") {
+    core->fail_next(Op::create, code, sem_locks);
+    out = sem_start(s, 1);
+  }
+  SECTION("mutex listing") {
+    core->fail_next(Op::get_children, code, sem_locks);
+    out = sem_start(s, 1);
+  }
+  SECTION("lease create") {
+    core->fail_next(Op::create, code, sem_leases);
+    out = sem_start(s, 1);
+  }
+  SECTION("lease listing") {
+    core->fail_next(Op::get_children, code, sem_leases);
+    out = sem_start(s, 1);
+  }
+  SECTION("second lease's create (qty 2): the first lease is returned") {
+    core->fail_nth(Op::create, 2, code, sem_leases);
+    out = sem_start(s, 2);
+  }
+  SECTION("second lease's mutex (qty 2)") {
+    core->fail_nth(Op::get_children, 2, code, sem_locks);
+    out = sem_start(s, 2);
+  }
+  REQUIRE(wait(*out));
+  INFO(core->describe_log());
+  CHECK(out->ec == code);
+  CHECK(out->leases.empty());
+  CHECK(out->seen.empty());
+  CHECK(out->seen2.empty());
+  CHECK(out->watches_seen == 0);
+}
+
+TEST_CASE_METHOD(Fixture, "semaphore: giving the mutex back fails -> still granted, and the delete is kept",
+                 "[semaphore][fault]") {
+  auto s = semaphore(2);
+  core->fail_next(Op::remove, zk_errc::connection_loss, sem_locks);
+  auto out = sem_start(s, 1);
+  REQUIRE(wait(*out));
+  core->settle();
+  INFO(core->describe_log());
+  REQUIRE(out->leases.size() == 1);
+  CHECK(kids(sem_locks).empty());
+}
+
+TEST_CASE_METHOD(Fixture, "semaphore: cancellation returns every lease already taken",
+                 "[semaphore][cancel]") {
+  auto s = semaphore(3);
+  auto cancel = std::make_shared<zkr::detail::CancelState>();
+  std::vector<std::string> foreign_leases, foreign_locks;
+  std::shared_ptr<Outcome> out;
+  SECTION("qty 3, cancelled while waiting for a slot after one lease") {
+    foreign_leases = {other(sem_leases, "lease-"), other(sem_leases, "lease-")};
+    out = sem_start(s, 3, std::nullopt, cancel);
+    // the second lease waits: 4 > 3
+    REQUIRE(core->run_until(
+        [&] { return core->count(Op::create, sem_leases) == 2 && core->watch_count(sem_leases) == 1; }));
+    core->settle();
+    CHECK_FALSE(out->done());
+    fire(cancel);
+  }
+  SECTION("qty 3, cancelled while waiting for the internal mutex after one lease") {
+    // Another client queues on the mutex just before our second turn: we wait behind it.
+    core->before_nth(
+        Op::create, 2, [&] { foreign_locks.push_back(other(sem_locks, "lock-")); }, sem_locks);
+    out = sem_start(s, 3, std::nullopt, cancel);
+    REQUIRE(core->run_until([&] { return core->count(Op::get_data, sem_locks) == 1; }));
+    core->settle();
+    CHECK_FALSE(out->done());
+    CHECK(kids(sem_leases).size() == 1);
+    fire(cancel);
+  }
+  REQUIRE(wait(*out));
+  INFO(core->describe_log());
+  CHECK(out->ec == boost::asio::error::operation_aborted);
+  CHECK(out->leases.empty());
+  std::vector<std::string> fl, fk;
+  for (auto& p : foreign_leases) fl.push_back(name_of(p));
+  for (auto& p : foreign_locks) fk.push_back(name_of(p));
+  CHECK(out->seen == fl);   // only the other clients' leases were left when the completion ran
+  CHECK(out->seen2 == fk);  // and only their mutex nodes
+  CHECK(out->watches_seen == 0);
+}
+
+TEST_CASE_METHOD(Fixture, "semaphore: timeouts", "[semaphore][timeout]") {
+  auto s = semaphore(1);
+  SECTION("timeout while waiting for a slot: no leases, no error, nothing of ours left") {
+    const auto held = other(sem_leases, "lease-");
+    const auto t0 = Clock::now();
+    auto out = sem_start(s, 1, Clock::now() + 100ms);
+    REQUIRE(wait(*out));
+    INFO(core->describe_log());
+    CHECK(Clock::now() - t0 >= 100ms);
+    CHECK_FALSE(out->ec);
+    CHECK(out->leases.empty());
+    CHECK(out->seen == names({held}));
+    CHECK(out->seen2.empty());
+  }
+  SECTION("timeout 0 on a free semaphore: granted") {
+    auto out = sem_start(s, 1, Clock::now());
+    REQUIRE(wait(*out));
+    INFO(core->describe_log());
+    CHECK_FALSE(out->ec);
+    CHECK(out->leases.size() == 1);
+  }
+}
+
+TEST_CASE_METHOD(Fixture, "semaphore: qty 0 is invalid_argument with no request", "[semaphore]") {
+  auto s = semaphore(1);
+  auto out = sem_start(s, 0);
+  REQUIRE(wait(*out));
+  CHECK(out->ec == errc::invalid_argument);
+  CHECK(core->count_all() == 0);
+}
+
+// ===========================================================================================================
+// The fake itself (so the tests above test the engine, not the fake)
+
+TEST_CASE_METHOD(Fixture, "fake core: sequences, protection, owners, watches and fault rules", "[fake]") {
+  const auto a = core->put("/d/x-", zkr::CreateMode::persistent_sequential);
+  const auto b = core->put("/d/x-", zkr::CreateMode::persistent_sequential);
+  CHECK(a == "/d/x-0000000000");
+  CHECK(b == "/d/x-0000000001");
+  core->erase(a);
+  CHECK(core->put("/d/x-", zkr::CreateMode::persistent_sequential) ==
+        "/d/x-0000000003");  // cversion counts deletes
+
+  zkr::CreateResult r;
+  error_code ec;
+  zkr::CreateOptions o;
+  o.mode = zkr::CreateMode::ephemeral_sequential;
+  o.protection = true;
+  o.parents_as_containers = true;
+  int calls = 0;
+  core->create("/p/q/n-", o, [&](error_code e, zkr::CreateResult res) {
+    ec = e;
+    r = std::move(res);
+    ++calls;
+  });
+  CHECK(calls == 0);  // never inline
+  core->settle();
+  REQUIRE_FALSE(ec);
+  CHECK(zkr::protected_names::is_protected_node(zkr::node_name(r.path)));
+  CHECK(zkr::protected_names::normalize(zkr::node_name(r.path)) == "n-0000000000");
+  CHECK(r.stat.ephemeral_owner == core->session_id());
+  CHECK(r.stat.czxid > core->stat(b)->czxid);
+
+  // One-shot data watch; remove_watch suppresses an event already queued.
+  int fired = 0;
+  core->get_data(
+      r.path, [&](const zkr::WatchedEvent& ev) { fired += ev.type == zkr::EventType::node_data_changed; },
+      [](error_code, zkr::NodeData) {});
+  auto id2 = core->get_data(
+      r.path, [&](const zkr::WatchedEvent&) { fired += 100; }, [](error_code, zkr::NodeData) {});
+  core->settle();
+  CHECK(core->watch_count(r.path) == 2);
+  core->set(r.path, "1");
+  core->remove_watch(id2);
+  core->set(r.path, "2");
+  core->settle();
+  CHECK(fired == 1);
+
+  // fail_nth counts matching requests only.
+  core->fail_nth(Op::exists, 2, zk_errc::no_auth, "/d");
+  std::vector<error_code> results;
+  for (auto p : {"/d", "/p", "/d", "/d"})
+    core->exists(p, nullptr, [&](error_code e, zkr::Stat) { results.push_back(e); });
+  core->settle();
+  CHECK(results == std::vector<error_code>{{}, {}, zk_errc::no_auth, {}});
+
+  // Expiry drops this session's ephemerals only.
+  core->expire_session();
+  CHECK_FALSE(core->has(r.path));
+  CHECK(core->has(b));
+}
