@@ -13,13 +13,15 @@ What it does:
 2. Builds bench/java/CuratorBench.java with javac into a cache dir under the system temp dir when its
    class file is missing or older than the source.
 3. For every case and every library (zkrecipes through --zkr-bench when given and present; Curator;
-   kazoo) runs the driver --reps times, each on a fresh lock path, and reads ZooKeeper's `mntr`
+   kazoo) runs the driver --reps times (the zkrecipes-only zkr_async10k case once, with a longer
+   timeout), each on a fresh lock path, and reads ZooKeeper's `mntr`
    counters before and after each run. Drivers that accept --mntr (CuratorBench, kazoo_bench.py and
    any zkr_bench whose --help mentions it) also report the counters around their measured part only;
    those exact numbers are preferred. Otherwise the whole-run numbers are used, less 2 writes per
    session (createSession + closeSession), divided by measured + warmup operations (marked "~").
 4. Takes medians over the reps, prints one Markdown table with ratios against Curator, and writes
-   <out>.md (table + date, versions, machine), <out>.csv, and <out>.png when gnuplot is installed.
+   <out>.md (table + date, versions, machine, and a "Targets" section checking the targets of issue 5
+   on this run), <out>.csv, and <out>.png when gnuplot is installed.
 
 All drivers share one contract (see bench/java/CuratorBench.java):
     <driver> --connect HOSTS --scenario S --path P [--clients K] [--ops N] [--waiters W] [--warmup N]
@@ -100,8 +102,11 @@ def cases(quick):
     for k in multi_k:
         out.append(("multilock-%d" % k, "multilock", "multi-lock over %d mutexes" % k,
                     {"clients": k, "ops": multi_ops, "warmup": multi_warm}, None))
+    # One rep (its measures are absolute: FIFO, peak RSS, threads) and a longer timeout: each of its waiters
+    # lists the whole lock directory, so the queueing costs grow with the square of the waiters.
     out.append(("zkr_async10k", "zkr_async10k", "zkrecipes async: %d acquires" % async_ops,
-                {"ops": async_ops, "clients": 1}, ["zkrecipes"]))
+                {"ops": async_ops, "clients": 4, "_reps": 1, "_timeout_s": 120 if quick else 2400},
+                ["zkrecipes"]))
     return out
 
 
@@ -310,12 +315,16 @@ def make_drivers(args, notes):
 
 
 def run_one(driver, server, case, rep, timeout_s):
+    """Runs one driver once. Keys of params starting with "_" are the runner's own (not driver options):
+    "_timeout_s" overrides the per-run timeout; "_reps" (used by main) the number of reps."""
     case_id, scenario, _, params, _ = case
+    timeout_s = params.get("_timeout_s", timeout_s)
     path = "/zkr-bench/%s/%s-r%d-%s" % (case_id, driver.name, rep, uuid.uuid4().hex[:8])
     argv = list(driver.argv) + ["--connect", "127.0.0.1:%d" % server.port, "--scenario", scenario,
                                 "--path", path, "--timeout-s", str(timeout_s)]
     for k, v in params.items():
-        argv += ["--" + k, str(v)]
+        if not k.startswith("_"):
+            argv += ["--" + k, str(v)]
     if driver.supports_mntr:
         argv += ["--mntr", "127.0.0.1:%d" % server.port]
     def sample():
@@ -395,6 +404,11 @@ def rows_of(case, lib, runs):
     ok = [r for r in runs if "result" in r]
     failures = len(runs) - len(ok)
 
+    def worst(key):
+        xs = [(r["result"].get("extra") or {}).get(key) for r in ok]
+        xs = [x for x in xs if isinstance(x, (int, float))]
+        return max(xs) if xs else None
+
     def agg(name, rate, p50, p99):
         rates = [rate(r["result"]) for r in ok]
         rates = [x for x in rates if x is not None]
@@ -419,6 +433,8 @@ def rows_of(case, lib, runs):
             "packets_per_op": median([r["requests"]["packets"] for r in ok]),
             "requests_source": ok[0]["requests"]["source"] if ok else None,
             "fifo_ok": fifo,
+            "peak_rss_mb": worst("peak_rss_mb"),
+            "max_threads": worst("max_threads"),
         }
 
     if scenario == "rwlock":
@@ -502,7 +518,7 @@ def java_version(java):
 def write_csv(path, rows):
     cols = ["case", "scenario", "row", "library", "reps", "failures", "ops_per_sec", "ops_min", "ops_max",
             "ratio_vs_curator", "p50_us", "p99_us", "cpu_us_per_op", "reads_per_op", "writes_per_op",
-            "watches_per_op", "packets_per_op", "requests_source", "fifo_ok"]
+            "watches_per_op", "packets_per_op", "requests_source", "fifo_ok", "peak_rss_mb", "max_threads"]
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(cols)
@@ -554,7 +570,117 @@ def write_plot(png, rows, libs):
     return None
 
 
-def write_markdown(path, table, meta, notes, plot_note, png_name):
+# ----------------------------------------------------------------------------------------------
+# Targets of issue 5, checked on the medians of this run (ratios against Curator taken in the same run)
+
+
+def targets(rows):
+    """[(target, measured, verdict)] for the targets of issue 5; verdict is "met", "missed" or "n/a"."""
+    by = {(r["case"], r["library"], r["row"]): r for r in rows}
+
+    def get(case, lib, suffix=None):
+        for (c, l, row), r in by.items():
+            if c == case and l == lib and (suffix is None or row.endswith(suffix)) and r["reps"]:
+                return r
+        return None
+
+    def verdict(ok):
+        return "n/a" if ok is None else ("met" if ok else "**missed**")
+
+    def ratio(a, b):
+        return a / b if (a is not None and b) else None
+
+    out = []
+    z, c = get("uncontended", "zkrecipes"), get("uncontended", "curator")
+    if z and c:
+        reqs = (z["reads_per_op"] or 0) + (z["writes_per_op"] or 0)
+        r = ratio(z["p50_us"], c["p50_us"])
+        out.append(("uncontended pair p50 ≤ 0.8× Curator's, exactly 3 requests per pair",
+                    "p50 %s µs vs %s µs (%s×); %s requests/pair (%s reads + %s writes)"
+                    % (fmt(z["p50_us"]), fmt(c["p50_us"]), fmt(r, 2), fmt(reqs, 2), fmt(z["reads_per_op"], 2),
+                       fmt(z["writes_per_op"], 2)),
+                    verdict(r is not None and r <= 0.8 and abs(reqs - 3) < 0.05)))
+    z, c = get("contended-8", "zkrecipes"), get("contended-8", "curator")
+    if z and c:
+        r = ratio(z["ops_per_sec"], c["ops_per_sec"])
+        out.append(("contended K=8 handoffs/s ≥ 2× Curator",
+                    "%s/s vs %s/s (%s×)" % (fmt(z["ops_per_sec"]), fmt(c["ops_per_sec"]), fmt(r, 2)),
+                    verdict(r is not None and r >= 2)))
+    drains = sorted({r["case"] for r in rows if r["scenario"] == "drain"})
+    for case in drains:
+        z, c = get(case, "zkrecipes"), get(case, "curator")
+        k2 = get("contended-2", "zkrecipes")
+        if z and c:
+            r = ratio(z["ops_per_sec"], c["ops_per_sec"])
+            no_extra_read = (z["reads_per_op"] is not None and z["reads_per_op"] <= 1.02
+                             and (k2 is None or (k2["reads_per_op"] is not None and k2["reads_per_op"] <= 2.02)))
+            out.append(("%s handoffs/s ≥ 2× Curator; no read after a wake-up when the watched node was the only "
+                        "one ahead" % case,
+                        "%s/s vs %s/s (%s×); FIFO %s; %s reads/handoff in the drain (the re-listing, with others "
+                        "ahead), %s reads/handoff at K=2 (Curator %s)"
+                        % (fmt(z["ops_per_sec"]), fmt(c["ops_per_sec"]), fmt(r, 2),
+                           "yes" if z["fifo_ok"] else "NO", fmt(z["reads_per_op"], 2),
+                           fmt(k2["reads_per_op"], 2) if k2 else "—",
+                           fmt((get("contended-2", "curator") or {}).get("reads_per_op"), 2)),
+                        verdict(r is not None and r >= 2 and no_extra_read and z["fifo_ok"] is True)))
+    z = get("zkr_async10k", "zkrecipes")
+    if z:
+        ok = (z["fifo_ok"] is True and z["peak_rss_mb"] is not None and z["peak_rss_mb"] <= 200
+              and z["max_threads"] is not None and z["max_threads"] <= 8)
+        out.append(("%s: FIFO, peak RSS ≤ 200 MB, ≤ 8 threads" % z["row"],
+                    "FIFO %s; peak RSS %s MB; %s threads; drain %s handoffs/s"
+                    % ("yes" if z["fifo_ok"] else "NO", fmt(z["peak_rss_mb"], 1), fmt(z["max_threads"]),
+                       fmt(z["ops_per_sec"])),
+                    verdict(ok)))
+    z, c = get("semaphore-mutex", "zkrecipes"), get("semaphore-mutex", "curator")
+    if z and c:
+        r = ratio(z["p50_us"], c["p50_us"])
+        out.append(("semaphore mutex pair p50 ≤ 0.8× Curator's",
+                    "p50 %s µs vs %s µs (%s×); %s requests/pair (Curator %s)"
+                    % (fmt(z["p50_us"]), fmt(c["p50_us"]), fmt(r, 2),
+                       fmt((z["reads_per_op"] or 0) + (z["writes_per_op"] or 0), 1),
+                       fmt((c["reads_per_op"] or 0) + (c["writes_per_op"] or 0), 1)),
+                    verdict(r is not None and r <= 0.8)))
+    z, c = get("rwlock", "zkrecipes", ": reads"), get("rwlock", "curator", ": reads")
+    if z and c:
+        r = ratio(z["ops_per_sec"], c["ops_per_sec"])
+        out.append(("read-write lock reads/s ≥ 1.5× Curator",
+                    "%s/s vs %s/s (%s×)" % (fmt(z["ops_per_sec"]), fmt(c["ops_per_sec"]), fmt(r, 2)),
+                    verdict(r is not None and r >= 1.5)))
+    multi = sorted((int(r["case"].split("-")[1]), r) for r in rows
+                   if r["scenario"] == "multilock" and r["library"] == "zkrecipes" and r["reps"])
+    if len(multi) >= 2 and multi[0][0] == 1:
+        n, big = multi[-1]
+        one = multi[0][1]
+        r = ratio(big["p50_us"], one["p50_us"])
+        out.append(("multi-lock N=%d pair ≤ 1.5× N=1" % n,
+                    "p50 %s µs vs %s µs (%s×); %s vs %s pairs/s; %s writes/pair at N=%d"
+                    % (fmt(big["p50_us"]), fmt(one["p50_us"]), fmt(r, 2), fmt(big["ops_per_sec"]),
+                       fmt(one["ops_per_sec"]), fmt(big["writes_per_op"], 1), n),
+                    verdict(r is not None and r <= 1.5 and n >= 8) if n >= 8 else
+                    "n/a (N=%d only in this run)" % n))
+    z, c = get("contended-8", "zkrecipes"), get("contended-8", "curator")
+    if z and c:
+        r = ratio(z["cpu_us_per_op"], c["cpu_us_per_op"])
+        out.append(("client CPU per contended handoff (K=8) ≤ 0.3× Curator",
+                    "%s µs vs %s µs (%s×)" % (fmt(z["cpu_us_per_op"]), fmt(c["cpu_us_per_op"]), fmt(r, 2)),
+                    verdict(r is not None and r <= 0.3)))
+    return out
+
+
+def targets_markdown(rows):
+    t = targets(rows)
+    if not t:
+        return []
+    lines = ["## Targets", "",
+             "The targets of issue 5, checked automatically on this run's medians (ratios against Curator "
+             "from the same run).", "",
+             "| target | measured | verdict |", "|---|---|---|"]
+    lines += ["| %s | %s | %s |" % row for row in t]
+    return lines + [""]
+
+
+def write_markdown(path, table, meta, notes, plot_note, png_name, rows=()):
     m = meta["machine"]
     lines = [
         "# zkrecipes lock benchmarks",
@@ -594,6 +720,11 @@ def write_markdown(path, table, meta, notes, plot_note, png_name):
         "across runs.",
         "",
     ]
+    lines += targets_markdown(rows)
+    analysis = Path(path).parent / "benchmark-targets.md"
+    if analysis.exists() and "## Targets" in lines:
+        lines += ["Why a target is missed, with profiles and request counts: "
+                  "[benchmark-targets.md](benchmark-targets.md).", ""]
     if notes:
         lines += ["Notes:", ""] + ["- " + n for n in notes] + [""]
     if plot_note:
@@ -661,7 +792,12 @@ def main(argv=None):
         log("ZooKeeper %s on 127.0.0.1:%d (pid %d)" % (meta["zookeeper"], server.port, server.proc.pid))
         order = [lib for lib in LIBRARIES if lib in drivers]
         jobs = [(c[0], lib) for c in selected for lib in order if c[4] is None or lib in c[4]]
-        total = len(jobs) * reps
+        by_id = {c[0]: c for c in selected}
+
+        def case_reps(case):  # a case may cap its reps ("_reps": the 10,000-waiter case runs once)
+            return min(reps, case[3].get("_reps", reps))
+
+        total = sum(case_reps(by_id[cid]) for cid, _ in jobs)
         done = 0
         for case in selected:
             case_rows = []
@@ -669,7 +805,7 @@ def main(argv=None):
                 if (case[0], lib) not in jobs:
                     continue
                 runs = []
-                for rep in range(1, reps + 1):
+                for rep in range(1, case_reps(case) + 1):
                     done += 1
                     r = run_one(drivers[lib], server, case, rep, timeout_s)
                     runs.append(r)
@@ -719,7 +855,7 @@ def main(argv=None):
         log(plot_note)
     if bad:
         notes = notes + ["failed runs: " + "; ".join(bad)]
-    write_markdown(str(out) + ".md", table, meta, notes, plot_note, out.name + ".png")
+    write_markdown(str(out) + ".md", table, meta, notes, plot_note, out.name + ".png", all_rows)
     log("wrote %s.md, %s.csv%s" % (out, out, "" if plot_note else ", %s.png" % out))
     if bad:
         log("FAILED: " + "; ".join(bad))

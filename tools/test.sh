@@ -3,6 +3,8 @@
 #   1. build/       RelWithDebInfo, warnings as errors (ZKR_WERROR=ON); ctest -j2
 #   2. build-asan/  Debug with AddressSanitizer + UndefinedBehaviorSanitizer (ZKR_SANITIZE=ON, no benchmarks);
 #                   ctest -j2 with leak detection
+#   3. build-fuzz/  clang with -DZKR_FUZZ=ON: only the libFuzzer targets, 20 s each (ctest -L fuzz); skipped
+#                   when clang++ is missing
 # Exits non-zero if any step fails, after running every step it can; the last line is a one-line summary.
 #
 #   bash tools/test.sh [--quick]      --quick skips the sanitizer build
@@ -77,6 +79,20 @@ else
       ctest --test-dir build-asan --output-on-failure --no-tests=error -j2
   else
     skipped+=("asan-ctest")
+  fi
+fi
+
+# 3. A short fuzzing run (clang + libFuzzer): only the two fuzz targets are built.
+if ! command -v clang++ > /dev/null 2>&1; then
+  skipped+=("fuzz (no clang++)")
+else
+  # shellcheck disable=SC2046
+  if step fuzz-configure env CC=clang CXX=clang++ cmake -S . -B build-fuzz $(generator_for build-fuzz) \
+    -DCMAKE_BUILD_TYPE=Debug -DZKR_FUZZ=ON -DZKR_BUILD_BENCH=OFF -DZKR_WERROR=ON &&
+    step fuzz-build cmake --build build-fuzz -j2 --target zkr_fuzz_paths zkr_fuzz_lock_names; then
+    step fuzz-ctest ctest --test-dir build-fuzz --output-on-failure --no-tests=error -L fuzz
+  else
+    skipped+=("fuzz-ctest")
   fi
 fi
 

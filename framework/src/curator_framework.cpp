@@ -369,6 +369,7 @@ error_code CoreImpl::start() {
 
 void CoreImpl::open_handle() {
   handle_ctx_ = new HandleCtx{this, ++generation_};
+  const std::lock_guard c_lock(c_client_mutex());
   zh_ = zookeeper_init2(cfg_.connect_string.c_str(), global_watcher, static_cast<int>(cfg_.session_timeout.count()),
                         nullptr, handle_ctx_, cfg_.can_be_read_only ? ZOO_READONLY : 0, route_c_log);
   if (!zh_) {
@@ -390,7 +391,10 @@ void CoreImpl::close_handle() {
   zhandle_t* zh = zh_;
   zh_ = nullptr;
   handle_ctx_->core = nullptr;  // late callbacks of this handle are ignored
-  zookeeper_close(zh);          // completes every pending request (ZCLOSING); their results are posted
+  {
+    const std::lock_guard c_lock(c_client_mutex());
+    zookeeper_close(zh);  // completes every pending request (ZCLOSING); their results are posted
+  }
   delete handle_ctx_;
   handle_ctx_ = nullptr;
   connected_ = false;
@@ -438,18 +442,16 @@ void CoreImpl::close() noexcept {
                "session", pending_delete_count_.load());
   std::promise<void> done;
   auto fut = done.get_future();
+  // finish() queues the completions of what it cancels (connection waiters, sleeping retries, requests failed by
+  // the handle close). Signal from a handler queued after them, so that they have run (pending guaranteed deletes
+  // have given up, pending_guaranteed_deletes() is 0) when close() returns. It must be posted from the I/O
+  // thread: with a concurrency hint of 1, what a handler posts is queued only when that handler returns, so a
+  // post from this thread could overtake it.
   post([&] {
     finish();
-    done.set_value();
+    post([&] { done.set_value(); });
   });
   fut.wait();
-  // finish() queued the completions of what it cancelled (connection waiters, sleeping retries, requests the
-  // handle close failed); let them run, so that pending guaranteed deletes have given up (and
-  // pending_guaranteed_deletes() is 0) once close() returns.
-  std::promise<void> drained;
-  auto drained_fut = drained.get_future();
-  post([&] { drained.set_value(); });
-  drained_fut.wait();
 }
 
 bool CoreImpl::block_until_connected(std::chrono::milliseconds timeout) {
@@ -461,16 +463,20 @@ error_code CoreImpl::inject_session_expiration() {
   if (closed_) return errc::closed;
   if (!started_) return errc::not_started;
   error_code ec;
-  auto cid = run_blocking<std::optional<clientid_t>>(
+  // The second handle runs on the I/O thread, blocking it meanwhile. Run from another thread, our own handle
+  // could reconnect into the session between the second handle taking it over (the server then drops our
+  // connection) and closing it: the server would refuse that close (SESSIONMOVED) and the session would live on.
+  const int rc = run_blocking<int>(
       *this,
-      [this](unique_function<void(error_code, std::optional<clientid_t>)> done) {
-        if (!zh_) return done(errc::closed, std::nullopt);
-        done({}, *zoo_client_id(zh_));
+      [this](unique_function<void(error_code, int)> done) {
+        if (!zh_) return done(errc::closed, 0);
+        const clientid_t* cid = zoo_client_id(zh_);
+        if (!cid || cid->client_id == 0) return done(zk_errc::connection_loss, 0);
+        const clientid_t id = *cid;
+        done({}, expire_session(cfg_.connect_string, id, std::max(cfg_.connection_timeout, Millis(10000))));
       },
       ec);
   if (ec) return ec;
-  if (!cid || cid->client_id == 0) return zk_errc::connection_loss;
-  int rc = expire_session(cfg_.connect_string, *cid, std::max(cfg_.connection_timeout, Millis(10000)));
   return zk_error(rc);
 }
 
@@ -521,7 +527,10 @@ void CoreImpl::pump() {
   for (int iteration = 0; iteration < 64; ++iteration) {
     int fd = -1, interest = 0;
     timeval tv{};
-    zookeeper_interest(zh_, &fd, &interest, &tv);
+    {
+      const std::lock_guard c_lock(c_client_mutex());
+      zookeeper_interest(zh_, &fd, &interest, &tv);
+    }
     if (!zh_) break;
     update_descriptor(fd);
     short want = 0;
@@ -537,7 +546,10 @@ void CoreImpl::pump() {
     }
     const bool timed_out = tv.tv_sec == 0 && tv.tv_usec == 0;
     if (ready || timed_out) {
-      zookeeper_process(zh_, ready);
+      {
+        const std::lock_guard c_lock(c_client_mutex());
+        zookeeper_process(zh_, ready);
+      }
       if (!zh_) break;
       continue;
     }
@@ -876,6 +888,7 @@ void CoreImpl::zk_create(const std::string& full, const std::string& data, const
     asio::io_context* ioc;
     C cb;
   };
+  const std::lock_guard c_lock(c_client_mutex());
   auto* r = new R{&rt_->ioc, std::move(cb)};
   CAclVector cacl(acl);
   auto completion = [](int rc, const char* value, const ::Stat* stat, const void* data) {
@@ -905,6 +918,7 @@ void CoreImpl::zk_delete(const std::string& full, int version, unique_function<v
     asio::io_context* ioc;
     unique_function<void(int)> cb;
   };
+  const std::lock_guard c_lock(c_client_mutex());
   auto* r = new R{&rt_->ioc, std::move(cb)};
   int rc = zoo_adelete(zh_, full.c_str(), version, [](int rc, const void* data) {
     std::unique_ptr<R> r(static_cast<R*>(const_cast<void*>(data)));
@@ -923,6 +937,7 @@ void CoreImpl::zk_exists(const std::string& full, WatchId watch, unique_function
     asio::io_context* ioc;
     unique_function<void(int, zkr::Stat)> cb;
   };
+  const std::lock_guard c_lock(c_client_mutex());
   auto* r = new R{&rt_->ioc, std::move(cb)};
   int rc = zoo_awexists(zh_, full.c_str(), watch ? node_watcher : nullptr,
                         reinterpret_cast<void*>(static_cast<std::uintptr_t>(watch)),
@@ -946,6 +961,7 @@ void CoreImpl::zk_get_data(const std::string& full, WatchId watch,
     asio::io_context* ioc;
     unique_function<void(int, std::string, zkr::Stat)> cb;
   };
+  const std::lock_guard c_lock(c_client_mutex());
   auto* r = new R{&rt_->ioc, std::move(cb)};
   int rc = zoo_awget(zh_, full.c_str(), watch ? node_watcher : nullptr,
                      reinterpret_cast<void*>(static_cast<std::uintptr_t>(watch)),
@@ -975,6 +991,7 @@ void CoreImpl::zk_get_children(const std::string& full, WatchId watch,
     asio::io_context* ioc;
     unique_function<void(int, std::vector<std::string>, zkr::Stat)> cb;
   };
+  const std::lock_guard c_lock(c_client_mutex());
   auto* r = new R{&rt_->ioc, std::move(cb)};
   int rc = zoo_awget_children2(
       zh_, full.c_str(), watch ? node_watcher : nullptr, reinterpret_cast<void*>(static_cast<std::uintptr_t>(watch)),
@@ -1353,6 +1370,7 @@ void CoreImpl::set_data(std::string path, std::string data, int version, StatCal
           std::shared_ptr<zkr::Stat> result;
           unique_function<void(int)> k;
         };
+        const std::lock_guard c_lock(c_client_mutex());
         auto* r = new R{&rt_->ioc, result, std::move(k)};
         int rc = zoo_aset(zh_, full.c_str(), d->data(), static_cast<int>(d->size()), version,
                           [](int rc, const ::Stat* stat, const void* data) {
@@ -1435,6 +1453,7 @@ void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb) {
           unique_function<void(int)> k;
           CoreImpl* core;
         };
+        const std::lock_guard c_lock(c_client_mutex());
         auto* r = new R{&rt_->ioc, st, std::move(k), this};
         int rc = zoo_amulti(zh_, static_cast<int>(n), st->cops.data(), st->results.data(),
                             [](int rc, const void* data) {
@@ -1479,6 +1498,7 @@ void CoreImpl::sync(std::string path, VoidCallback cb) {
           asio::io_context* ioc;
           unique_function<void(int)> k;
         };
+        const std::lock_guard c_lock(c_client_mutex());
         auto* r = new R{&rt_->ioc, std::move(k)};
         int rc = zoo_async(zh_, full.c_str(), [](int rc, const char*, const void* data) {
           std::unique_ptr<R> r(static_cast<R*>(const_cast<void*>(data)));
@@ -1503,6 +1523,7 @@ void CoreImpl::remove_watch(WatchId id) {
     // The C client asserts on a missing completion for this request type, so pass one that ignores the result.
     // Its prototype says `void_completion_t*` but it calls the argument itself as the function: pass the function.
     void_completion_t ignore = [](int, const void*) {};
+    const std::lock_guard c_lock(c_client_mutex());
     zoo_aremove_watches(zh_, full.c_str(), type, node_watcher, reinterpret_cast<void*>(static_cast<std::uintptr_t>(id)),
                         0, reinterpret_cast<void_completion_t*>(ignore), nullptr);
     request_pump();
@@ -1519,6 +1540,7 @@ void CoreImpl::remove_all_watches(std::string path, VoidCallback cb) {
     asio::io_context* ioc;
     VoidCallback cb;
   };
+  const std::lock_guard c_lock(c_client_mutex());
   auto* r = new R{&rt_->ioc, std::move(cb)};
   void_completion_t completion = [](int rc, const void* data) {
     std::unique_ptr<R> r(static_cast<R*>(const_cast<void*>(data)));

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <spdlog/logger.h>
 #include <string>
 #include <vector>
@@ -50,6 +51,11 @@ class CAclVector {
 };
 
 int to_c_mode(CreateMode m) noexcept;
+
+/// The single-threaded C client formats its log and endpoint text in process-wide static buffers, so calls into
+/// it from the I/O threads of different clients must not overlap (found by ThreadSanitizer). Every call into the
+/// C client holds this mutex; the calls are short and never re-enter (callbacks only post).
+std::mutex& c_client_mutex() noexcept;
 
 /// Routes the C client's log of the current thread to `logger` (null: to nowhere).
 void set_thread_log_target(spdlog::logger* logger) noexcept;

@@ -5,6 +5,7 @@
 #include <poll.h>
 
 #include <cstring>
+#include <mutex>
 #include <string_view>
 
 namespace zkr::detail {
@@ -28,6 +29,11 @@ thread_local spdlog::logger* t_log_target = nullptr;
 
 void set_thread_log_target(spdlog::logger* logger) noexcept { t_log_target = logger; }
 
+std::mutex& c_client_mutex() noexcept {
+  static std::mutex m;
+  return m;
+}
+
 void route_c_log(const char* message) {
   spdlog::logger* log = t_log_target;
   if (!log || !message) return;
@@ -48,8 +54,12 @@ void noop_watcher(zhandle_t*, int, int, const char*, void*) {}
 }  // namespace
 
 int expire_session(const std::string& connect_string, const clientid_t& id, std::chrono::milliseconds timeout) {
-  zhandle_t* zh = zookeeper_init2(connect_string.c_str(), noop_watcher, static_cast<int>(timeout.count()), &id,
-                                  nullptr, 0, route_c_log);
+  zhandle_t* zh = nullptr;
+  {
+    const std::lock_guard c_lock(c_client_mutex());
+    zh = zookeeper_init2(connect_string.c_str(), noop_watcher, static_cast<int>(timeout.count()), &id, nullptr, 0,
+                         route_c_log);
+  }
   if (!zh) return ZSYSTEMERROR;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   int result = ZOPERATIONTIMEOUT;
@@ -64,7 +74,10 @@ int expire_session(const std::string& connect_string, const clientid_t& id, std:
     }
     int fd = -1, interest = 0;
     timeval tv{};
-    zookeeper_interest(zh, &fd, &interest, &tv);
+    {
+      const std::lock_guard c_lock(c_client_mutex());
+      zookeeper_interest(zh, &fd, &interest, &tv);
+    }
     int wait_ms = static_cast<int>(tv.tv_sec * 1000 + tv.tv_usec / 1000);
     if (wait_ms > 50 || wait_ms < 0) wait_ms = 50;
     int events = 0;
@@ -79,8 +92,10 @@ int expire_session(const std::string& connect_string, const clientid_t& id, std:
     } else {
       ::poll(nullptr, 0, wait_ms);
     }
+    const std::lock_guard c_lock(c_client_mutex());
     zookeeper_process(zh, events);
   }
+  const std::lock_guard c_lock(c_client_mutex());
   zookeeper_close(zh);
   return result;
 }

@@ -2,7 +2,6 @@
 
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include <algorithm>
 #include <exception>
@@ -26,6 +25,18 @@ struct MultiShared {
 };
 
 std::shared_ptr<Core> multi_core(const std::shared_ptr<MultiShared>& s) { return s->core; }
+
+std::shared_ptr<MultiShared> make_multi_shared(std::shared_ptr<Core> core, const std::vector<std::string>& paths) {
+  if (paths.empty()) throw Error(errc::invalid_argument, "multi-lock (no paths)", "");
+  for (std::size_t i = 0; i < paths.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (paths[i] == paths[j]) throw Error(errc::invalid_argument, "multi-lock (duplicate path)", paths[i]);
+  auto s = std::make_shared<MultiShared>();
+  s->core = core;
+  for (const auto& p : paths)
+    s->engines.push_back(std::make_shared<LockInternals>(core, p, std::string(InterProcessMutex::lock_name), 1, nullptr));
+  return s;
+}
 
 namespace {
 
@@ -80,25 +91,20 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
   bool finished = false;
   bool timed_out = false;
   std::shared_ptr<CancelState> engine_cancel;
-  std::unique_ptr<asio::steady_timer> deadline_timer;
 
   std::size_t n() const { return s->engines.size(); }
-  bool stopping() const { return timed_out || cancel->cancelled; }
+  /// Cancellation stops at any step. The deadline only stops a *wait* (as the engine: a timed acquire of free
+  /// locks succeeds even with a zero timeout): it is checked where we would wait, and the engine applies it to
+  /// its own waits.
+  bool stopping() const { return cancel->cancelled; }
+  bool past_deadline() const { return deadline && Clock::now() >= *deadline; }
 
   void begin() {
-    if (deadline) {
-      deadline_timer = std::make_unique<asio::steady_timer>(core->io_executor(), *deadline);
-      deadline_timer->async_wait([self = shared_from_this()](error_code ec) {
-        if (ec || self->finished) return;
-        self->timed_out = true;
-        self->interrupt();
-      });
-    }
     cancel->on_cancel = [self = shared_from_this()] { self->interrupt(); };
     next();
   }
 
-  /// Timeout or cancellation: the engine cleans up its own attempt; a request in flight finishes first.
+  /// Cancellation: the engine cleans up its own attempt; a request in flight finishes first.
   void interrupt() {
     if (finished) return;
     if (in_engine) return engine_cancel->fire();
@@ -118,14 +124,11 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
   // 1. One transaction queues us on every remaining lock. Three more operations on a scratch node (created,
   //    written and deleted in the same transaction, so nobody ever sees it) return a Stat whose mzxid is the
   //    transaction's zxid, which is the czxid of every lock node created with it: the fencing tokens, at no
-  //    extra request (a multi's create does not return a Stat in the C client). `missing_dirs` (parents first)
-  //    are created in the same transaction, as containers, when a first try found lock directories missing.
-  void enqueue(std::size_t k, std::vector<std::string> missing_dirs = {}) {
+  //    extra request (a multi's create does not return a Stat in the C client).
+  void enqueue(std::size_t k) {
     const std::string data = node_data ? *node_data : core->default_data();
     std::vector<Op> ops;
     std::vector<std::string> prefixes;
-    const std::size_t c = missing_dirs.size();
-    for (auto& d : missing_dirs) ops.push_back(Op::create(std::move(d), std::string(), CreateMode::container));
     for (std::size_t i = k; i < n(); ++i) {
       const auto& e = *s->engines[i];
       const auto id = protected_names::new_protected_id();
@@ -139,21 +142,20 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
     ops.push_back(Op::set_data(stamp, std::string()));
     ops.push_back(Op::remove(stamp));
     in_flight = true;
-    core->multi(std::move(ops), [self = shared_from_this(), k, c, prefixes = std::move(prefixes)](
+    core->multi(std::move(ops), [self = shared_from_this(), k, prefixes = std::move(prefixes)](
                                     error_code ec, std::vector<OpResult> results) mutable {
-      self->on_enqueued(k, c, std::move(prefixes), ec, std::move(results));
+      self->on_enqueued(k, std::move(prefixes), ec, std::move(results));
     });
   }
 
-  void on_enqueued(std::size_t k, std::size_t c, std::vector<std::string> prefixes, error_code ec,
+  void on_enqueued(std::size_t k, std::vector<std::string> prefixes, error_code ec,
                    std::vector<OpResult> results) {
     in_flight = false;
     const std::size_t m = n() - k;
-    if (!ec && results.size() == c + m + 3) {
-      batch_czxid = results[c + m + 1].stat.mzxid;
+    if (!ec && results.size() == m + 3) {
+      batch_czxid = results[m + 1].stat.mzxid;
       batch_session = core->session_id();
-      for (std::size_t i = 0; i < m; ++i)
-        queued[k + i] = Queued{std::move(results[c + i].path), std::move(prefixes[i])};
+      for (std::size_t i = 0; i < m; ++i) queued[k + i] = Queued{std::move(results[i].path), std::move(prefixes[i])};
       if (stopping()) return stop({});
       return list(k);
     }
@@ -173,7 +175,9 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
   }
 
   /// Lock directories are missing: find which of them and of their ancestors do not exist (one pipelined
-  /// round of exists), then queue again, creating those in the same transaction.
+  /// round of exists), create those as containers (one pipelined round per depth), then queue again.
+  /// (Not inside the transaction: the C client misreads a multi's reply to a container create, which the
+  /// server answers with a Stat the client does not expect.)
   void find_missing_dirs(std::size_t k) {
     std::set<std::string> all;  // ordered: a parent sorts before its children
     for (std::size_t i = k; i < n(); ++i) {
@@ -207,12 +211,43 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
         std::vector<std::string> missing;
         for (std::size_t j = 0; j < p->dirs.size(); ++j)
           if (p->missing[j]) missing.push_back(std::move(p->dirs[j]));
-        // By depth, so that every parent comes before its children in the transaction.
+        // By depth, so that every parent is created before its children.
         std::stable_sort(missing.begin(), missing.end(), [](const std::string& a, const std::string& b) {
           return std::count(a.begin(), a.end(), '/') < std::count(b.begin(), b.end(), '/');
         });
-        self->enqueue(k, std::move(missing));
+        self->create_dirs(k, std::move(missing), 0);
       });
+    }
+  }
+
+  /// Creates `dirs[from...]` of the smallest depth at once (as Curator's mkdirs: containers, node_exists
+  /// ignored), then the next depth, then queues again.
+  void create_dirs(std::size_t k, std::vector<std::string> dirs, std::size_t from) {
+    if (stopping()) return stop({});
+    if (from == dirs.size()) return enqueue(k);
+    const auto depth = [](const std::string& d) { return std::count(d.begin(), d.end(), '/'); };
+    std::size_t to = from;
+    while (to < dirs.size() && depth(dirs[to]) == depth(dirs[from])) ++to;
+    auto left = std::make_shared<std::size_t>(to - from);
+    auto failed = std::make_shared<error_code>();
+    auto shared_dirs = std::make_shared<std::vector<std::string>>(std::move(dirs));
+    in_flight = true;
+    for (std::size_t i = from; i < to; ++i) {
+      CreateOptions co;
+      co.mode = CreateMode::container;
+      co.data = std::string();
+      core->create((*shared_dirs)[i], std::move(co),
+                   [self = shared_from_this(), k, left, failed, shared_dirs, to](error_code ec, CreateResult) {
+                     if (ec && ec != zk_errc::node_exists && !*failed) *failed = ec;
+                     if (--*left) return;
+                     self->in_flight = false;
+                     if (self->stopping()) return self->stop({});
+                     if (*failed) {
+                       self->batch = false;  // the engine, lock by lock, reports the real error
+                       return self->next();
+                     }
+                     self->create_dirs(k, std::move(*shared_dirs), to);
+                   });
     }
   }
 
@@ -277,6 +312,10 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
     }
     if (!orphans.empty()) remove_nodes(core, std::move(orphans), [] {});
     if (j == n()) return next();
+    if (past_deadline()) {  // we would have to wait: time is up
+      timed_out = true;
+      return stop({});
+    }
     // 3. Lock j is taken: give back our queue positions in the locks after it before waiting for it, so we
     //    never wait while queued in a later lock (docs/multi-lock.md).
     std::vector<std::string> later;
@@ -311,14 +350,13 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
         return self->next();  // stops (and gives it back) if we were interrupted meanwhile
       }
       if (ec && !(ec == asio::error::operation_aborted && self->stopping())) return self->stop(ec);
-      self->timed_out = self->timed_out || !self->cancel->cancelled;  // the engine's own deadline
+      self->timed_out = !self->cancel->cancelled;  // the engine's deadline
       self->stop({});
     });
   }
 
   void succeed() {
     finished = true;
-    if (deadline_timer) deadline_timer->cancel();
     cancel->on_cancel = nullptr;
     auto d = std::move(done);
     if (d) d({}, MultiLease(std::move(held)));
@@ -329,7 +367,6 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
   void stop(error_code ec) {
     if (finished) return;
     finished = true;
-    if (deadline_timer) deadline_timer->cancel();
     cancel->on_cancel = nullptr;
     if (!ec && cancel->cancelled && !timed_out) ec = asio::error::operation_aborted;
     std::vector<std::string> nodes;
@@ -503,16 +540,7 @@ void MultiLease::release() {
 // InterProcessMultiLock ----------------------------------------------------------------------------------------
 
 InterProcessMultiLock::InterProcessMultiLock(CuratorFramework& client, std::vector<std::string> paths)
-    : paths_(std::move(paths)), shared_(std::make_shared<detail::MultiShared>()) {
-  if (paths_.empty()) throw Error(errc::invalid_argument, "multi-lock (no paths)", "");
-  for (std::size_t i = 0; i < paths_.size(); ++i)
-    for (std::size_t j = 0; j < i; ++j)
-      if (paths_[i] == paths_[j]) throw Error(errc::invalid_argument, "multi-lock (duplicate path)", paths_[i]);
-  shared_->core = client.core();
-  for (const auto& p : paths_)
-    shared_->engines.push_back(
-        std::make_shared<LockInternals>(client, p, std::string(InterProcessMutex::lock_name), 1, nullptr));
-}
+    : paths_(std::move(paths)), shared_(detail::make_multi_shared(client.core(), paths_)) {}
 
 InterProcessMultiLock::InterProcessMultiLock(std::vector<std::shared_ptr<InterProcessLock>> locks)
     : owned_(std::move(locks)) {

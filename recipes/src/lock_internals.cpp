@@ -280,7 +280,12 @@ void LockInternals::attempt_lock(AcquireOptions options, std::shared_ptr<detail:
   a->options = std::move(options);
   a->cancel = cancel ? std::move(cancel) : std::make_shared<detail::CancelState>();
   a->done = std::move(done);
-  if (a->cancel->cancelled) return a->finish_stopped({});
+  if (a->cancel->cancelled) {
+    if (a->options.existing_node)  // ours from now on: delete it before completing
+      return a->core->remove(a->options.existing_node->path, -1, true, true,
+                             [a](error_code) { a->finish_stopped({}); });
+    return a->finish_stopped({});
+  }
   a->begin();
 }
 

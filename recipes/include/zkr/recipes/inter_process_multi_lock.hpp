@@ -68,6 +68,9 @@ class MultiLease {
 
 namespace detail {
 struct MultiShared;
+/// The shared state of a paths-form multi-lock over `core` (one mutex engine per path); for the recipe and
+/// for unit tests over a fake core. Paths are validated as by the constructor.
+std::shared_ptr<MultiShared> make_multi_shared(std::shared_ptr<Core> core, const std::vector<std::string>& paths);
 /// The path-based multi-lock's acquire, on the client's I/O thread (see docs/multi-lock.md).
 void multi_acquire(std::shared_ptr<MultiShared> s, std::optional<std::chrono::steady_clock::time_point> deadline,
                    std::shared_ptr<CancelState> cancel, unique_function<void(error_code, MultiLease)> done);
@@ -120,7 +123,8 @@ class InterProcessMultiLock : public InterProcessLock {
   /// Blocks until every lock is held. Errors: the locks' (closed, session lost beyond the retry policy...).
   void acquire() override;
   void acquire(error_code& ec) override;
-  /// Waits at most `timeout` in all; false on timeout, with nothing held or queued.
+  /// Waits at most `timeout` in all; false on timeout, with nothing held or queued. As for the mutex, the
+  /// timeout only stops waits: free locks are taken even with a zero timeout.
   bool acquire(std::chrono::milliseconds timeout) override;
   bool acquire(std::chrono::milliseconds timeout, error_code& ec) override;
   bool try_acquire_for(std::chrono::milliseconds timeout) { return acquire(timeout); }

@@ -1,0 +1,930 @@
+// zkr_bench: the zkrecipes (C++) driver of the lock benchmarks.
+//
+// Same command line and output as bench/java/CuratorBench.java and bench/python/kazoo_bench.py, so that
+// bench/run_bench.py drives all three the same way:
+//
+//   zkr_bench --connect HOSTS --scenario S --path P [--clients K] [--ops N] [--waiters W] [--warmup N]
+//             [--session-timeout-ms MS] [--timeout-s S] [--mntr HOST:PORT]
+//
+// Scenarios (defaults in brackets); every session is its own CuratorFramework:
+//   uncontended      one session, N [2000] InterProcessMutex acquire+release pairs; latency per pair.
+//   contended        K [8] sessions, one thread each using the blocking API (as Curator's driver), looping
+//                    acquire/release on P until N [2000] handoffs are done in total; latency = acquire latency.
+//   drain            one holder session holds P; W [200] waiters queue with async_acquire, spread over
+//                    K [min(8,W)] sessions (no thread per waiter); once W nodes wait the holder releases and
+//                    every waiter acquires and releases once. ops = W handoffs; latency = time between
+//                    consecutive acquisitions; fifo_ok = acquisition order equals sequence order.
+//   semaphore-mutex  one session, N [1000] InterProcessSemaphoreMutex acquire+release pairs.
+//   rwlock           4 reader sessions + 1 writer session (InterProcessReadWriteLock), one thread each, looping
+//                    for N [5000] milliseconds; ops = reads + writes; extra has reads/s and writes/s.
+//   multilock        InterProcessMultiLock over K [4] mutex paths P/0 .. P/K-1; N [500] pairs.
+//   zkr_async10k     (zkrecipes only) N [10000] async_acquire waiters on one lock from this one process, over
+//                    K sessions (clamped to [4, 8]; the first also holds the lock while the others queue), then
+//                    a FIFO drain. extra: enqueue time, drain rate, fifo_ok, peak RSS (VmHWM) and the largest
+//                    thread count seen (/proc/self/task).
+// --warmup: unmeasured pairs/handoffs before the measured part [100; drain 0]; for rwlock it is milliseconds of
+// unmeasured running [500].
+//
+// Output: exactly one JSON line on stdout:
+//   {"library":"zkrecipes","scenario":...,"params":{...},"ops":n,"seconds":s,"ops_per_sec":x,
+//    "p50_us":...,"p99_us":...,"cpu_seconds":c,"fifo_ok":true|false|null,"extra":{...}}
+// cpu_seconds is the process's user+sys CPU time (CLOCK_PROCESS_CPUTIME_ID) during the measured part only
+// (extra.cpu_seconds_total: the whole process, from getrusage). With --mntr, ZooKeeper's `mntr` counters are
+// read just before and just after the measured part and extra.mntr holds the differences: reads
+// (zk_cnt_readlatency), writes (zk_cnt_updatelatency), watch_events (the zk_sum_node_*_watch_count sums) and
+// packets_received. extra.sessions and extra.total_ops let the runner estimate the same from counters read
+// around the whole run. extra.peak_rss_mb and extra.max_threads are reported for every scenario.
+// Exit status: 0 ok; 1 the run failed (message on stderr); 2 usage or unsupported scenario; 3 the --timeout-s
+// watchdog [600] fired.
+
+#include <zkr/framework/curator_framework.hpp>
+#include <zkr/recipes/inter_process_multi_lock.hpp>
+#include <zkr/recipes/inter_process_mutex.hpp>
+#include <zkr/recipes/inter_process_read_write_lock.hpp>
+#include <zkr/recipes/inter_process_semaphore_mutex.hpp>
+
+#include <spdlog/logger.h>
+#include <spdlog/sinks/stdout_sinks.h>
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netdb.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#ifndef ZKR_BENCH_VERSION
+#define ZKR_BENCH_VERSION "unknown"
+#endif
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+constexpr const char* usage_text =
+    "usage: zkr_bench --connect HOSTS --scenario S --path P [--clients K] [--ops N] [--waiters W]\n"
+    "                 [--warmup N] [--session-timeout-ms MS] [--timeout-s S] [--mntr HOST:PORT]\n"
+    "\n"
+    "scenarios: uncontended, contended, drain, semaphore-mutex, rwlock, multilock, zkr_async10k\n"
+    "  --clients K           sessions (contended [8], drain [min(8,W)], zkr_async10k [4, clamped to 4..8]),\n"
+    "                        or mutex paths (multilock [4])\n"
+    "  --ops N               measured pairs/handoffs; rwlock: measured milliseconds [5000];\n"
+    "                        zkr_async10k: async waiters [10000]\n"
+    "  --waiters W           drain: waiters [200]\n"
+    "  --warmup N            unmeasured pairs/handoffs [100; drain 0]; rwlock: milliseconds [500]\n"
+    "  --session-timeout-ms  [30000]\n"
+    "  --timeout-s S         watchdog: exit 3 after S seconds [600]\n"
+    "  --mntr HOST:PORT      read ZooKeeper's mntr counters just before and after the measured part\n"
+    "                        (extra.mntr: reads, writes, watch_events, packets_received)\n"
+    "Prints one JSON line. Exit status: 0 ok, 1 failed, 2 usage, 3 timed out.\n";
+
+[[noreturn]] void die(int status, const std::string& message) {
+  std::cerr << "zkr_bench: " << message << std::endl;
+  std::exit(status);
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// Arguments
+
+struct Args {
+  std::string connect;
+  std::string scenario;
+  std::string path;
+  int clients = -1;
+  int ops = -1;
+  int waiters = -1;
+  int warmup = -1;
+  int session_timeout_ms = 30000;
+  int timeout_s = 600;
+  std::string mntr;  // host:port, empty = none
+};
+
+int or_default(int value, int dflt) { return value >= 0 ? value : dflt; }
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string k = argv[i];
+    if (k == "--help" || k == "-h") {
+      std::cout << usage_text;
+      std::exit(0);
+    }
+    if (i + 1 >= argc) die(2, "missing value after " + k);
+    std::string v = argv[++i];
+    auto number = [&]() {
+      try {
+        std::size_t used = 0;
+        int n = std::stoi(v, &used);
+        if (used != v.size()) throw std::invalid_argument(v);
+        return n;
+      } catch (const std::exception&) {
+        die(2, "bad number for " + k + ": " + v);
+      }
+    };
+    if (k == "--connect") a.connect = v;
+    else if (k == "--scenario") a.scenario = v;
+    else if (k == "--path") a.path = v;
+    else if (k == "--clients") a.clients = number();
+    else if (k == "--ops") a.ops = number();
+    else if (k == "--waiters") a.waiters = number();
+    else if (k == "--warmup") a.warmup = number();
+    else if (k == "--session-timeout-ms") a.session_timeout_ms = number();
+    else if (k == "--timeout-s") a.timeout_s = number();
+    else if (k == "--mntr") a.mntr = v;
+    else die(2, "unknown option " + k);
+  }
+  if (a.connect.empty() || a.scenario.empty() || a.path.empty()) {
+    std::cerr << usage_text;
+    std::exit(2);
+  }
+  return a;
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// Watchdog: SIGALRM, no thread (the thread count is one of the measured quantities).
+
+extern "C" void on_alarm(int) {
+  static const char msg[] = "zkr_bench: timed out (--timeout-s)\n";
+  (void)!::write(2, msg, sizeof msg - 1);
+  ::_exit(3);
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// Measurement helpers
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
+std::int64_t cpu_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+double rusage_cpu_seconds() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/// VmHWM (peak resident set) in MiB, from /proc/self/status.
+double peak_rss_mb() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / 1024.0;
+  }
+  return -1;
+}
+
+int thread_count() {
+  int n = 0;
+  if (DIR* d = ::opendir("/proc/self/task")) {
+    while (dirent* e = ::readdir(d)) {
+      if (e->d_name[0] != '.') ++n;
+    }
+    ::closedir(d);
+  }
+  return n;
+}
+
+/// The largest thread count seen by `sample()` (called at the interesting moments and while waiting).
+std::atomic<int> max_threads{0};
+void sample_threads() {
+  int n = thread_count();
+  int m = max_threads.load();
+  while (n > m && !max_threads.compare_exchange_weak(m, n)) {
+  }
+}
+
+/// Nearest-rank percentile in microseconds (one decimal); nullopt without samples.
+std::optional<double> percentile_us(const std::vector<std::int64_t>& sorted_ns, double p) {
+  if (sorted_ns.empty()) return std::nullopt;
+  auto rank = static_cast<long>(std::ceil(p * double(sorted_ns.size())));
+  auto idx = std::min<long>(long(sorted_ns.size()) - 1, std::max<long>(0, rank - 1));
+  return std::round(double(sorted_ns[std::size_t(idx)]) / 100.0) / 10.0;
+}
+
+std::vector<std::int64_t> merge_sorted(const std::vector<std::vector<std::int64_t>>& all) {
+  std::vector<std::int64_t> out;
+  for (const auto& v : all) out.insert(out.end(), v.begin(), v.end());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// The sequence number at the end of a lock node's name.
+std::int64_t sequence_of(const std::string& node) {
+  if (node.size() < 10) return -1;
+  return std::strtoll(node.c_str() + node.size() - 10, nullptr, 10);
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// A tiny JSON value, enough for the output line.
+
+struct Json;
+using JsonObject = std::vector<std::pair<std::string, Json>>;
+struct Json {
+  std::variant<std::nullptr_t, bool, std::int64_t, double, std::string, JsonObject> v;
+  Json() : v(nullptr) {}
+  Json(std::nullptr_t) : v(nullptr) {}
+  Json(bool b) : v(b) {}
+  Json(int i) : v(std::int64_t(i)) {}
+  Json(long i) : v(std::int64_t(i)) {}
+  Json(long long i) : v(std::int64_t(i)) {}
+  Json(unsigned long i) : v(std::int64_t(i)) {}
+  Json(double d) : v(d) {}
+  Json(const char* s) : v(std::string(s)) {}
+  Json(std::string s) : v(std::move(s)) {}
+  Json(JsonObject o) : v(std::move(o)) {}
+  template <class T>
+  Json(const std::optional<T>& o) : Json() {
+    if (o) *this = Json(*o);
+  }
+};
+
+void write_json(std::ostream& os, const Json& j) {
+  struct Visitor {
+    std::ostream& os;
+    void operator()(std::nullptr_t) const { os << "null"; }
+    void operator()(bool b) const { os << (b ? "true" : "false"); }
+    void operator()(std::int64_t i) const { os << i; }
+    void operator()(double d) const {
+      if (!std::isfinite(d)) {
+        os << "null";
+        return;
+      }
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.3f", d);
+      std::string s = buf;  // trim trailing zeros, keep one digit after the point
+      while (s.size() > 1 && s.back() == '0' && s[s.size() - 2] != '.') s.pop_back();
+      os << s;
+    }
+    void operator()(const std::string& s) const {
+      os << '"';
+      for (unsigned char c : s) {
+        if (c == '"' || c == '\\') os << '\\' << c;
+        else if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          os << buf;
+        } else os << c;
+      }
+      os << '"';
+    }
+    void operator()(const JsonObject& o) const {
+      os << '{';
+      bool first = true;
+      for (const auto& [k, v] : o) {
+        if (!first) os << ',';
+        first = false;
+        (*this)(k);
+        os << ':';
+        write_json(os, v);
+      }
+      os << '}';
+    }
+  };
+  std::visit(Visitor{os}, j.v);
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// ZooKeeper's own counters (`mntr`)
+
+std::optional<std::map<std::string, double>> read_mntr(const std::string& address, std::string& error) {
+  auto colon = address.rfind(':');
+  if (colon == std::string::npos) {
+    error = "bad --mntr address " + address;
+    return std::nullopt;
+  }
+  std::string host = address.substr(0, colon), port = address.substr(colon + 1);
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &res); rc != 0) {
+    error = std::string("getaddrinfo: ") + ::gai_strerror(rc);
+    return std::nullopt;
+  }
+  int fd = -1;
+  for (addrinfo* ai = res; ai; ai = ai->ai_next) {
+    fd = ::socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+    if (fd < 0) continue;
+    timeval tv{5, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    if (::connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) break;
+    ::close(fd);
+    fd = -1;
+  }
+  ::freeaddrinfo(res);
+  if (fd < 0) {
+    error = "cannot connect to " + address + ": " + std::strerror(errno);
+    return std::nullopt;
+  }
+  std::string data;
+  if (::send(fd, "mntr", 4, MSG_NOSIGNAL) != 4) {
+    error = std::string("send: ") + std::strerror(errno);
+    ::close(fd);
+    return std::nullopt;
+  }
+  char buf[8192];
+  for (;;) {
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    data.append(buf, std::size_t(n));
+  }
+  ::close(fd);
+  std::map<std::string, double> out;
+  std::istringstream lines(data);
+  std::string line;
+  while (std::getline(lines, line)) {
+    auto tab = line.find('\t');
+    if (tab == std::string::npos) continue;
+    char* end = nullptr;
+    std::string value = line.substr(tab + 1);
+    double d = std::strtod(value.c_str(), &end);
+    if (end != value.c_str()) out[line.substr(0, tab)] = d;
+  }
+  if (out.empty()) {
+    error = "empty mntr answer from " + address;
+    return std::nullopt;
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// The benchmark
+
+struct Result {
+  long ops = 0;
+  double seconds = 0;
+  std::vector<std::int64_t> lat_ns;  // sorted
+  std::optional<bool> fifo_ok;
+  std::int64_t cpu_ns = 0;
+  JsonObject extra;
+};
+
+/// Counts down to zero; waiters wake at zero. A tiny std::latch with a timed wait.
+class Countdown {
+ public:
+  explicit Countdown(long n) : n_(n) {}
+  void count_down(long k = 1) {
+    std::lock_guard lk(m_);
+    n_ -= k;
+    if (n_ <= 0) cv_.notify_all();
+  }
+  /// True when zero was reached before `d` passed.
+  bool wait_for(Clock::duration d) {
+    std::unique_lock lk(m_);
+    return cv_.wait_for(lk, d, [&] { return n_ <= 0; });
+  }
+  long left() const {
+    std::lock_guard lk(m_);
+    return n_;
+  }
+
+ private:
+  mutable std::mutex m_;
+  std::condition_variable cv_;
+  long n_;
+};
+
+/// The first failure of any worker or handler.
+class Failure {
+ public:
+  void set(std::string what) {
+    std::lock_guard lk(m_);
+    if (!what_) what_ = std::move(what);
+  }
+  std::optional<std::string> get() const {
+    std::lock_guard lk(m_);
+    return what_;
+  }
+
+ private:
+  mutable std::mutex m_;
+  std::optional<std::string> what_;
+};
+
+class Bench {
+ public:
+  explicit Bench(Args a) : a_(std::move(a)) {
+    auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+    logger_ = std::make_shared<spdlog::logger>("zkr_bench", std::move(sink));
+    logger_->set_level(spdlog::level::warn);
+  }
+
+  ~Bench() { close_sessions(); }
+
+  int run() {
+    Result r;
+    const auto& s = a_.scenario;
+    if (s == "uncontended") r = uncontended();
+    else if (s == "contended") r = contended();
+    else if (s == "drain") r = drain();
+    else if (s == "semaphore-mutex") r = semaphore_mutex();
+    else if (s == "rwlock") r = rwlock();
+    else if (s == "multilock") r = multilock();
+    else if (s == "zkr_async10k") r = async10k();
+    else die(2, "unsupported scenario " + s);
+    sample_threads();
+    close_sessions();
+
+    auto param = [](int v) { return v >= 0 ? Json(v) : Json(); };
+    JsonObject params{{"clients", param(a_.clients)},
+                      {"ops", param(a_.ops)},
+                      {"waiters", param(a_.waiters)},
+                      {"warmup", param(a_.warmup)},
+                      {"path", a_.path}};
+    r.extra.emplace_back("cpu_seconds_total", rusage_cpu_seconds());
+    r.extra.emplace_back("peak_rss_mb", peak_rss_mb());
+    r.extra.emplace_back("max_threads", max_threads.load());
+    if (!a_.mntr.empty()) r.extra.emplace_back("mntr", mntr_delta());
+    r.extra.emplace_back("zkrecipes_version", ZKR_BENCH_VERSION);
+
+    JsonObject out{{"library", "zkrecipes"},
+                   {"scenario", a_.scenario},
+                   {"params", std::move(params)},
+                   {"ops", r.ops},
+                   {"seconds", r.seconds},
+                   {"ops_per_sec", r.seconds > 0 ? Json(double(r.ops) / r.seconds) : Json()},
+                   {"p50_us", percentile_us(r.lat_ns, 0.50)},
+                   {"p99_us", percentile_us(r.lat_ns, 0.99)},
+                   {"cpu_seconds", double(r.cpu_ns) / 1e9},
+                   {"fifo_ok", r.fifo_ok},
+                   {"extra", std::move(r.extra)}};
+    std::ostringstream os;
+    write_json(os, Json(std::move(out)));
+    std::cout << os.str() << std::endl;
+    return 0;
+  }
+
+  void close_sessions() noexcept {
+    std::lock_guard lk(sessions_mu_);
+    for (auto& c : sessions_) c->close();
+  }
+
+  /// A failure while workers or asynchronous handlers still use this frame: report, close the sessions (pending
+  /// operations complete with `closed`) and exit without unwinding (no joinable thread is destroyed, no handler
+  /// outlives what it references).
+  [[noreturn]] void fatal(const std::string& what) {
+    std::cerr << "zkr_bench: " << a_.scenario << " failed: " << what << std::endl;
+    close_sessions();
+    std::_Exit(1);
+  }
+
+ private:
+  // ----------------------------------------------------------------------------------------------------------
+  // Sessions
+
+  zkr::CuratorFramework& new_session() {
+    zkr::ClientConfig cfg;
+    cfg.connect_string = a_.connect;
+    cfg.retry_policy = std::make_shared<zkr::ExponentialBackoffRetry>(100ms, 3);
+    cfg.session_timeout = std::chrono::milliseconds(a_.session_timeout_ms);
+    cfg.connection_timeout = std::chrono::milliseconds(std::min(15000, a_.session_timeout_ms));
+    cfg.logger = logger_;
+    auto c = std::make_unique<zkr::CuratorFramework>(std::move(cfg));
+    auto& ref = *c;
+    {
+      std::lock_guard lk(sessions_mu_);
+      sessions_.push_back(std::move(c));
+    }
+    ref.start();
+    if (!ref.block_until_connected(20s)) throw std::runtime_error("could not connect to " + a_.connect);
+    sample_threads();
+    return ref;
+  }
+
+  Clock::time_point deadline() const { return Clock::now() + std::chrono::seconds(std::max(1, a_.timeout_s - 5)); }
+
+  // ----------------------------------------------------------------------------------------------------------
+  // mntr around the measured part
+
+  void mark_start() {
+    sample_threads();
+    if (!a_.mntr.empty()) mntr_before_ = read_mntr(a_.mntr, mntr_error_);
+    cpu0_ = cpu_ns();
+    t0_ = now_ns();
+  }
+  void mark_end(Result& r) {
+    auto t1 = now_ns();
+    r.cpu_ns = cpu_ns() - cpu0_;
+    r.seconds = double(t1 - t0_) / 1e9;
+    if (!a_.mntr.empty()) mntr_after_ = read_mntr(a_.mntr, mntr_error_);
+    sample_threads();
+  }
+
+  /// One counter of the server now (-1 when it cannot be read).
+  double mntr_value(const char* key) {
+    std::string error;
+    auto m = read_mntr(a_.mntr, error);
+    if (!m) return -1;
+    auto it = m->find(key);
+    return it == m->end() ? -1 : it->second;
+  }
+
+  Json mntr_delta() const {
+    if (!mntr_before_ || !mntr_after_) return JsonObject{{"error", mntr_error_.empty() ? "no mntr sample" : mntr_error_}};
+    auto d = [&](const char* k) -> long {
+      auto a = mntr_before_->find(k), b = mntr_after_->find(k);
+      return a == mntr_before_->end() || b == mntr_after_->end() ? 0 : std::lround(b->second - a->second);
+    };
+    return JsonObject{{"reads", d("zk_cnt_readlatency")},
+                      {"writes", d("zk_cnt_updatelatency")},
+                      {"watch_events", d("zk_sum_node_created_watch_count") + d("zk_sum_node_deleted_watch_count") +
+                                           d("zk_sum_node_changed_watch_count") +
+                                           d("zk_sum_node_children_watch_count")},
+                      {"packets_received", d("zk_packets_received")}};
+  }
+
+  // ----------------------------------------------------------------------------------------------------------
+  // Scenarios
+
+  /// N timed pairs on one lock (uncontended, semaphore-mutex, multilock).
+  Result pairs(zkr::InterProcessLock& lock, int n, int warm) {
+    for (int i = 0; i < warm; ++i) {
+      lock.acquire();
+      lock.release();
+    }
+    std::vector<std::int64_t> lat;
+    lat.reserve(std::size_t(n));
+    Result r;
+    mark_start();
+    for (int i = 0; i < n; ++i) {
+      auto s = now_ns();
+      lock.acquire();
+      lock.release();
+      lat.push_back(now_ns() - s);
+    }
+    mark_end(r);
+    r.ops = n;
+    std::sort(lat.begin(), lat.end());
+    r.lat_ns = std::move(lat);
+    r.extra.emplace_back("total_ops", n + warm);
+    return r;
+  }
+
+  Result uncontended() {
+    auto& c = new_session();
+    zkr::InterProcessMutex m(c, a_.path);
+    Result r = pairs(m, or_default(a_.ops, 2000), or_default(a_.warmup, 100));
+    r.extra.emplace_back("sessions", 1);
+    return r;
+  }
+
+  Result semaphore_mutex() {
+    auto& c = new_session();
+    zkr::InterProcessSemaphoreMutex m(c, a_.path);
+    Result r = pairs(m, or_default(a_.ops, 1000), or_default(a_.warmup, 100));
+    r.extra.emplace_back("sessions", 1);
+    return r;
+  }
+
+  Result multilock() {
+    int k = std::max(1, or_default(a_.clients, 4));
+    auto& c = new_session();
+    std::vector<std::string> paths;
+    for (int i = 0; i < k; ++i) paths.push_back(a_.path + "/" + std::to_string(i));
+    zkr::InterProcessMultiLock m(c, paths);
+    Result r = pairs(m, or_default(a_.ops, 500), or_default(a_.warmup, 100));
+    r.extra.emplace_back("sessions", 1);
+    r.extra.emplace_back("locks", k);
+    return r;
+  }
+
+  Result contended() {
+    const int k = std::max(1, or_default(a_.clients, 8));
+    const int n = or_default(a_.ops, 2000);
+    const int warm = or_default(a_.warmup, 100);
+    std::vector<std::unique_ptr<zkr::InterProcessMutex>> locks;
+    for (int i = 0; i < k; ++i) locks.push_back(std::make_unique<zkr::InterProcessMutex>(new_session(), a_.path));
+    std::vector<std::vector<std::int64_t>> lats(static_cast<std::size_t>(k));
+    std::atomic<long> warm_left{warm}, left{n};
+    Countdown warm_done(k);
+    std::mutex go_m;
+    std::condition_variable go_cv;
+    bool go = false;
+    Failure failure;
+    std::vector<std::thread> crew;
+    for (int i = 0; i < k; ++i) {
+      crew.emplace_back([&, i] {
+        try {
+          auto& m = *locks[std::size_t(i)];
+          while (warm_left.fetch_sub(1) > 0) {
+            m.acquire();
+            m.release();
+          }
+          warm_done.count_down();
+          {
+            std::unique_lock lk(go_m);
+            go_cv.wait(lk, [&] { return go; });
+          }
+          auto& lat = lats[std::size_t(i)];
+          lat.reserve(std::size_t(n / k + 16));
+          while (left.fetch_sub(1) > 0) {
+            auto s = now_ns();
+            m.acquire();
+            lat.push_back(now_ns() - s);
+            m.release();
+          }
+        } catch (const std::exception& e) {
+          failure.set(e.what());
+          warm_done.count_down();
+        }
+      });
+    }
+    auto dl = deadline();
+    while (!warm_done.wait_for(100ms)) {
+      if (auto f = failure.get()) fatal("worker failed: " + *f);
+      if (Clock::now() > dl) fatal("warmup did not finish in time");
+    }
+    sample_threads();
+    Result r;
+    mark_start();
+    {
+      std::lock_guard lk(go_m);
+      go = true;
+    }
+    go_cv.notify_all();
+    for (auto& t : crew) t.join();  // the SIGALRM watchdog bounds this
+    mark_end(r);
+    if (auto f = failure.get()) fatal("worker failed: " + *f);
+    r.ops = n;
+    r.lat_ns = merge_sorted(lats);
+    r.extra.emplace_back("sessions", k);
+    r.extra.emplace_back("total_ops", n + warm);
+    return r;
+  }
+
+  /// Shared by drain and zkr_async10k: W async waiters spread over `waiter_sessions`, queued behind a lock held
+  /// through `holder`; measured from the holder's release until every waiter acquired and released once.
+  struct DrainOutcome {
+    Result r;
+    double enqueue_seconds = 0;
+    long release_errors = 0;
+    long watches_before_release = -1;  // new server-side watches seen before the release (-1: no --mntr)
+  };
+
+  DrainOutcome async_drain(zkr::InterProcessMutex& holder, const std::vector<zkr::CuratorFramework*>& waiter_sessions,
+                           long w, Clock::duration poll_every) {
+    holder.acquire();
+    std::vector<std::unique_ptr<zkr::InterProcessMutex>> mutexes;
+    for (auto* s : waiter_sessions) mutexes.push_back(std::make_unique<zkr::InterProcessMutex>(*s, a_.path));
+
+    std::vector<std::int64_t> acquired_at(std::size_t(w), 0);  // by acquisition order
+    std::vector<std::int64_t> seq_by_order(std::size_t(w), -1);
+    std::atomic<long> order{0};
+    std::atomic<long> release_errors{0};
+    Countdown finished(w);
+    Failure failure;
+
+    const long watch_base = a_.mntr.empty() ? -1 : long(mntr_value("zk_watch_count"));
+    const auto e0 = now_ns();
+    for (long i = 0; i < w; ++i) {
+      auto& m = *mutexes[std::size_t(i) % mutexes.size()];
+      m.async_acquire([&](zkr::error_code ec, zkr::Lease lease) {
+        if (ec || !lease) {
+          failure.set("async_acquire: " + (ec ? ec.message() : std::string("no lease")));
+          finished.count_down();
+          return;
+        }
+        // Exact: we hold the lock, and the next holder can only be granted after our release below.
+        long pos = order.fetch_add(1);
+        if (pos < w) {
+          acquired_at[std::size_t(pos)] = now_ns();
+          seq_by_order[std::size_t(pos)] = sequence_of(lease.node_path());
+        }
+        lease.async_release([&](zkr::error_code rec) {
+          if (rec) release_errors.fetch_add(1);
+          finished.count_down();
+        });
+      });
+    }
+
+    // Wait until every waiter's node is queued (plus the holder's): the parent's child count (a stat, not a
+    // listing, so the probe stays cheap with 10,000 children).
+    auto dl = deadline();
+    auto& probe = *waiter_sessions.front();
+    for (;;) {
+      if (auto f = failure.get()) fatal(*f);
+      long have = 0;
+      zkr::error_code ec;
+      if (auto st = probe.exists(a_.path, {}, ec); !ec && st) have = st->num_children;
+      if (have >= w + 1) break;
+      if (Clock::now() > dl) {
+        fatal("only " + std::to_string(have) + " of " + std::to_string(w + 1) + " nodes queued in time");
+      }
+      sample_threads();
+      std::this_thread::sleep_for(poll_every);
+    }
+    // Every node exists, but the last waiters may still be listing the children and setting their watch. With
+    // --mntr, wait until the server holds W more watches than before the enqueue (each waiter watches its
+    // predecessor); otherwise give them a moment. (A waiter not yet watching is still correct: it only lists
+    // again when its get_data returns; this keeps the measured part to the drain itself.)
+    long watches = -1;
+    if (watch_base >= 0) {
+      const auto settle_dl = std::min(dl, Clock::now() + 60s);
+      for (;;) {
+        if (auto f = failure.get()) fatal(*f);
+        watches = long(mntr_value("zk_watch_count")) - watch_base;
+        if (watches >= w || Clock::now() > settle_dl) break;
+        sample_threads();
+        std::this_thread::sleep_for(poll_every);
+      }
+    } else {
+      std::this_thread::sleep_for(std::min<Clock::duration>(poll_every * 10, 500ms));
+    }
+    DrainOutcome out;
+    out.enqueue_seconds = double(now_ns() - e0) / 1e9;
+    out.watches_before_release = watches;
+
+    Result& r = out.r;
+    mark_start();
+    const auto t0 = t0_;
+    holder.release();
+    while (!finished.wait_for(10ms)) {
+      sample_threads();
+      if (Clock::now() > dl) fatal(std::to_string(finished.left()) + " waiters left at the deadline");
+    }
+    mark_end(r);
+    if (auto f = failure.get()) fatal(*f);
+
+    std::vector<std::int64_t> gaps;
+    gaps.reserve(std::size_t(w));
+    bool fifo = order.load() == w;
+    for (long i = 0; i < w && i < order.load(); ++i) {
+      gaps.push_back(acquired_at[std::size_t(i)] - (i == 0 ? t0 : acquired_at[std::size_t(i) - 1]));
+      if (i > 0 && seq_by_order[std::size_t(i)] <= seq_by_order[std::size_t(i) - 1]) fifo = false;
+    }
+    std::sort(gaps.begin(), gaps.end());
+    r.ops = w;
+    r.lat_ns = std::move(gaps);
+    r.fifo_ok = fifo;
+    out.release_errors = release_errors.load();
+    return out;
+  }
+
+  Result drain() {
+    const long w = std::max(1, or_default(a_.waiters, 200));
+    const int k = int(std::max<long>(1, std::min<long>(w, or_default(a_.clients, 8))));
+    auto& holder_session = new_session();
+    std::vector<zkr::CuratorFramework*> cs;
+    for (int i = 0; i < k; ++i) cs.push_back(&new_session());
+    zkr::InterProcessMutex holder(holder_session, a_.path);
+    auto d = async_drain(holder, cs, w, 5ms);
+    d.r.extra.emplace_back("sessions", k + 1);
+    d.r.extra.emplace_back("waiters", w);
+    d.r.extra.emplace_back("total_ops", w + 1);
+    d.r.extra.emplace_back("enqueue_seconds", d.enqueue_seconds);
+    d.r.extra.emplace_back("release_errors", d.release_errors);
+    d.r.extra.emplace_back("watches_before_release", d.watches_before_release);
+    return std::move(d.r);
+  }
+
+  Result async10k() {
+    const long n = std::max(1, or_default(a_.ops, 10000));
+    const int k = std::clamp(or_default(a_.clients, 4), 4, 8);
+    std::vector<zkr::CuratorFramework*> cs;
+    for (int i = 0; i < k; ++i) cs.push_back(&new_session());
+    // The holder shares the first session: no extra I/O thread.
+    zkr::InterProcessMutex holder(*cs.front(), a_.path);
+    auto d = async_drain(holder, cs, n, 20ms);
+    Result r = std::move(d.r);
+    r.extra.emplace_back("sessions", k);
+    r.extra.emplace_back("waiters", n);
+    r.extra.emplace_back("total_ops", n + 1);
+    r.extra.emplace_back("enqueue_seconds", d.enqueue_seconds);
+    r.extra.emplace_back("enqueue_per_sec", d.enqueue_seconds > 0 ? Json(double(n) / d.enqueue_seconds) : Json());
+    r.extra.emplace_back("drain_per_sec", r.seconds > 0 ? Json(double(n) / r.seconds) : Json());
+    r.extra.emplace_back("release_errors", d.release_errors);
+    r.extra.emplace_back("watches_before_release", d.watches_before_release);
+    return r;
+  }
+
+  Result rwlock() {
+    constexpr int readers = 4;
+    const long duration_ms = or_default(a_.ops, 5000);
+    const long warm_ms = or_default(a_.warmup, 500);
+    std::vector<std::unique_ptr<zkr::InterProcessReadWriteLock>> rws;
+    std::vector<zkr::InterProcessMutex*> locks;
+    for (int i = 0; i < readers + 1; ++i) {
+      rws.push_back(std::make_unique<zkr::InterProcessReadWriteLock>(new_session(), a_.path));
+      if (i < readers) locks.push_back(&rws.back()->read_lock());
+      else locks.push_back(&rws.back()->write_lock());
+    }
+    std::atomic<bool> measuring{false}, stop{false};
+    std::vector<std::vector<std::int64_t>> lats(readers + 1);
+    std::vector<long> warm_ops(readers + 1, 0), timeouts(readers + 1, 0);
+    Failure failure;
+    std::vector<std::thread> crew;
+    for (int i = 0; i < readers + 1; ++i) {
+      crew.emplace_back([&, i] {
+        try {
+          auto& m = *locks[std::size_t(i)];
+          auto& lat = lats[std::size_t(i)];
+          while (!stop.load()) {
+            bool counted = measuring.load();
+            auto s = now_ns();
+            if (!m.acquire(10s)) {
+              ++timeouts[std::size_t(i)];
+              continue;
+            }
+            m.release();
+            auto d = now_ns() - s;
+            if (counted && !stop.load()) lat.push_back(d);
+            else ++warm_ops[std::size_t(i)];
+          }
+        } catch (const std::exception& e) {
+          failure.set(e.what());
+        }
+      });
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(warm_ms));
+    if (auto f = failure.get()) fatal("worker failed: " + *f);
+    Result r;
+    mark_start();
+    measuring = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(duration_ms));
+    stop = true;
+    mark_end(r);
+    for (auto& t : crew) t.join();
+    if (auto f = failure.get()) fatal("worker failed: " + *f);
+
+    std::vector<std::vector<std::int64_t>> read_parts(lats.begin(), lats.begin() + readers);
+    auto read_lat = merge_sorted(read_parts);
+    auto write_lat = merge_sorted({lats[readers]});
+    auto all = merge_sorted(lats);
+    long warm_total = 0, timeout_total = 0;
+    for (int i = 0; i < readers + 1; ++i) warm_total += warm_ops[std::size_t(i)], timeout_total += timeouts[std::size_t(i)];
+    r.ops = long(all.size());
+    r.lat_ns = std::move(all);
+    r.extra.emplace_back("sessions", readers + 1);
+    r.extra.emplace_back("readers", readers);
+    r.extra.emplace_back("writers", 1);
+    r.extra.emplace_back("duration_ms", duration_ms);
+    r.extra.emplace_back("reads", long(read_lat.size()));
+    r.extra.emplace_back("writes", long(write_lat.size()));
+    r.extra.emplace_back("reads_per_sec", double(read_lat.size()) / r.seconds);
+    r.extra.emplace_back("writes_per_sec", double(write_lat.size()) / r.seconds);
+    r.extra.emplace_back("read_p50_us", percentile_us(read_lat, 0.50));
+    r.extra.emplace_back("read_p99_us", percentile_us(read_lat, 0.99));
+    r.extra.emplace_back("write_p50_us", percentile_us(write_lat, 0.50));
+    r.extra.emplace_back("write_p99_us", percentile_us(write_lat, 0.99));
+    r.extra.emplace_back("timeouts", timeout_total);
+    r.extra.emplace_back("total_ops", r.ops + warm_total);
+    return r;
+  }
+
+  Args a_;
+  std::shared_ptr<spdlog::logger> logger_;
+  std::mutex sessions_mu_;
+  std::vector<std::unique_ptr<zkr::CuratorFramework>> sessions_;
+  std::optional<std::map<std::string, double>> mntr_before_, mntr_after_;
+  std::string mntr_error_;
+  std::int64_t cpu0_ = 0, t0_ = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args = parse(argc, argv);
+  std::signal(SIGPIPE, SIG_IGN);
+  std::signal(SIGALRM, on_alarm);
+  ::alarm(unsigned(std::max(1, args.timeout_s)));
+  sample_threads();
+  const std::string scenario = args.scenario;
+  try {
+    Bench b(std::move(args));
+    return b.run();
+  } catch (const std::exception& e) {
+    std::cerr << "zkr_bench: " << scenario << " failed: " << e.what() << std::endl;
+    return 1;
+  }
+}

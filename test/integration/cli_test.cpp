@@ -1,0 +1,631 @@
+// The zkr command-line tool, run as separate processes against a real ZooKeeper: mutual exclusion and fencing
+// tokens across processes, --timeout, a lock lost while COMMAND runs, signals, inspect (text and JSON) over
+// mutex, read-write and semaphore directories, revoke, usage errors, and exclusion against Java Curator.
+//
+// The zkr binary comes from the compile definition ZKR_CLI_PATH (test/CMakeLists.txt); without it the tests
+// skip with a WARN.
+
+#include <catch2/catch.hpp>
+
+#include <boost/json/src.hpp>  // header-only Boost.JSON, to check that `zkr inspect --json` is valid JSON
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "curator_peer.hpp"
+#include "fixture.hpp"
+
+using namespace zkr;
+using namespace zkr::test;
+namespace fs = std::filesystem;
+
+extern char** environ;
+
+namespace {
+
+#ifdef ZKR_CLI_PATH
+const char* const zkr_path = ZKR_CLI_PATH;
+#else
+const char* const zkr_path = nullptr;
+#endif
+
+bool have_zkr() {
+  if (zkr_path && ::access(zkr_path, X_OK) == 0) return true;
+  WARN("zkr binary not available (ZKR_CLI_PATH not defined or not built): skipping");
+  return false;
+}
+
+/// A scratch directory, removed at the end of the test case.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string t = (fs::temp_directory_path() / "zkr-cli-test-XXXXXX").string();
+    if (!::mkdtemp(t.data())) throw std::runtime_error("mkdtemp failed");
+    path = t;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+std::string slurp(const std::string& file) {
+  std::ifstream in(file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> v;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);)
+    if (!l.empty()) v.push_back(l);
+  return v;
+}
+
+/// One zkr process (our own child; only ever signalled by its pid). Killed and reaped by the destructor.
+class Zkr {
+ public:
+  Zkr(std::vector<std::string> args, const TempDir& dir) {
+    static int counter = 0;
+    const int n = ++counter;
+    out_ = dir.file("out-" + std::to_string(n));
+    err_ = dir.file("err-" + std::to_string(n));
+    args.insert(args.begin(), zkr_path);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+    int rc = posix_spawn(&pid_, zkr_path, &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) throw std::runtime_error("cannot start zkr");
+  }
+  ~Zkr() {
+    if (pid_ > 0 && !status_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  Zkr(const Zkr&) = delete;
+  Zkr& operator=(const Zkr&) = delete;
+
+  /// The exit status (128+N for death by signal N), or nullopt when still running after `limit`.
+  std::optional<int> wait(std::chrono::milliseconds limit = std::chrono::seconds(60)) {
+    if (status_) return status_;
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    for (;;) {
+      int st = 0;
+      pid_t r = ::waitpid(pid_, &st, WNOHANG);
+      if (r == pid_) {
+        status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        return status_;
+      }
+      if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  bool running() { return !wait(std::chrono::milliseconds(0)); }
+  void signal(int sig) {
+    if (pid_ > 0 && !status_) ::kill(pid_, sig);
+  }
+  std::string out() const { return slurp(out_); }
+  std::string err() const { return slurp(err_); }
+
+ private:
+  pid_t pid_ = -1;
+  std::optional<int> status_;
+  std::string out_, err_;
+};
+
+/// Runs zkr to completion; returns {status, stdout, stderr}.
+struct Result {
+  int status = -1;
+  std::string out, err;
+};
+Result run_zkr(std::vector<std::string> args, const TempDir& dir,
+               std::chrono::milliseconds limit = std::chrono::seconds(90)) {
+  Zkr z(std::move(args), dir);
+  auto st = z.wait(limit);
+  return {st ? *st : -1, z.out(), z.err()};
+}
+
+/// A shell script (for `sh -c`) that appends `START <nanos> <token> zkr`, holds, then appends `END <nanos> zkr`
+/// to $1: the same format as the Java peer's `loop`.
+const std::string log_script =
+    "echo \"START $(date +%s%N) $ZKR_FENCING_TOKEN zkr\" >> \"$1\"; sleep 0.15; "
+    "echo \"END $(date +%s%N) zkr\" >> \"$1\"";
+
+/// Checks a START/END log: strictly alternating (no two holders at once) and strictly increasing tokens.
+void check_exclusive_log(const std::string& file, std::size_t expected_pairs) {
+  auto lines = lines_of(slurp(file));
+  INFO(slurp(file));
+  REQUIRE(lines.size() == 2 * expected_pairs);
+  long long last_token = -1;
+  for (std::size_t i = 0; i < lines.size(); i += 2) {
+    std::istringstream start(lines[i]), end(lines[i + 1]);
+    std::string s, e, who_s, who_e;
+    long long t0 = 0, t1 = 0, token = 0;
+    start >> s >> t0 >> token >> who_s;
+    end >> e >> t1 >> who_e;
+    CHECK(s == "START");
+    CHECK(e == "END");
+    CHECK(who_s == who_e);  // the END belongs to the holder that wrote the START
+    CHECK(t1 >= t0);
+    CHECK(token > last_token);
+    last_token = token;
+  }
+}
+
+std::vector<std::string> common_args(ServerFixture& fx) {
+  return {"--connect", fx.server.connect_string(), "--session-timeout", "10s", "--connection-timeout", "20s"};
+}
+
+std::vector<std::string> cat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+/// A member of a JSON object.
+const boost::json::value& get(const boost::json::value& v, const char* key) { return v.as_object().at(key); }
+
+/// Waits until `path` has `n` children.
+bool wait_children(ServerFixture& fx, const std::string& path, std::size_t n) {
+  return eventually([&] { return fx.children(path).size() == n; }, std::chrono::seconds(30));
+}
+
+}  // namespace
+
+TEST_CASE("zkr: usage errors and --help", "[cli]") {
+  if (!have_zkr()) return;
+  TempDir dir;
+  auto help = run_zkr({"--help"}, dir);
+  CHECK(help.status == 0);
+  for (const char* s : {"64", "69", "70", "75", "76", "77", "126", "127", "128+N", "ZKR_FENCING_TOKEN"})
+    CHECK(help.out.find(s) != std::string::npos);
+  for (const char* cmd : {"lock", "read-lock", "write-lock", "semaphore", "multi-lock", "inspect", "revoke"}) {
+    auto h = run_zkr({cmd, "--help"}, dir);
+    CHECK(h.status == 0);
+    CHECK(h.out.find("Exit status") != std::string::npos);
+  }
+  CHECK(run_zkr({}, dir).status == 64);
+  CHECK(run_zkr({"frobnicate"}, dir).status == 64);
+  CHECK(run_zkr({"lock"}, dir).status == 64);
+  CHECK(run_zkr({"lock", "/a"}, dir).status == 64);                               // no COMMAND
+  CHECK(run_zkr({"lock", "--timeout", "soon", "/a", "--", "true"}, dir).status == 64);
+  CHECK(run_zkr({"lock", "relative/path", "--", "true"}, dir).status == 64);
+  CHECK(run_zkr({"lock", "--on-lost", "panic", "/a", "--", "true"}, dir).status == 64);
+  CHECK(run_zkr({"semaphore", "/a", "--", "true"}, dir).status == 64);             // no --leases
+  CHECK(run_zkr({"semaphore", "--leases", "0", "/a", "--", "true"}, dir).status == 64);
+  CHECK(run_zkr({"multi-lock", "/a", "--", "true"}, dir).status == 64);            // one path
+  CHECK(run_zkr({"semaphore", "--revocable", "-n", "2", "/a", "--", "true"}, dir).status == 64);
+}
+
+TEST_CASE("zkr: no ZooKeeper within --connection-timeout exits 69", "[cli]") {
+  if (!have_zkr()) return;
+  TempDir dir;
+  const std::string nowhere = "127.0.0.1:" + std::to_string(zkr::testing::free_port());
+  auto r = run_zkr({"lock", "--connect", nowhere, "--connection-timeout", "1s", "/a", "--", "true"}, dir);
+  CHECK(r.status == 69);
+  auto i = run_zkr({"inspect", "--connect", nowhere, "--connection-timeout", "1s", "/a"}, dir);
+  CHECK(i.status == 69);
+}
+
+TEST_CASE("zkr lock: processes never overlap, tokens strictly increase, the environment is set", "[cli]") {
+  if (!have_zkr()) return;
+  ServerFixture fx;
+  TempDir dir;
+  const std::string log = dir.file("log");
+  constexpr int n = 5;
+  std::vector<std::unique_ptr<Zkr>> procs;
+  for (int i = 0; i < n; ++i)
+    procs.push_back(std::make_unique<Zkr>(
+        cat(cat({"lock"}, common_args(fx)), {"/cli/mutex", "--", "sh", "-c", log_script, "sh", log}), dir));
+  for (auto& p : procs) {
+    auto st = p->wait();
+    INFO(p->err());
+    CHECK(st == 0);
+  }
+  check_exclusive_log(log, n);
+  CHECK(fx.children("/cli/mutex").empty());
+
+  // ZKR_LOCK_PATH is our node (under the lock path), ZKR_FENCING_TOKEN its czxid, ZKR_SESSION_ID ours.
+  auto r = run_zkr(cat(cat({"lock"}, common_args(fx)),
+                       {"/cli/mutex", "--", "sh", "-c", "echo $ZKR_LOCK_PATH $ZKR_FENCING_TOKEN $ZKR_SESSION_ID"}),
+                   dir);
+  REQUIRE(r.status == 0);
+  std::istringstream in(r.out);
+  std::string node, session;
+  long long token = 0;
+  in >> node >> token >> session;
+  CHECK(node.rfind("/cli/mutex/_c_", 0) == 0);
+  CHECK(node.find("-lock-") != std::string::npos);
+  CHECK(token > 0);
+  CHECK(session.rfind("0x", 0) == 0);
+
+  // COMMAND's own status is zkr's; 127 / 126 when it cannot run.
+  CHECK(run_zkr(cat(cat({"lock"}, common_args(fx)), {"/cli/mutex", "--", "sh", "-c", "exit 42"}), dir).status == 42);
+  CHECK(run_zkr(cat(cat({"lock"}, common_args(fx)), {"/cli/mutex", "--", "no-such-command-zkr"}), dir).status ==
+        127);
+  CHECK(run_zkr(cat(cat({"lock"}, common_args(fx)), {"/cli/mutex", "--", "/etc/passwd"}), dir).status == 126);
+  CHECK(fx.children("/cli/mutex").empty());
+}
+
+TEST_CASE("zkr lock --timeout: exit 75 and no node left behind", "[cli]") {
+  if (!have_zkr()) return;
+  ServerFixture fx;
+  TempDir dir;
+  Zkr holder(cat(cat({"lock"}, common_args(fx)), {"/cli/timeout", "--", "sleep", "30"}), dir);
+  REQUIRE(wait_children(fx, "/cli/timeout", 1));
+  const auto held = fx.children("/cli/timeout");
+
+  auto r = run_zkr(cat(cat({"lock"}, common_args(fx)), {"--timeout", "500ms", "/cli/timeout", "--", "true"}), dir);
+  CHECK(r.status == 75);
+  CHECK(r.err.find("timed out") != std::string::npos);
+  CHECK(fx.children("/cli/timeout") == held);
+
+  // 0: one try without waiting (flock -n).
+  CHECK(run_zkr(cat(cat({"lock"}, common_args(fx)), {"-w", "0", "/cli/timeout", "--", "true"}), dir).status == 75);
+  // --quiet: nothing on stderr.
+  auto q = run_zkr(cat(cat({"lock"}, common_args(fx)), {"-q", "-w", "200ms", "/cli/timeout", "--", "true"}), dir);
+  CHECK(q.status == 75);
+  CHECK(q.err.empty());
+  CHECK(fx.children("/cli/timeout") == held);
+
+  // The same for the other recipes.
+  CHECK(run_zkr(cat(cat({"multi-lock"}, common_args(fx)), {"-w", "300ms", "/cli/other", "/cli/timeout", "--", "true"}),
+                dir)
+            .status == 75);
+  CHECK(fx.children("/cli/other").empty());
+  CHECK(fx.children("/cli/timeout") == held);
+
+  holder.signal(SIGTERM);
+  CHECK(holder.wait() == 128 + SIGTERM);  // forwarded to sleep, which died of it
+  CHECK(wait_children(fx, "/cli/timeout", 0));
+}
+
+TEST_CASE("zkr lock: a lock lost while COMMAND runs terminates it and exits 76", "[cli]") {
+  if (!have_zkr()) return;
+  ServerFixture fx;
+  TempDir dir;
+  const std::string marker = dir.file("marker");
+  const std::string script = "trap 'echo TERM >> \"$1\"; kill $! 2>/dev/null; exit 0' TERM; sleep 60 & wait";
+
+  SECTION("--on-lost kill (the default)") {
+    Zkr holder(cat(cat({"lock"}, common_args(fx)), {"/cli/lost", "--", "sh", "-c", script, "sh", marker}), dir);
+    REQUIRE(wait_children(fx, "/cli/lost", 1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let COMMAND install its trap
+    // Someone else deletes our node: the lease watch reports it lost.
+    fx.admin->remove("/cli/lost/" + fx.children("/cli/lost").front());
+    auto st = holder.wait(std::chrono::seconds(30));
+    INFO(holder.err());
+    CHECK(st == 76);
+    CHECK(slurp(marker).find("TERM") != std::string::npos);
+    CHECK(holder.err().find("lost") != std::string::npos);
+  }
+  SECTION("--kill-after: SIGKILL when COMMAND ignores SIGTERM") {
+    Zkr holder(cat(cat({"lock"}, common_args(fx)),
+                   {"--kill-after", "500ms", "/cli/lost", "--", "sh", "-c", "trap '' TERM; sleep 60"}),
+               dir);
+    REQUIRE(wait_children(fx, "/cli/lost", 1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    fx.admin->remove("/cli/lost/" + fx.children("/cli/lost").front());
+    CHECK(holder.wait(std::chrono::seconds(30)) == 76);
+  }
+  SECTION("--on-lost ignore") {
+    Zkr holder(cat(cat({"lock"}, common_args(fx)),
+                   {"--on-lost", "ignore", "/cli/lost", "--", "sh", "-c", "sleep 1.5; exit 5"}),
+               dir);
+    REQUIRE(wait_children(fx, "/cli/lost", 1));
+    fx.admin->remove("/cli/lost/" + fx.children("/cli/lost").front());
+    CHECK(holder.wait(std::chrono::seconds(30)) == 5);
+    CHECK(holder.err().find("--on-lost ignore") != std::string::npos);
+  }
+  CHECK(wait_children(fx, "/cli/lost", 0));
+}
+
+TEST_CASE("zkr lock: signals cancel the wait or are forwarded to COMMAND", "[cli]") {
+  if (!have_zkr()) return;
+  ServerFixture fx;
+  TempDir dir;
+  const std::string marker = dir.file("marker");
+  const std::string script = "trap 'echo got TERM >> \"$1\"; kill $! 2>/dev/null; exit 7' TERM; sleep 60 & wait";
+
+  Zkr holder(cat(cat({"lock"}, common_args(fx)), {"/cli/sig", "--", "sh", "-c", script, "sh", marker}), dir);
+  REQUIRE(wait_children(fx, "/cli/sig", 1));
+  const auto held = fx.children("/cli/sig");
+
+  // While waiting: the acquire is cancelled (its node deleted) and zkr exits 128+N.
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+    Zkr waiter(cat(cat({"lock"}, common_args(fx)), {"/cli/sig", "--", "touch", dir.file("never")}), dir);
+    REQUIRE(wait_children(fx, "/cli/sig", 2));
+    waiter.signal(sig);
+    CHECK(waiter.wait() == 128 + sig);
+    CHECK(fx.children("/cli/sig") == held);
+  }
+  CHECK(!fs::exists(dir.file("never")));
+
+  // While COMMAND runs: forwarded; zkr waits for COMMAND, releases and exits with its status.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  holder.signal(SIGTERM);
+  CHECK(holder.wait() == 7);
+  CHECK(slurp(marker).find("got TERM") != std::string::npos);
+  CHECK(wait_children(fx, "/cli/sig", 0));
+}
+
+TEST_CASE("zkr inspect: mutex, read-write and semaphore directories, as text and JSON", "[cli]") {
+  if (!have_zkr()) return;
+  ServerFixture fx;
+  TempDir dir;
+  auto inspect = [&](const std::string& path, bool json) {
+    auto args = cat(cat({"inspect"}, common_args(fx)), {path});
+    if (json) args.push_back("--json");
+    auto r = run_zkr(args, dir);
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    return r.out;
+  };
+  auto nodes_of = [](const boost::json::value& doc, std::size_t queue) {
+    return get(get(doc, "queues").as_array().at(queue), "nodes").as_array();
+  };
+
+  SECTION("a directory that does not exist") {
+    CHECK(inspect("/cli/none", false).find("does not exist") != std::string::npos);
+    auto doc = boost::json::parse(inspect("/cli/none", true));
+    CHECK(get(doc, "exists").as_bool() == false);
+  }
+
+  SECTION("mutex, with a foreign node") {
+    Zkr holder(cat(cat({"lock"}, common_args(fx)), {"--data", "holder \"one\"", "/cli/m", "--", "sleep", "60"}), dir);
+    REQUIRE(wait_children(fx, "/cli/m", 1));
+    Zkr waiter(cat(cat({"lock"}, common_args(fx)), {"--data", "waiter", "/cli/m", "--", "true"}), dir);
+    REQUIRE(wait_children(fx, "/cli/m", 2));
+    CreateOptions eph;
+    eph.mode = CreateMode::ephemeral;
+    eph.data = "x";
+    fx.admin->create("/cli/m/not-a-lock", eph);
+
+    auto text = inspect("/cli/m", false);
+    INFO(text);
+    CHECK(text.find("mutex, 3 nodes") != std::string::npos);
+    CHECK(text.find("holder \"one\"") != std::string::npos);
+    CHECK(text.find("foreign") != std::string::npos);
+
+    auto doc = boost::json::parse(inspect("/cli/m", true));
+    CHECK(get(doc, "type").as_string() == "mutex");
+    auto nodes = nodes_of(doc, 0);
+    REQUIRE(nodes.size() == 3);
+    CHECK(get(nodes[0], "position").as_int64() == 1);
+    CHECK(get(nodes[0], "holds").as_bool());
+    CHECK(get(nodes[0], "kind").as_string() == "lock");
+    CHECK(get(nodes[0], "data").as_string() == "holder \"one\"");
+    CHECK(get(nodes[0], "owner").as_string().size() == 18);
+    CHECK(get(nodes[0], "age_ms").as_int64() >= 0);
+    CHECK(!get(nodes[1], "holds").as_bool());
+    CHECK(get(nodes[1], "data").as_string() == "waiter");
+    CHECK(get(nodes[2], "foreign").as_bool());
+    CHECK(get(nodes[0], "fencing_token").as_int64() < get(nodes[1], "fencing_token").as_int64());
+    fx.admin->remove("/cli/m/not-a-lock");
+    holder.signal(SIGTERM);
+    CHECK(holder.wait() == 128 + SIGTERM);
+    CHECK(waiter.wait() == 0);
+  }
+
+  SECTION("read-write lock") {
+    Zkr r1(cat(cat({"read-lock"}, common_args(fx)), {"/cli/rw", "--", "sleep", "60"}), dir);
+    REQUIRE(wait_children(fx, "/cli/rw", 1));
+    Zkr r2(cat(cat({"read-lock"}, common_args(fx)), {"/cli/rw", "--", "sleep", "60"}), dir);
+    REQUIRE(wait_children(fx, "/cli/rw", 2));
+    // Two readers hold at once; a writer and a reader behind it wait.
+    Zkr w(cat(cat({"write-lock"}, common_args(fx)), {"/cli/rw", "--", "true"}), dir);
+    REQUIRE(wait_children(fx, "/cli/rw", 3));
+    Zkr r3(cat(cat({"read-lock"}, common_args(fx)), {"/cli/rw", "--", "true"}), dir);
+    REQUIRE(wait_children(fx, "/cli/rw", 4));
+
+    auto text = inspect("/cli/rw", false);
+    INFO(text);
+    CHECK(text.find("read-write lock, 4 nodes") != std::string::npos);
+    auto doc = boost::json::parse(inspect("/cli/rw", true));
+    CHECK(get(doc, "type").as_string() == "read-write lock");
+    auto nodes = nodes_of(doc, 0);
+    REQUIRE(nodes.size() == 4);
+    const char* kinds[] = {"read", "read", "write", "read"};
+    const bool holds[] = {true, true, false, false};
+    for (std::size_t i = 0; i < 4; ++i) {
+      CHECK(get(nodes[i], "kind").as_string() == kinds[i]);
+      CHECK(get(nodes[i], "holds").as_bool() == holds[i]);
+    }
+    // A reader arriving now may not pass the queued writer.
+    CHECK(run_zkr(cat(cat({"read-lock"}, common_args(fx)), {"-w", "300ms", "/cli/rw", "--", "true"}), dir).status ==
+          75);
+    r1.signal(SIGTERM);
+    r2.signal(SIGTERM);
+    CHECK(w.wait() == 0);
+    CHECK(r3.wait() == 0);
+  }
+
+  SECTION("semaphore") {
+    Zkr a(cat(cat({"semaphore"}, common_args(fx)), {"--leases", "2", "/cli/sem", "--", "sleep", "60"}), dir);
+    Zkr b(cat(cat({"semaphore"}, common_args(fx)), {"--leases", "2", "/cli/sem", "--", "sleep", "60"}), dir);
+    REQUIRE(wait_children(fx, "/cli/sem/leases", 2));
+    Zkr c(cat(cat({"semaphore"}, common_args(fx)), {"--leases", "2", "/cli/sem", "--", "true"}), dir);
+    REQUIRE(wait_children(fx, "/cli/sem/locks", 1));
+    REQUIRE(wait_children(fx, "/cli/sem/leases", 3));
+
+    auto text = inspect("/cli/sem", false);
+    INFO(text);
+    CHECK(text.find("semaphore") != std::string::npos);
+    CHECK(text.find("/cli/sem/leases") != std::string::npos);
+    CHECK(text.find("/cli/sem/locks") != std::string::npos);
+    auto doc = boost::json::parse(inspect("/cli/sem", true));
+    CHECK(get(doc, "type").as_string() == "semaphore");
+    auto leases = nodes_of(doc, 0);
+    auto locks = nodes_of(doc, 1);
+    REQUIRE(leases.size() == 3);
+    REQUIRE(locks.size() == 1);
+    int holders = 0;
+    for (auto& l : leases) {
+      CHECK(get(l, "kind").as_string() == "lease");
+      holders += get(l, "holds").as_bool() ? 1 : 0;
+    }
+    CHECK(holders == 2);
+    CHECK(get(locks[0], "kind").as_string() == "lock");
+    // The waiter's lease node is the one not holding, and it owns the internal lock.
+    CHECK(get(leases[2], "owner") == get(locks[0], "owner"));
+    CHECK(!get(leases[2], "holds").as_bool());
+    // A third lease within 300 ms: no.
+    CHECK(run_zkr(cat(cat({"semaphore"}, common_args(fx)), {"-n", "2", "-w", "300ms", "/cli/sem", "--", "true"}), dir)
+              .status == 75);
+    a.signal(SIGTERM);
+    CHECK(c.wait() == 0);
+    b.signal(SIGTERM);
+    CHECK(b.wait() == 128 + SIGTERM);
+    CHECK(wait_children(fx, "/cli/sem/leases", 0));
+  }
+}
+
+TEST_CASE("zkr multi-lock on lock directories that do not exist yet", "[cli]") {
+  if (!have_zkr()) return;
+  ServerFixture fx;
+  TempDir dir;
+  auto r = run_zkr(cat(cat({"multi-lock"}, common_args(fx)), {"-w", "20s", "/cli/fresh/a", "/cli/fresh/b", "--", "true"}),
+                   dir);
+  INFO(r.err);
+  CHECK(r.status == 0);
+  CHECK(fx.children("/cli/fresh/a").empty());
+  CHECK(fx.children("/cli/fresh/b").empty());
+}
+
+TEST_CASE("zkr multi-lock: all locks or none, one node per path in the environment", "[cli]") {
+  if (!have_zkr()) return;
+  ServerFixture fx;
+  TempDir dir;
+  // The directories exist already (first use is the test case above).
+  CreateOptions dirs;
+  dirs.creating_parents = true;
+  fx.admin->create("/cli/ma", dirs);
+  fx.admin->create("/cli/mb", dirs);
+  auto r = run_zkr(cat(cat({"multi-lock"}, common_args(fx)),
+                       {"/cli/ma", "/cli/mb", "--", "sh", "-c", "echo $ZKR_LOCK_PATH; echo $ZKR_FENCING_TOKEN"}),
+                   dir);
+  REQUIRE(r.status == 0);
+  auto lines = lines_of(r.out);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].rfind("/cli/ma/_c_", 0) == 0);
+  CHECK(lines[0].find(",/cli/mb/_c_") != std::string::npos);
+  CHECK(lines[1].find(',') != std::string::npos);
+
+  // Exclusion with a plain lock on one of the paths.
+  const std::string log = dir.file("log");
+  std::vector<std::unique_ptr<Zkr>> procs;
+  for (int i = 0; i < 3; ++i) {
+    procs.push_back(std::make_unique<Zkr>(
+        cat(cat({"multi-lock"}, common_args(fx)), {"/cli/ma", "/cli/mb", "--", "sh", "-c", log_script, "sh", log}),
+        dir));
+    procs.push_back(std::make_unique<Zkr>(
+        cat(cat({"lock"}, common_args(fx)), {"/cli/mb", "--", "sh", "-c", log_script, "sh", log}), dir));
+  }
+  for (auto& p : procs) CHECK(p->wait() == 0);
+  // Tokens: the multi-lock's ZKR_FENCING_TOKEN is a list; compare by the order of the START lines only.
+  auto entries = lines_of(slurp(log));
+  REQUIRE(entries.size() == 12);
+  for (std::size_t i = 0; i < entries.size(); i += 2) {
+    CHECK(entries[i].rfind("START", 0) == 0);
+    CHECK(entries[i + 1].rfind("END", 0) == 0);
+  }
+  CHECK(fx.children("/cli/ma").empty());
+  CHECK(fx.children("/cli/mb").empty());
+}
+
+TEST_CASE("zkr revoke: a --revocable holder terminates COMMAND, releases and exits 77", "[cli]") {
+  if (!have_zkr()) return;
+  ServerFixture fx;
+  TempDir dir;
+  const std::string marker = dir.file("marker");
+  const std::string script = "trap 'echo TERM >> \"$1\"; kill $! 2>/dev/null; exit 0' TERM; sleep 60 & wait";
+
+  CHECK(run_zkr(cat(cat({"revoke"}, common_args(fx)), {"/cli/rev/no-such-node"}), dir).status == 70);
+
+  SECTION("revocable") {
+    Zkr holder(cat(cat({"lock"}, common_args(fx)), {"--revocable", "/cli/rev", "--", "sh", "-c", script, "sh", marker}),
+               dir);
+    REQUIRE(wait_children(fx, "/cli/rev", 1));
+    Zkr next(cat(cat({"lock"}, common_args(fx)), {"/cli/rev", "--", "true"}), dir);
+    REQUIRE(wait_children(fx, "/cli/rev", 2));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    auto nodes = fx.children("/cli/rev");
+    std::sort(nodes.begin(), nodes.end(), [](auto& a, auto& b) { return sequential_suffix(a) < sequential_suffix(b); });
+    auto r = run_zkr(cat(cat({"revoke"}, common_args(fx)), {"/cli/rev/" + nodes.front()}), dir);
+    CHECK(r.status == 0);
+    CHECK(holder.wait(std::chrono::seconds(30)) == 77);
+    CHECK(slurp(marker).find("TERM") != std::string::npos);
+    CHECK(next.wait() == 0);  // the next in line got it
+  }
+  SECTION("not revocable: the request is ignored") {
+    Zkr holder(cat(cat({"lock"}, common_args(fx)), {"/cli/rev", "--", "sh", "-c", script, "sh", marker}), dir);
+    REQUIRE(wait_children(fx, "/cli/rev", 1));
+    auto r = run_zkr(cat(cat({"revoke"}, common_args(fx)), {"/cli/rev/" + fx.children("/cli/rev").front()}), dir);
+    CHECK(r.status == 0);
+    CHECK(!holder.wait(std::chrono::seconds(1)));
+    holder.signal(SIGTERM);
+    CHECK(holder.wait() == 0);
+  }
+  CHECK(wait_children(fx, "/cli/rev", 0));
+}
+
+TEST_CASE("zkr lock and a Java Curator InterProcessMutex exclude each other", "[cli][interop]") {
+  if (!have_zkr()) return;
+  std::string why;
+  if (!CuratorPeer::available(&why)) {
+    WARN("Java Curator peer unavailable, skipping: " << why);
+    return;
+  }
+  ServerFixture fx;
+  TempDir dir;
+  CuratorPeer peer(fx.server.connect_string(), "mutex", {"/cli/java"});
+
+  // Java holds: zkr times out.
+  REQUIRE(peer.call("acquire").rfind("acquired /cli/java/", 0) == 0);
+  CHECK(run_zkr(cat(cat({"lock"}, common_args(fx)), {"-w", "500ms", "/cli/java", "--", "true"}), dir).status == 75);
+  REQUIRE(peer.call("release") == "released");
+
+  // zkr holds: Java times out, then gets it once zkr is done.
+  Zkr holder(cat(cat({"lock"}, common_args(fx)), {"/cli/java", "--", "sleep", "2"}), dir);
+  REQUIRE(wait_children(fx, "/cli/java", 1));
+  CHECK(peer.call("acquire 300") == "timeout");
+  CHECK(peer.call("acquire 30000", std::chrono::seconds(40)).rfind("acquired", 0) == 0);
+  CHECK(holder.wait() == 0);
+  REQUIRE(peer.call("release") == "released");
+
+  // Both at once on one log: strictly alternating START/END, tokens strictly increasing across languages.
+  const std::string log = dir.file("log");
+  peer.send("loop 5 150000 " + log);
+  std::vector<std::unique_ptr<Zkr>> procs;
+  for (int i = 0; i < 4; ++i)
+    procs.push_back(std::make_unique<Zkr>(
+        cat(cat({"lock"}, common_args(fx)), {"/cli/java", "--", "sh", "-c", log_script, "sh", log}), dir));
+  for (auto& p : procs) CHECK(p->wait() == 0);
+  CHECK(peer.answer(std::chrono::seconds(60)) == "done 5");
+  check_exclusive_log(log, 9);
+  CHECK(wait_children(fx, "/cli/java", 0));
+}

@@ -1,0 +1,232 @@
+#pragma once
+// The Java Curator interop peer (test/interop/java/CuratorPeer.java) as a child process driven over pipes.
+// The peer is compiled with javac into a temporary directory, once per test process. When javac or the Curator
+// jars are missing, `CuratorPeer::available()` says why and the interop tests skip with a WARN.
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace zkr::test {
+
+class CuratorPeer {
+ public:
+  /// The class path (classes dir + jars) of a compiled peer, or nullopt with `why` set.
+  static std::optional<std::string> classpath(std::string* why = nullptr) {
+    static std::mutex m;
+    static std::optional<std::string> cp;
+    static std::string reason;
+    static bool tried = false;
+    std::lock_guard lk(m);
+    if (!tried) {
+      tried = true;
+      cp = build(reason);
+    }
+    if (why) *why = reason;
+    return cp;
+  }
+
+  /// True when the peer can run; otherwise `why` says what is missing.
+  static bool available(std::string* why = nullptr) { return classpath(why).has_value(); }
+
+  /// Starts `CuratorPeer --connect <connect> <recipe> <paths...>` and waits for `ready`.
+  CuratorPeer(const std::string& connect, const std::string& recipe, const std::vector<std::string>& paths) {
+    std::string why;
+    auto cp = classpath(&why);
+    if (!cp) throw std::runtime_error("Curator peer unavailable: " + why);
+    std::vector<std::string> args{"/usr/bin/env", "java", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx128m",
+                                  "-cp", *cp, "CuratorPeer", "--connect", connect, "--session-timeout-ms", "10000",
+                                  recipe};
+    args.insert(args.end(), paths.begin(), paths.end());
+    int in[2], out[2];
+    if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+    const std::string log = (std::filesystem::temp_directory_path() /
+                             ("zkr-curator-peer-" + std::to_string(::getpid()) + ".log")).string();
+    std::vector<char*> argv;  // built before fork: the child only makes async-signal-safe calls
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_ = ::fork();
+    if (pid_ < 0) throw std::runtime_error("fork failed");
+    if (pid_ == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      ::dup2(in[0], 0);
+      ::dup2(out[1], 1);
+      int err = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      if (err >= 0) ::dup2(err, 2);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    ::close(in[0]);
+    ::close(out[1]);
+    to_ = in[1];
+    from_ = out[0];
+    reader_ = std::thread([this] { read_loop(); });
+    auto ready = answer(std::chrono::seconds(60));
+    if (ready.rfind("ready", 0) != 0) {
+      stop();
+      throw std::runtime_error("Curator peer did not start: " + ready);
+    }
+  }
+
+  ~CuratorPeer() { stop(); }
+  CuratorPeer(const CuratorPeer&) = delete;
+  CuratorPeer& operator=(const CuratorPeer&) = delete;
+
+  /// Sends one command line.
+  void send(const std::string& line) {
+    const std::string l = line + "\n";
+    if (::write(to_, l.data(), l.size()) != static_cast<ssize_t>(l.size())) throw std::runtime_error("peer write failed");
+  }
+
+  /// The next answer line (asynchronous lines are kept apart); "" on timeout.
+  std::string answer(std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+    std::unique_lock lk(m_);
+    if (!cv_.wait_for(lk, timeout, [&] { return !answers_.empty() || eof_; })) return {};
+    if (answers_.empty()) return {};
+    auto a = std::move(answers_.front());
+    answers_.pop_front();
+    return a;
+  }
+
+  /// `send(line)` then `answer(timeout)`.
+  std::string call(const std::string& line, std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+    send(line);
+    return answer(timeout);
+  }
+
+  /// Waits for an asynchronous line starting with `prefix` (e.g. "revoke-requested"); "" on timeout.
+  std::string wait_async(const std::string& prefix, std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+    std::unique_lock lk(m_);
+    std::string found;
+    cv_.wait_for(lk, timeout, [&] {
+      for (auto it = async_.begin(); it != async_.end(); ++it)
+        if (it->rfind(prefix, 0) == 0) {
+          found = *it;
+          async_.erase(it);
+          return true;
+        }
+      return eof_;
+    });
+    return found;
+  }
+
+  int pid() const { return pid_; }
+
+ private:
+  static bool is_async(const std::string& l) {
+    for (const char* p : {"state ", "revoke-requested", "revoke-released"})
+      if (l.rfind(p, 0) == 0) return true;
+    return false;
+  }
+
+  void read_loop() {
+    std::string buf;
+    char chunk[4096];
+    for (;;) {
+      ssize_t n = ::read(from_, chunk, sizeof chunk);
+      if (n <= 0) break;
+      buf.append(chunk, static_cast<std::size_t>(n));
+      std::size_t pos;
+      while ((pos = buf.find('\n')) != std::string::npos) {
+        std::string line = buf.substr(0, pos);
+        buf.erase(0, pos + 1);
+        std::lock_guard lk(m_);
+        (is_async(line) ? async_ : answers_).push_back(std::move(line));
+        cv_.notify_all();
+      }
+    }
+    std::lock_guard lk(m_);
+    eof_ = true;
+    cv_.notify_all();
+  }
+
+  void stop() {
+    if (pid_ <= 0) return;
+    if (to_ >= 0) {
+      const char q[] = "quit\n";
+      [[maybe_unused]] auto r = ::write(to_, q, sizeof q - 1);
+      ::close(to_);
+      to_ = -1;
+    }
+    int status = 0;
+    bool exited = false;
+    for (int i = 0; i < 100 && !exited; ++i) {  // up to 10 s for a clean exit
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) exited = true;
+      else std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (!exited) {
+      ::kill(pid_, SIGKILL);  // our own child, by its pid
+      ::waitpid(pid_, &status, 0);
+    }
+    pid_ = -1;
+    if (reader_.joinable()) reader_.join();
+    if (from_ >= 0) ::close(from_);
+    from_ = -1;
+  }
+
+  static std::optional<std::string> build(std::string& why) {
+    namespace fs = std::filesystem;
+    const fs::path src = fs::path(__FILE__).parent_path().parent_path() / "interop" / "java" / "CuratorPeer.java";
+    if (!fs::exists(src)) {
+      why = "source " + src.string() + " not found";
+      return std::nullopt;
+    }
+    if (std::system("command -v javac >/dev/null 2>&1 && command -v java >/dev/null 2>&1") != 0) {
+      why = "java/javac not found (install default-jdk-headless)";
+      return std::nullopt;
+    }
+    std::string jars;
+    for (const char* j : {"curator-recipes", "curator-framework", "curator-client", "zookeeper", "zookeeper-jute",
+                          "guava", "slf4j-api", "slf4j-nop"}) {
+      const fs::path p = fs::path("/usr/share/java") / (std::string(j) + ".jar");
+      if (!fs::exists(p)) {
+        why = p.string() + " not found (install libcurator-recipes-java)";
+        return std::nullopt;
+      }
+      jars += (jars.empty() ? "" : ":") + p.string();
+    }
+    const fs::path dir = fs::temp_directory_path() / ("zkr-curator-peer-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string cmd = "javac -nowarn -encoding UTF-8 -cp '" + jars + "' -d '" + dir.string() + "' '" +
+                            src.string() + "' > '" + (dir / "javac.log").string() + "' 2>&1";
+    if (std::system(cmd.c_str()) != 0) {
+      why = "javac failed, see " + (dir / "javac.log").string();
+      return std::nullopt;
+    }
+    // Removed at exit of the test process.
+    static struct Cleanup {
+      fs::path d;
+      ~Cleanup() {
+        std::error_code ec;
+        fs::remove_all(d, ec);
+      }
+    } cleanup{dir};
+    return dir.string() + ":" + jars;
+  }
+
+  int pid_ = -1;
+  int to_ = -1;
+  int from_ = -1;
+  std::thread reader_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<std::string> answers_;
+  std::deque<std::string> async_;
+  bool eof_ = false;
+};
+
+}  // namespace zkr::test

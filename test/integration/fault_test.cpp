@@ -1,0 +1,372 @@
+// Fault injection on a real three-server ensemble (issue 8): client sessions contend on one InterProcessMutex
+// while servers are killed, the whole ensemble restarts, sessions of holders and waiters expire and a holder
+// process is frozen past its session timeout. An independent checker (checker.hpp) judges every grant:
+// exclusion, increasing fencing tokens, and a fenced resource that refuses the late write of a lost holder.
+// Every wait is bounded; at the end no lock node is left.
+
+#include <catch2/catch.hpp>
+
+#include <boost/asio/use_future.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
+#include <iostream>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include <zkr/testing/testing_cluster.hpp>
+
+#include "checker.hpp"
+#include "fixture.hpp"
+
+extern char** environ;
+
+using namespace zkr;
+using namespace zkr::test;
+
+namespace {
+
+constexpr auto fault_session_timeout = 5s;
+constexpr auto child_session_timeout = 4s;
+constexpr const char* child_test_name = "fault helper child holder process";
+
+ClientOptions fault_options(std::chrono::milliseconds session = fault_session_timeout) {
+  ClientOptions o;
+  o.session_timeout = session;
+  o.connection_timeout = 3s;
+  o.retry = std::make_shared<BoundedExponentialBackoffRetry>(Millis(100), Millis(1000), 15);
+  return o;
+}
+
+/// Client sessions contending on one mutex, one thread each, with short random holds, under the checker.
+class Contenders {
+ public:
+  Contenders(const std::string& connect, GrantChecker& checker, std::string path, int n)
+      : checker_(checker), path_(std::move(path)) {
+    for (int i = 0; i < n; ++i) clients_.push_back(make_client(connect, fault_options()));
+  }
+  ~Contenders() { stop(); }
+
+  void start() {
+    for (std::size_t i = 0; i < clients_.size(); ++i) threads_.emplace_back([this, i] { run(i); });
+  }
+
+  /// Stops the threads (bounded: each acquire waits at most 2 s) and closes the clients. False if a thread
+  /// did not finish in time (the clients are then closed to unblock it).
+  bool stop() {
+    stop_ = true;
+    bool ok = eventually([&] { return finished_.load() == threads_.size(); }, 40s);
+    if (!ok)
+      for (auto& c : clients_) c->close();
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+    for (auto& c : clients_) c->close();
+    return ok;
+  }
+
+  std::size_t grants() const { return grants_.load(); }
+  std::size_t errors() const { return errors_.load(); }
+  std::chrono::milliseconds longest_acquire() const { return std::chrono::milliseconds(longest_ms_.load()); }
+
+  /// Waits until `n` more grants happened (the lock makes progress again after a fault).
+  bool progress(std::size_t n = 5, std::chrono::milliseconds limit = 30s) {
+    const auto target = grants() + n;
+    return eventually([&] { return grants() >= target; }, limit);
+  }
+
+ private:
+  void run(std::size_t i) {
+    const std::string name = "cxx-" + std::to_string(i);
+    InterProcessMutex m(*clients_[i], path_);
+    std::mt19937 rng(static_cast<unsigned>(i) * 7919u + 1u);
+    while (!stop_) {
+      error_code ec;
+      const auto t0 = std::chrono::steady_clock::now();
+      const bool got = m.acquire(2s, ec);
+      const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+      for (auto cur = longest_ms_.load(); took.count() > cur && !longest_ms_.compare_exchange_weak(cur, took.count());) {
+      }
+      if (ec) {
+        ++errors_;
+        std::this_thread::sleep_for(50ms);
+        continue;
+      }
+      if (!got) continue;
+      const auto token = m.fencing_token();
+      const auto id = checker_.begin(path_, name, GrantChecker::Kind::exclusive, token);
+      ++grants_;
+      bool fenced_ok = checker_.fenced_write(path_, token);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2 + rng() % 20));
+      if (m.lease_status() == LeaseStatus::lost) checker_.mark_lost(id);
+      else fenced_ok = checker_.fenced_write(path_, token) && fenced_ok;
+      if (!fenced_ok && m.lease_status() != LeaseStatus::lost)
+        checker_.violation(name + ": fenced write with token " + std::to_string(token) +
+                           " rejected while the lease says " + std::string(to_string(m.lease_status())));
+      checker_.end(id);
+      m.release(ec);
+    }
+    ++finished_;
+  }
+
+  GrantChecker& checker_;
+  std::string path_;
+  std::vector<std::unique_ptr<CuratorFramework>> clients_;
+  std::vector<std::thread> threads_;
+  std::atomic<bool> stop_{false};
+  std::atomic<std::size_t> finished_{0}, grants_{0}, errors_{0};
+  std::atomic<long> longest_ms_{0};
+};
+
+/// This test binary run again as a holder process (`child_test_name`), driven over pipes.
+class ChildHolder {
+ public:
+  ChildHolder(const std::string& connect, const std::string& path) {
+    std::vector<std::string> env;
+    for (char** e = environ; *e; ++e) env.emplace_back(*e);
+    env.push_back("ZKR_FAULT_CHILD_CONNECT=" + connect);
+    env.push_back("ZKR_FAULT_CHILD_PATH=" + path);
+    std::vector<std::string> args{"/proc/self/exe", child_test_name};
+    std::vector<char*> argv, envp;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (auto& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    int in[2], out[2];
+    if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+    pid_ = ::fork();
+    if (pid_ < 0) throw std::runtime_error("fork failed");
+    if (pid_ == 0) {  // async-signal-safe calls only
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      ::dup2(in[0], 0);
+      ::dup2(out[1], 1);
+      ::execve(argv[0], argv.data(), envp.data());
+      ::_exit(127);
+    }
+    ::close(in[0]);
+    ::close(out[1]);
+    to_ = in[1];
+    from_ = out[0];
+  }
+  ~ChildHolder() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGCONT);
+      ::kill(pid_, SIGKILL);  // our own child, by pid
+      ::waitpid(pid_, nullptr, 0);
+    }
+    if (to_ >= 0) ::close(to_);
+    if (from_ >= 0) ::close(from_);
+  }
+  int pid() const { return pid_; }
+  void send(const std::string& line) {
+    const std::string l = line + "\n";
+    if (::write(to_, l.data(), l.size()) != static_cast<ssize_t>(l.size())) throw std::runtime_error("write failed");
+  }
+  /// The next line starting with "child " (other output of the child is skipped); "" on timeout or EOF.
+  std::string line(std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      auto nl = buf_.find('\n');
+      while (nl != std::string::npos) {
+        std::string l = buf_.substr(0, nl);
+        buf_.erase(0, nl + 1);
+        if (l.rfind("child ", 0) == 0) return l;
+        nl = buf_.find('\n');
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return {};
+      fd_set fds;
+      FD_ZERO(&fds);
+      FD_SET(from_, &fds);
+      timeval tv{static_cast<time_t>(left.count() / 1000), static_cast<suseconds_t>((left.count() % 1000) * 1000)};
+      if (::select(from_ + 1, &fds, nullptr, nullptr, &tv) <= 0) continue;
+      char chunk[1024];
+      auto n = ::read(from_, chunk, sizeof chunk);
+      if (n <= 0) return {};
+      buf_.append(chunk, static_cast<std::size_t>(n));
+    }
+  }
+
+ private:
+  int pid_ = -1, to_ = -1, from_ = -1;
+  std::string buf_;
+};
+
+bool no_lock_nodes_left(const std::string& connect, const std::string& path) {
+  auto fresh = make_client(connect, fault_options());
+  return eventually(
+      [&] {
+        error_code ec;
+        auto c = fresh->get_children(path, {}, ec);
+        return ec == zk_errc::no_node || (!ec && c.empty());
+      },
+      20s);
+}
+
+}  // namespace
+
+// The holder process of scenario (f): run only as a child of the fault test (hidden tag).
+TEST_CASE(child_test_name, "[.fault-child]") {
+  const char* connect = std::getenv("ZKR_FAULT_CHILD_CONNECT");
+  const char* path = std::getenv("ZKR_FAULT_CHILD_PATH");
+  if (!connect || !path) return;
+  auto client = make_client(connect, fault_options(child_session_timeout));
+  InterProcessMutex m(*client, path);
+  if (!m.acquire(60s)) {
+    std::printf("child timeout\n");
+    std::fflush(stdout);
+    return;
+  }
+  std::printf("child acquired %lld\n", static_cast<long long>(m.fencing_token()));
+  std::fflush(stdout);
+  std::string cmd;
+  while (std::getline(std::cin, cmd)) {
+    if (cmd == "status") {
+      std::printf("child status %s\n", std::string(to_string(m.lease_status())).c_str());
+    } else if (cmd == "release") {
+      error_code ec;
+      m.release(ec);
+      std::printf("child released %s\n", ec ? ec.message().c_str() : "ok");
+    } else {
+      break;
+    }
+    std::fflush(stdout);
+  }
+}
+
+TEST_CASE("fault: contention on one mutex survives server kills, an ensemble restart, expiries and a frozen holder",
+          "[fault]") {
+  zkr::testing::TestingCluster cluster(3);
+  const std::string connect = cluster.connect_string();
+  const std::string path = "/fault/mutex";
+  GrantChecker checker;
+  Contenders contenders(connect, checker, path, 5);
+  contenders.start();
+  REQUIRE(contenders.progress(10));
+
+  // (a) kill the leader, then bring it back.
+  {
+    const auto leader = cluster.wait_for_leader(20s);
+    checker.fault("kill leader " + std::to_string(leader));
+    cluster.kill(leader);
+    CHECK(contenders.progress());
+    cluster.start(leader);
+    CHECK(contenders.progress());
+  }
+  // (b) kill a follower, then bring it back.
+  {
+    const auto leader = cluster.wait_for_leader(20s);
+    const std::size_t follower = (leader + 1) % 3;
+    checker.fault("kill follower " + std::to_string(follower));
+    cluster.kill(follower);
+    CHECK(contenders.progress());
+    cluster.start(follower);
+    CHECK(contenders.progress());
+  }
+  // (c) stop and restart the whole ensemble.
+  {
+    checker.fault("restart ensemble");
+    const auto t0 = std::chrono::steady_clock::now();
+    cluster.stop_all();
+    cluster.start_all();
+    WARN("ensemble down and back in "
+         << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count()
+         << " ms (session timeout " << fault_session_timeout.count() << " s)");
+    CHECK(contenders.progress(5, 40s));
+  }
+  // (d) expire a holder's session: its lease reports the loss, a contender takes over, the late write is fenced.
+  {
+    auto hc = make_client(connect, fault_options());
+    InterProcessMutex hm(*hc, path);
+    REQUIRE(hm.acquire(30s));
+    const auto token = hm.fencing_token();
+    const auto id = checker.begin(path, "holder-d", GrantChecker::Kind::exclusive, token);
+    REQUIRE(checker.fenced_write(path, token));
+    checker.fault("expire holder session");
+    const auto t_fault = GrantChecker::Clock::now();
+    hc->inject_session_expiration();
+    checker.mark_lost(id, t_fault);
+    CHECK(eventually([&] { return hm.lease_status() == LeaseStatus::lost; }, 15s));
+    CHECK(contenders.progress());
+    CHECK_FALSE(checker.fenced_write(path, token));  // the late write of the lost holder
+    checker.end(id);
+    error_code ec;
+    hm.release(ec);  // the node went with the session: not an error
+    CHECK_FALSE(ec);
+  }
+  // (e) expire a waiter's session: it still acquires (with a new node) or fails, within a bound.
+  {
+    auto hc = make_client(connect, fault_options());
+    auto wc = make_client(connect, fault_options());
+    InterProcessMutex hm(*hc, path), wm(*wc, path);
+    REQUIRE(hm.acquire(30s));
+    const auto hid = checker.begin(path, "holder-e", GrantChecker::Kind::exclusive, hm.fencing_token());
+    auto before = hm.participant_nodes().size();
+    auto fut = wm.async_acquire(boost::asio::use_future);
+    CHECK(eventually([&] { return hm.participant_nodes().size() > before; }, 10s));
+    checker.fault("expire waiter session");
+    wc->inject_session_expiration();
+    std::this_thread::sleep_for(500ms);
+    checker.end(hid);
+    hm.release();
+    REQUIRE(fut.wait_for(30s) == std::future_status::ready);
+    try {
+      Lease lease = fut.get();
+      const auto wid = checker.begin(path, "waiter-e", GrantChecker::Kind::exclusive, lease.fencing_token());
+      CHECK(checker.fenced_write(path, lease.fencing_token()));
+      checker.end(wid);
+      lease.release();
+    } catch (const boost::system::system_error& e) {
+      WARN("the expired waiter failed (allowed): " << e.what());
+    }
+  }
+  // (f) freeze a holder process past its session timeout: its grant is lost and its late write is fenced.
+  {
+    ChildHolder child(connect, path);
+    auto acquired = child.line(60s);
+    REQUIRE(acquired.rfind("child acquired ", 0) == 0);
+    const std::int64_t token = std::stoll(acquired.substr(15));
+    const auto id = checker.begin(path, "child-f", GrantChecker::Kind::exclusive, token);
+    REQUIRE(checker.fenced_write(path, token));
+    checker.fault("SIGSTOP holder process past its session timeout");
+    const auto t_stop = GrantChecker::Clock::now();
+    REQUIRE(::kill(child.pid(), SIGSTOP) == 0);
+    checker.mark_lost(id, t_stop);
+    const auto g0 = contenders.grants();
+    // The server expires the frozen session; a contender then takes the lock.
+    CHECK(eventually([&] { return contenders.grants() > g0; }, child_session_timeout + 20s));
+    REQUIRE(::kill(child.pid(), SIGCONT) == 0);
+    bool lost = eventually(
+        [&] {
+          child.send("status");
+          return child.line(2s) == "child status lost";
+        },
+        20s);
+    CHECK(lost);
+    CHECK_FALSE(checker.fenced_write(path, token));  // the frozen holder's late write
+    checker.end(id);
+    child.send("release");
+    CHECK(child.line(10s).rfind("child released", 0) == 0);
+    child.send("quit");
+  }
+  CHECK(contenders.progress());
+
+  const bool stopped = contenders.stop();
+  CHECK(stopped);
+  WARN("contenders: " << contenders.grants() << " grants, " << contenders.errors()
+                      << " acquire errors, longest acquire call " << contenders.longest_acquire().count() << " ms");
+  CHECK(contenders.longest_acquire() < 20s);
+  CHECK(no_lock_nodes_left(connect, path));
+  const auto violations = checker.report("fault:");
+  WARN(checker.summary());
+  CHECK(violations.empty());
+  CHECK(checker.faults() == 6);  // (a)-(f)
+}

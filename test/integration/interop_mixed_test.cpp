@@ -1,0 +1,251 @@
+// Mixed Java Curator (test/interop/java/CuratorPeer.java) and C++ contenders on the same lock paths, judged by
+// the independent checker (checker.hpp): exclusion across languages, fencing tokens (czxids) increasing in
+// grant order, FIFO across languages, and each side taking over when the other side's session expires.
+// (Read-write and multi-lock interop live in read_write_lock_test.cpp and multi_lock_test.cpp.)
+// Skipped with a WARN when the Java peer cannot run.
+
+#include <catch2/catch.hpp>
+
+#include <boost/asio/use_future.hpp>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <optional>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+#include "checker.hpp"
+#include "curator_peer.hpp"
+#include "fixture.hpp"
+
+using namespace zkr;
+using namespace zkr::test;
+
+namespace {
+
+bool peer_available() {
+  std::string why;
+  if (CuratorPeer::available(&why)) return true;
+  WARN("Java Curator peer unavailable, skipping: " << why);
+  return false;
+}
+
+std::string temp_log(const std::string& name) {
+  auto p = std::filesystem::temp_directory_path() /
+           ("zkr-interop-mixed-" + std::to_string(::getpid()) + "-" + name + ".log");
+  std::filesystem::remove(p);
+  return p.string();
+}
+
+/// Feeds the peer's `loop` log (START <epochNanos> <czxid> java / END <epochNanos> java) to the checker.
+std::size_t add_java_log(GrantChecker& checker, const std::string& lock, const std::string& file) {
+  std::ifstream in(file);
+  std::string line;
+  std::size_t n = 0;
+  std::optional<std::pair<std::int64_t, std::int64_t>> open;  // start nanos, czxid
+  using namespace std::chrono;
+  while (std::getline(in, line)) {
+    std::istringstream s(line);
+    std::string kind;
+    std::int64_t t = 0;
+    s >> kind >> t;
+    if (kind == "START") {
+      std::int64_t czxid = 0;
+      s >> czxid;
+      open = std::make_pair(t, czxid);
+    } else if (kind == "END" && open) {
+      checker.add_external(lock, "java", GrantChecker::Kind::exclusive, open->second,
+                           system_clock::time_point(duration_cast<system_clock::duration>(nanoseconds(open->first))),
+                           system_clock::time_point(duration_cast<system_clock::duration>(nanoseconds(t))));
+      open.reset();
+      ++n;
+    }
+  }
+  return n;
+}
+
+/// One C++ contender: `rounds` acquire/hold/release cycles under the checker.
+template <class Lock>
+void cxx_rounds(CuratorFramework& client, const std::string& path, const std::string& name, int rounds,
+                GrantChecker& checker, std::atomic<int>& failures) {
+  Lock lock(client, path);
+  for (int i = 0; i < rounds; ++i) {
+    if (!lock.acquire(60s)) {
+      ++failures;
+      return;
+    }
+    const auto id = checker.begin(path, name, GrantChecker::Kind::exclusive, lock.fencing_token());
+    if (!checker.fenced_write(path, lock.fencing_token())) ++failures;
+    std::this_thread::sleep_for(2ms);
+    checker.end(id);
+    lock.release();
+  }
+}
+
+template <class Lock>
+void mixed_contention(const char* recipe, const std::string& path) {
+  ServerFixture fx;
+  GrantChecker checker;
+  const std::string log = temp_log(recipe);
+  constexpr int java_rounds = 25, cxx_rounds_each = 20, cxx_clients = 2;
+  CuratorPeer peer(fx.server.connect_string(), recipe, {path});
+  std::vector<std::unique_ptr<CuratorFramework>> clients;
+  for (int i = 0; i < cxx_clients; ++i) clients.push_back(fx.client());
+  std::atomic<int> failures{0};
+  peer.send("loop " + std::to_string(java_rounds) + " 2000 " + log);
+  std::vector<std::thread> ts;
+  for (int i = 0; i < cxx_clients; ++i)
+    ts.emplace_back([&, i] {
+      cxx_rounds<Lock>(*clients[i], path, "cxx-" + std::to_string(i), cxx_rounds_each, checker, failures);
+    });
+  for (auto& t : ts) t.join();
+  CHECK(peer.answer(120s) == "done " + std::to_string(java_rounds));
+  CHECK(failures == 0);
+  CHECK(add_java_log(checker, path, log) == java_rounds);
+  const auto v = checker.report(std::string("interop ") + recipe + ":");
+  WARN(checker.summary());
+  CHECK(v.empty());
+  CHECK(checker.grants() == java_rounds + cxx_clients * cxx_rounds_each);
+  std::filesystem::remove(log);
+}
+
+std::int64_t czxid_of(CuratorFramework& c, const std::string& node) {
+  auto st = c.exists(node);
+  return st ? st->czxid : -1;
+}
+
+}  // namespace
+
+TEST_CASE("interop mixed: Java and C++ contenders on one InterProcessMutex exclude each other", "[interop]") {
+  if (!peer_available()) return;
+  mixed_contention<InterProcessMutex>("mutex", "/interop/mixed/mutex");
+}
+
+TEST_CASE("interop mixed: Java and C++ contenders on one InterProcessSemaphoreMutex exclude each other",
+          "[interop]") {
+  if (!peer_available()) return;
+  mixed_contention<InterProcessSemaphoreMutex>("semaphore-mutex", "/interop/mixed/semaphore-mutex");
+}
+
+TEST_CASE("interop mixed: FIFO across languages (Java, C++, Java queued behind a holder)", "[interop]") {
+  if (!peer_available()) return;
+  ServerFixture fx;
+  GrantChecker checker;
+  const std::string path = "/interop/mixed/fifo";
+  auto hc = fx.client();
+  auto wc = fx.client();
+  InterProcessMutex holder(*hc, path), waiter(*wc, path);
+  CuratorPeer java_a(fx.server.connect_string(), "mutex", {path});
+  CuratorPeer java_b(fx.server.connect_string(), "mutex", {path});
+
+  REQUIRE(holder.acquire(30s));
+  auto hid = checker.begin(path, "cxx-holder", GrantChecker::Kind::exclusive, holder.fencing_token());
+  java_a.send("acquire");
+  REQUIRE(eventually([&] { return fx.children(path).size() == 2; }));
+  auto w = waiter.async_acquire(boost::asio::use_future);
+  REQUIRE(eventually([&] { return fx.children(path).size() == 3; }));
+  java_b.send("acquire");
+  REQUIRE(eventually([&] { return fx.children(path).size() == 4; }));
+
+  std::vector<std::string> order;
+  checker.end(hid);
+  holder.release();
+
+  auto a = java_a.answer(30s);
+  REQUIRE(a.rfind("acquired ", 0) == 0);
+  order.push_back("java-a");
+  auto aid = checker.begin(path, "java-a", GrantChecker::Kind::exclusive, czxid_of(*fx.admin, a.substr(9)));
+  CHECK(w.wait_for(300ms) == std::future_status::timeout);
+  CHECK(java_b.answer(300ms).empty());
+  checker.end(aid);
+  REQUIRE(java_a.call("release") == "released");
+
+  REQUIRE(w.wait_for(30s) == std::future_status::ready);
+  Lease lease = w.get();
+  order.push_back("cxx-waiter");
+  auto wid = checker.begin(path, "cxx-waiter", GrantChecker::Kind::exclusive, lease.fencing_token());
+  CHECK(java_b.answer(300ms).empty());
+  checker.end(wid);
+  lease.release();
+
+  auto b = java_b.answer(30s);
+  REQUIRE(b.rfind("acquired ", 0) == 0);
+  order.push_back("java-b");
+  auto bid = checker.begin(path, "java-b", GrantChecker::Kind::exclusive, czxid_of(*fx.admin, b.substr(9)));
+  checker.end(bid);
+  REQUIRE(java_b.call("release") == "released");
+
+  CHECK(order == std::vector<std::string>{"java-a", "cxx-waiter", "java-b"});
+  const auto v = checker.report("interop fifo:");
+  CHECK(v.empty());
+  CHECK(eventually([&] { return fx.children(path).empty(); }));
+}
+
+TEST_CASE("interop mixed: each side acquires once the other side's session expires", "[interop]") {
+  if (!peer_available()) return;
+  ServerFixture fx;
+  GrantChecker checker;
+  const std::string path = "/interop/mixed/expiry";
+  auto cc = fx.client();
+  CuratorPeer java(fx.server.connect_string(), "mutex", {path});
+
+  // Java holds, C++ waits; the Java session expires: C++ gets the lock, Java reports LOST.
+  {
+    auto a = java.call("acquire");
+    REQUIRE(a.rfind("acquired ", 0) == 0);
+    auto jid = checker.begin(path, "java", GrantChecker::Kind::exclusive, czxid_of(*fx.admin, a.substr(9)));
+    REQUIRE(checker.fenced_write(path, czxid_of(*fx.admin, a.substr(9))));
+    InterProcessMutex m(*cc, path);
+    auto f = m.async_acquire(boost::asio::use_future);
+    CHECK(f.wait_for(300ms) == std::future_status::timeout);
+    checker.fault("expire Java session");
+    const auto t = GrantChecker::Clock::now();
+    REQUIRE(java.call("expire") == "expired");
+    checker.mark_lost(jid, t);
+    REQUIRE(f.wait_for(30s) == std::future_status::ready);
+    Lease lease = f.get();
+    auto cid = checker.begin(path, "cxx", GrantChecker::Kind::exclusive, lease.fencing_token());
+    CHECK(checker.fenced_write(path, lease.fencing_token()));
+    CHECK_FALSE(java.wait_async("state LOST", 30s).empty());
+    CHECK_FALSE(checker.fenced_write(path, checker.history()[jid].token));  // Java's late write is fenced
+    checker.end(jid);
+    // Curator's release after a lost session fails or is a no-op; either way the peer answers.
+    CHECK_FALSE(java.call("release").empty());
+    checker.end(cid);
+    lease.release();
+  }
+  // C++ holds, Java waits; the C++ session expires: Java gets the lock, the C++ lease reports lost.
+  {
+    InterProcessMutex m(*cc, path);
+    REQUIRE(m.acquire(30s));
+    auto cid = checker.begin(path, "cxx", GrantChecker::Kind::exclusive, m.fencing_token());
+    const auto token = m.fencing_token();
+    REQUIRE(checker.fenced_write(path, token));
+    java.send("acquire");
+    CHECK(java.answer(300ms).empty());
+    checker.fault("expire C++ session");
+    const auto t = GrantChecker::Clock::now();
+    cc->inject_session_expiration();
+    checker.mark_lost(cid, t);
+    auto a = java.answer(30s);
+    REQUIRE(a.rfind("acquired ", 0) == 0);
+    const auto jtoken = czxid_of(*fx.admin, a.substr(9));
+    auto jid = checker.begin(path, "java", GrantChecker::Kind::exclusive, jtoken);
+    CHECK(checker.fenced_write(path, jtoken));
+    CHECK(eventually([&] { return m.lease_status() == LeaseStatus::lost; }, 15s));
+    CHECK_FALSE(checker.fenced_write(path, token));  // the C++ late write is fenced
+    checker.end(cid);
+    error_code ec;
+    m.release(ec);
+    CHECK_FALSE(ec);
+    checker.end(jid);
+    REQUIRE(java.call("release") == "released");
+  }
+  const auto v = checker.report("interop expiry:");
+  CHECK(v.empty());
+  CHECK(checker.faults() == 2);
+  CHECK(eventually([&] { return fx.children(path).empty(); }));
+}

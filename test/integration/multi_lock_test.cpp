@@ -1,0 +1,458 @@
+// InterProcessMultiLock against a real ZooKeeper: Curator's TestInterProcessMultiMutex scenarios, the batched
+// acquire (requests counted with the server's own counters), the ordering rule that keeps it deadlock-free
+// against Curator's one-at-a-time MultiLock, and interop with Java Curator's InterProcessMultiLock.
+
+#include <catch2/catch.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <future>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "curator_peer.hpp"
+#include "fixture.hpp"
+
+using namespace zkr;
+using namespace zkr::test;
+
+namespace {
+
+std::vector<std::string> paths_of(const std::string& base, int n) {
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) out.push_back(base + "/l" + std::to_string(i));
+  return out;
+}
+
+/// An InterProcessLock that records calls and can be told to fail.
+struct FakeLock : InterProcessLock {
+  std::vector<std::string>& log;
+  std::string name;
+  bool fail_acquire = false, throw_acquire = false, fail_release = false;
+  bool held = false;
+  FakeLock(std::vector<std::string>& l, std::string n) : log(l), name(std::move(n)) {}
+  void acquire() override {
+    error_code ec;
+    acquire(ec);
+    throw_if(ec, "acquire", name);
+  }
+  void acquire(error_code& ec) override { acquire(std::chrono::milliseconds(-1), ec); }
+  bool acquire(std::chrono::milliseconds t) override {
+    error_code ec;
+    bool r = acquire(t, ec);
+    throw_if(ec, "acquire", name);
+    return r;
+  }
+  bool acquire(std::chrono::milliseconds, error_code& ec) override {
+    log.push_back("acquire " + name);
+    if (throw_acquire) throw std::runtime_error("boom");
+    if (fail_acquire) {
+      ec = zk_errc::connection_loss;
+      return false;
+    }
+    held = true;
+    return true;
+  }
+  void release() override {
+    error_code ec;
+    release(ec);
+    throw_if(ec, "release", name);
+  }
+  void release(error_code& ec) override {
+    log.push_back("release " + name);
+    held = false;
+    if (fail_release) ec = zk_errc::connection_loss;
+  }
+  bool is_acquired_in_this_process() const override { return held; }
+};
+
+/// Requests served by the server so far (reads and updates), from `mntr`.
+struct Requests {
+  long reads = 0, updates = 0;
+  long total() const { return reads + updates; }
+};
+Requests requests(zkr::testing::TestingServer& s) {
+  auto m = s.mntr();
+  return {std::stol(m.at("zk_cnt_readlatency")), std::stol(m.at("zk_cnt_updatelatency"))};
+}
+Requests operator-(Requests a, Requests b) { return {a.reads - b.reads, a.updates - b.updates}; }
+
+}  // namespace
+
+TEST_CASE("multi: all or none, in list order, with one fencing token per lock", "[multi]") {
+  ServerFixture fx;
+  auto c1 = fx.client();
+  auto c2 = fx.client();
+  const auto paths = paths_of("/multi/all", 3);
+  InterProcessMutex other(*c2, paths[1]);
+  other.acquire();
+  InterProcessMultiLock multi(*c1, paths);
+  CHECK_FALSE(multi.acquire(500ms));
+  CHECK_FALSE(multi.is_acquired_in_this_process());
+  // Rolled back: nothing of ours is left in any lock.
+  CHECK(eventually([&] {
+    return fx.children(paths[0]).empty() && fx.children(paths[1]).size() == 1 && fx.children(paths[2]).empty();
+  }));
+  other.release();
+  multi.acquire();
+  CHECK(multi.is_acquired_in_this_process());
+  CHECK(multi.is_owned_by_current_thread());
+  const auto tokens = multi.fencing_tokens();
+  const auto nodes = multi.lock_paths();
+  REQUIRE(tokens.size() == 3);
+  REQUIRE(nodes.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(nodes[i].rfind(paths[i] + "/_c_", 0) == 0);
+    CHECK(nodes[i].find("-lock-") != std::string::npos);
+    const auto st = c1->exists(nodes[i]);
+    REQUIRE(st);
+    CHECK(st->czxid == tokens[i]);  // the token is the node's czxid
+    CHECK(st->ephemeral_owner == c1->session_id());
+  }
+  CHECK_FALSE(other.acquire(300ms));
+  multi.acquire();  // reentrant on this thread
+  multi.release();
+  CHECK(multi.is_acquired_in_this_process());
+  multi.release();
+  CHECK_FALSE(multi.is_acquired_in_this_process());
+  CHECK(other.acquire(10s));
+  other.release();
+  CHECK(eventually([&] { return fx.children(paths[0]).empty() && fx.children(paths[2]).empty(); }));
+  error_code ec;
+  multi.release(ec);
+  CHECK(ec == errc::not_owner);
+}
+
+TEST_CASE("multi: a zero timeout takes free locks (the timeout only stops waits)", "[multi]") {
+  ServerFixture fx;
+  auto c = fx.client();
+  InterProcessMultiLock multi(*c, paths_of("/multi/zero", 3));
+  REQUIRE(multi.acquire(0ms));
+  CHECK(multi.fencing_tokens().size() == 3);
+  multi.release();
+  auto f = multi.async_try_acquire_for(0ms, boost::asio::use_future);
+  MultiLease l = f.get();
+  CHECK(l.valid());
+}
+
+TEST_CASE("multi: waiting for a lock in the middle keeps no queue position in later locks", "[multi]") {
+  ServerFixture fx;
+  auto c1 = fx.client();
+  auto c2 = fx.client();
+  const auto paths = paths_of("/multi/middle", 4);
+  InterProcessMutex holder(*c2, paths[2]);
+  holder.acquire();
+  InterProcessMultiLock multi(*c1, paths);
+  auto f = multi.async_acquire(boost::asio::use_future);
+  // Held: l0, l1. Queued: l2 (behind the holder). Nothing in l3.
+  REQUIRE(eventually([&] { return fx.children(paths[2]).size() == 2; }));
+  CHECK(fx.children(paths[0]).size() == 1);
+  CHECK(fx.children(paths[1]).size() == 1);
+  CHECK(eventually([&] { return fx.children(paths[3]).empty(); }));
+  CHECK(f.wait_for(200ms) == std::future_status::timeout);
+  // Another client can take l3 meanwhile: nobody is queued there.
+  auto c3 = fx.client();
+  InterProcessMutex l3(*c3, paths[3]);
+  CHECK(l3.acquire(2s));
+  l3.release();
+  holder.release();
+  REQUIRE(f.wait_for(10s) == std::future_status::ready);
+  MultiLease lease = f.get();
+  REQUIRE(lease.valid());
+  REQUIRE(lease.size() == 4);
+  const auto tokens = lease.fencing_tokens();
+  for (auto t : tokens) CHECK(t > 0);
+  for (std::size_t i = 0; i < 4; ++i) CHECK(lease.node_paths()[i].rfind(paths[i] + "/", 0) == 0);
+  lease.release();
+  CHECK_FALSE(lease.valid());
+  for (const auto& p : paths) CHECK(eventually([&] { return fx.children(p).empty(); }));
+}
+
+TEST_CASE("multi: cancellation deletes every node and gives back the locks taken", "[multi]") {
+  ServerFixture fx;
+  auto c1 = fx.client();
+  auto c2 = fx.client();
+  const auto paths = paths_of("/multi/cancel", 3);
+  InterProcessMutex holder(*c2, paths[1]);
+  holder.acquire();
+  InterProcessMultiLock multi(*c1, paths);
+  boost::asio::cancellation_signal sig;
+  auto f = multi.async_acquire(boost::asio::bind_cancellation_slot(sig.slot(), boost::asio::use_future));
+  REQUIRE(eventually([&] { return fx.children(paths[1]).size() == 2; }));
+  sig.emit(boost::asio::cancellation_type::terminal);
+  try {
+    f.get();
+    FAIL("the acquire was not cancelled");
+  } catch (const boost::system::system_error& e) {
+    CHECK(e.code() == boost::asio::error::operation_aborted);
+  }
+  // Completed only after the cleanup: our nodes are already gone.
+  CHECK(fx.children(paths[0]).empty());
+  CHECK(fx.children(paths[1]).size() == 1);
+  CHECK(fx.children(paths[2]).empty());
+  // A timed async acquire gives up with no error and an empty MultiLease.
+  auto t = multi.async_try_acquire_for(300ms, boost::asio::use_future);
+  MultiLease none = t.get();
+  CHECK_FALSE(none.valid());
+  CHECK(fx.children(paths[0]).empty());
+  holder.release();
+}
+
+TEST_CASE("multi: locks of any kind, rolled back in reverse order on failure", "[multi]") {
+  ServerFixture fx;
+  auto c1 = fx.client();
+  auto c2 = fx.client();
+  auto mutex = std::make_shared<InterProcessMutex>(*c1, "/multi/kinds/mutex");
+  auto sem = std::make_shared<InterProcessSemaphoreMutex>(*c1, "/multi/kinds/sem");
+  auto rw = std::make_shared<InterProcessReadWriteLock>(*c1, "/multi/kinds/rw");
+  InterProcessMultiLock multi(std::vector<std::reference_wrapper<InterProcessLock>>{*mutex, *sem, rw->write_lock()});
+  InterProcessReadWriteLock other(*c2, "/multi/kinds/rw");
+  other.read_lock().acquire();
+  CHECK_FALSE(multi.acquire(500ms));  // the write lock is behind a reader: mutex and sem are rolled back
+  CHECK_FALSE(mutex->is_acquired_in_this_process());
+  CHECK_FALSE(sem->is_acquired_in_this_process());
+  CHECK_FALSE(multi.is_acquired_in_this_process());
+  other.read_lock().release();
+  REQUIRE(multi.acquire(10s));
+  CHECK(multi.is_acquired_in_this_process());
+  CHECK(mutex->is_acquired_in_this_process());
+  CHECK(sem->is_acquired_in_this_process());
+  CHECK(rw->write_lock().is_owned_by_current_thread());
+  CHECK_THROWS_AS(multi.async_acquire(boost::asio::use_future), Error);  // no async twin for this form
+  multi.release();
+  CHECK_FALSE(mutex->is_acquired_in_this_process());
+  CHECK_FALSE(sem->is_acquired_in_this_process());
+  CHECK_FALSE(rw->write_lock().is_acquired_in_this_process());
+}
+
+TEST_CASE("multi: order of acquire and release; failures (Curator's testSomeReleasesFail/LocksFailToLock)",
+          "[multi]") {
+  std::vector<std::string> log;
+  auto a = std::make_shared<FakeLock>(log, "a");
+  auto b = std::make_shared<FakeLock>(log, "b");
+  auto c = std::make_shared<FakeLock>(log, "c");
+  InterProcessMultiLock multi(std::vector<std::shared_ptr<InterProcessLock>>{a, b, c});
+  multi.acquire();
+  CHECK(multi.is_acquired_in_this_process());
+  b->fail_release = true;
+  error_code ec;
+  multi.release(ec);
+  CHECK(ec == zk_errc::connection_loss);  // reported...
+  CHECK_FALSE(a->held);                    // ...but every lock was released
+  CHECK(log == std::vector<std::string>{"acquire a", "acquire b", "acquire c", "release c", "release b", "release a"});
+  CHECK_THROWS_AS(multi.release(), Error);
+
+  log.clear();
+  b->fail_release = false;
+  b->fail_acquire = true;
+  CHECK_FALSE(multi.acquire(1s, ec));
+  CHECK(ec == zk_errc::connection_loss);
+  CHECK_FALSE(a->held);
+  CHECK(log == std::vector<std::string>{"acquire a", "acquire b", "release a"});
+
+  log.clear();
+  b->fail_acquire = false;
+  b->throw_acquire = true;
+  CHECK_THROWS_AS(multi.acquire(), std::runtime_error);
+  CHECK_FALSE(a->held);
+  CHECK(log == std::vector<std::string>{"acquire a", "acquire b", "release a"});
+}
+
+TEST_CASE("multi: acquiring 8 free mutexes takes far fewer requests than 8 acquires", "[multi][requests]") {
+  ServerFixture fx;
+  auto c = fx.client();
+  constexpr int n = 8;
+  const auto seq_paths = paths_of("/multi/count/seq", n);
+  const auto batch_paths = paths_of("/multi/count/batch", n);
+  for (const auto& p : seq_paths) fx.admin->create(p, {.creating_parents = true});
+  for (const auto& p : batch_paths) fx.admin->create(p, {.creating_parents = true});
+  std::vector<std::unique_ptr<InterProcessMutex>> mutexes;
+  for (const auto& p : seq_paths) mutexes.push_back(std::make_unique<InterProcessMutex>(*c, p));
+  InterProcessMultiLock multi(*c, batch_paths);
+
+  auto before = requests(fx.server);
+  for (auto& m : mutexes) m->acquire();
+  const auto sequential = requests(fx.server) - before;
+
+  before = requests(fx.server);
+  multi.acquire();
+  const auto batched = requests(fx.server) - before;
+
+  before = requests(fx.server);
+  multi.release();
+  const auto batched_release = requests(fx.server) - before;
+  for (auto& m : mutexes) m->release();
+
+  INFO("sequential: " << sequential.updates << " updates + " << sequential.reads << " reads; batched: "
+                      << batched.updates << " updates + " << batched.reads << " reads; batched release: "
+                      << batched_release.updates << " updates");
+  // One acquire is a create and a listing: 8 acquires need at least 8 updates and 16 requests.
+  CHECK(sequential.updates >= n);
+  CHECK(sequential.total() >= 2 * n);
+  // Batched: one transaction and n pipelined listings (plus at most a stray ping).
+  CHECK(batched.updates <= 1);
+  CHECK(batched.total() <= n + 2);
+  CHECK(batched_release.updates <= 1);
+
+  // Fresh paths (no directories yet): the failed transaction, one pipelined round of exists (the n
+  // directories and their 3 ancestors), the missing directories created (a pipelined round per depth), the
+  // transaction again, the listings: 2 + (n + 1) updates and (n + 3) + n reads. One-at-a-time acquires would
+  // each fail a create, probe, create the directory and create again: over 3n updates and 3n reads.
+  InterProcessMultiLock fresh(*c, paths_of("/multi/count/fresh", n));
+  before = requests(fx.server);
+  fresh.acquire();
+  const auto fresh_cost = requests(fx.server) - before;
+  INFO("fresh: " << fresh_cost.updates << " updates + " << fresh_cost.reads << " reads");
+  CHECK(fresh_cost.updates <= n + 3);
+  CHECK(fresh_cost.total() <= 4 * n);
+  for (const auto& p : paths_of("/multi/count/fresh", n)) {
+    const auto st = fx.admin->exists(p);
+    REQUIRE(st);
+    CHECK(st->ephemeral_owner == 0);
+    CHECK(fx.children(p).size() == 1);
+  }
+  fresh.release();
+}
+
+TEST_CASE("multi: batched and one-at-a-time multi-locks on the same list never deadlock", "[multi]") {
+  ServerFixture fx;
+  const auto paths = paths_of("/multi/mix", 4);
+  constexpr int rounds = 15;
+  std::atomic<int> holders{0}, violations{0}, done{0};
+  std::vector<std::unique_ptr<CuratorFramework>> cs;
+  for (int i = 0; i < 4; ++i) cs.push_back(fx.client());
+  auto body = [&](InterProcessMultiLock& m) {
+    for (int r = 0; r < rounds; ++r) {
+      if (!m.acquire(60s)) {
+        ++violations;
+        continue;
+      }
+      if (++holders != 1) ++violations;
+      std::this_thread::sleep_for(1ms);
+      --holders;
+      m.release();
+    }
+    ++done;
+  };
+  std::vector<std::thread> ts;
+  // Two batched multi-locks (paths form)...
+  for (int i = 0; i < 2; ++i)
+    ts.emplace_back([&, i] {
+      InterProcessMultiLock m(*cs[i], paths);
+      body(m);
+    });
+  // ...and two that take one mutex at a time, as Curator's InterProcessMultiLock does.
+  for (int i = 2; i < 4; ++i)
+    ts.emplace_back([&, i] {
+      std::vector<std::shared_ptr<InterProcessLock>> locks;
+      for (const auto& p : paths) locks.push_back(std::make_shared<InterProcessMutex>(*cs[i], p));
+      InterProcessMultiLock m(std::move(locks));
+      body(m);
+    });
+  for (auto& t : ts) t.join();
+  CHECK(done == 4);
+  CHECK(violations == 0);
+}
+
+TEST_CASE("multi: duplicate or no paths are refused", "[multi]") {
+  ServerFixture fx;
+  auto c = fx.client();
+  CHECK_THROWS_AS(InterProcessMultiLock(*c, {"/a", "/b", "/a"}), Error);
+  CHECK_THROWS_AS(InterProcessMultiLock(*c, std::vector<std::string>{}), Error);
+  CHECK_THROWS_AS(InterProcessMultiLock(*c, {"/a", "bad"}), Error);
+}
+
+// Interop with Java Curator 5.4 ------------------------------------------------------------------------------
+
+namespace {
+
+struct Interval {
+  long long start, end;
+  std::string who;
+};
+
+/// START/END pairs of a `loop` log (the Java peer's format).
+std::vector<Interval> read_intervals(const std::string& file) {
+  std::vector<Interval> out;
+  std::ifstream in(file);
+  std::string kind, who;
+  long long t = 0, czxid = 0;
+  Interval cur{};
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    ls >> kind >> t;
+    if (kind == "START") {
+      ls >> czxid >> who;
+      cur = {t, 0, who};
+    } else if (kind == "END") {
+      cur.end = t;
+      out.push_back(cur);
+    }
+  }
+  return out;
+}
+
+long long epoch_nanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+TEST_CASE("multi interop: zkrecipes' batched multi-lock and Java Curator's MultiLock exclude each other",
+          "[multi][interop]") {
+  std::string why;
+  if (!CuratorPeer::available(&why)) {
+    WARN("skipped: " << why);
+    return;
+  }
+  ServerFixture fx;
+  const auto paths = paths_of("/multi/interop", 3);
+  auto c = fx.client();
+  InterProcessMultiLock multi(*c, paths);
+  CuratorPeer java(fx.server.connect_string(), "multi", paths);
+
+  // Plain exclusion, both ways.
+  const auto got = java.call("acquire");
+  REQUIRE(got.rfind("acquired ", 0) == 0);
+  CHECK(std::count(got.begin(), got.end(), ',') == 2);
+  CHECK_FALSE(multi.acquire(500ms));
+  for (const auto& p : paths) CHECK(eventually([&] { return fx.children(p).size() == 1; }));
+  CHECK(java.call("release") == "released");
+  REQUIRE(multi.acquire(10s));
+  CHECK(java.call("acquire 500") == "timeout");
+  multi.release();
+
+  // Both loop on the same list at once: no deadlock, and the hold intervals never overlap.
+  const auto log = (std::filesystem::temp_directory_path() /
+                    ("zkr-multi-interop-" + std::to_string(::getpid()) + ".log")).string();
+  std::filesystem::remove(log);
+  constexpr int rounds = 20;
+  java.send("loop " + std::to_string(rounds) + " 2000 " + log);
+  std::vector<Interval> ours;
+  for (int r = 0; r < rounds; ++r) {
+    REQUIRE(multi.acquire(60s));
+    const auto s = epoch_nanos();
+    std::this_thread::sleep_for(2ms);
+    ours.push_back({s, epoch_nanos(), "cpp"});
+    multi.release();
+  }
+  CHECK(java.answer(120s) == "done " + std::to_string(rounds));
+  auto all = read_intervals(log);
+  CHECK(all.size() == rounds);
+  all.insert(all.end(), ours.begin(), ours.end());
+  std::sort(all.begin(), all.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  int overlaps = 0;
+  for (std::size_t i = 1; i < all.size(); ++i)
+    if (all[i].start < all[i - 1].end) ++overlaps;
+  CHECK(overlaps == 0);
+  std::filesystem::remove(log);
+}

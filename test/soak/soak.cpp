@@ -1,0 +1,194 @@
+// zkr_soak: randomized contention with random faults, judged by the independent grant checker.
+//
+//   zkr_soak [--seconds N] [--sessions S] [--threads T] [--locks L] [--seed X]
+//
+// S client sessions with T threads each contend on L InterProcessMutex paths (each iteration picks a lock at
+// random and holds it 0-20 ms, writing to the checker's fenced resource), while a fault thread, every 1-3 s,
+// either restarts the ZooKeeper server (down for well under the session timeout) or expires the session of a
+// random client. Grants of an expired session count as lost from the moment of the fault (the fence, not the
+// lock, protects a holder that has not noticed yet). At the end every client is closed and no lock node may be
+// left. Prints the checker's totals; exits 0 only with 0 violations and a clean tree.
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../integration/checker.hpp"
+#include "../integration/fixture.hpp"
+
+using namespace zkr;
+using namespace zkr::test;
+
+namespace {
+
+struct Options {
+  int seconds = 10;
+  int sessions = 3;
+  int threads = 2;
+  int locks = 2;
+  unsigned seed = std::random_device{}();
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> long {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "zkr_soak: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return std::strtol(argv[++i], nullptr, 10);
+    };
+    if (a == "--seconds") o.seconds = static_cast<int>(next());
+    else if (a == "--sessions") o.sessions = static_cast<int>(next());
+    else if (a == "--threads") o.threads = static_cast<int>(next());
+    else if (a == "--locks") o.locks = static_cast<int>(next());
+    else if (a == "--seed") o.seed = static_cast<unsigned>(next());
+    else {
+      std::fprintf(stderr, "usage: zkr_soak [--seconds N] [--sessions S] [--threads T] [--locks L] [--seed X]\n");
+      std::exit(2);
+    }
+  }
+  return o;
+}
+
+ClientOptions soak_client_options() {
+  ClientOptions c;
+  c.session_timeout = 8s;
+  c.connection_timeout = 4s;
+  c.retry = std::make_shared<BoundedExponentialBackoffRetry>(Millis(100), Millis(1000), 20);
+  return c;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto opt = parse(argc, argv);
+  std::printf("zkr_soak: %d s, %d sessions x %d threads on %d locks, seed %u\n", opt.seconds, opt.sessions,
+              opt.threads, opt.locks, opt.seed);
+  std::fflush(stdout);
+
+  zkr::testing::TestingServer server;
+  const auto connect = server.connect_string();
+  GrantChecker checker;
+  std::vector<std::unique_ptr<CuratorFramework>> clients;
+  for (int i = 0; i < opt.sessions; ++i) clients.push_back(make_client(connect, soak_client_options()));
+  std::vector<std::string> paths;
+  for (int l = 0; l < opt.locks; ++l) paths.push_back("/soak/lock-" + std::to_string(l));
+  // One mutex object per (session, lock), shared by that session's threads (holds belong to threads).
+  std::vector<std::vector<std::unique_ptr<InterProcessMutex>>> mutexes(opt.sessions);
+  for (int s = 0; s < opt.sessions; ++s)
+    for (auto& p : paths) mutexes[s].push_back(std::make_unique<InterProcessMutex>(*clients[s], p));
+
+  std::mutex side_mu;
+  std::map<std::size_t, std::int64_t> grant_session;                 // grant id -> session of its node
+  std::vector<std::pair<std::int64_t, GrantChecker::Clock::time_point>> expired;  // session, when
+  std::atomic<bool> stop{false};
+  std::atomic<std::size_t> errors{0}, timeouts{0}, fence_rejects{0};
+  std::atomic<long> longest_ms{0};
+
+  std::vector<std::thread> workers;
+  for (int s = 0; s < opt.sessions; ++s)
+    for (int t = 0; t < opt.threads; ++t)
+      workers.emplace_back([&, s, t] {
+        std::mt19937 rng(opt.seed * 31u + static_cast<unsigned>(s * 101 + t));
+        const std::string name = "s" + std::to_string(s) + "t" + std::to_string(t);
+        while (!stop) {
+          const auto l = rng() % paths.size();
+          auto& m = *mutexes[s][l];
+          error_code ec;
+          const auto t0 = std::chrono::steady_clock::now();
+          const bool got = m.acquire(3s, ec);
+          const long took = static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                  std::chrono::steady_clock::now() - t0)
+                                                  .count());
+          for (auto cur = longest_ms.load(); took > cur && !longest_ms.compare_exchange_weak(cur, took);) {
+          }
+          if (ec) {
+            ++errors;
+            std::this_thread::sleep_for(50ms);
+            continue;
+          }
+          if (!got) {
+            ++timeouts;
+            continue;
+          }
+          const auto token = m.fencing_token();
+          const auto* lease = m.lease();
+          const auto id = checker.begin(paths[l], name, GrantChecker::Kind::exclusive, token);
+          {
+            std::lock_guard lk(side_mu);
+            grant_session[id] = lease ? lease->session_id() : 0;
+          }
+          if (!checker.fenced_write(paths[l], token)) ++fence_rejects;
+          std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 21));
+          if (m.lease_status() == LeaseStatus::lost) checker.mark_lost(id);
+          else if (!checker.fenced_write(paths[l], token)) ++fence_rejects;
+          checker.end(id);
+          m.release(ec);
+        }
+      });
+
+  std::thread faults([&] {
+    std::mt19937 rng(opt.seed);
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(opt.seconds);
+    while (std::chrono::steady_clock::now() < end) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1000 + rng() % 2000));
+      if (std::chrono::steady_clock::now() >= end) break;
+      if (rng() % 2 == 0) {
+        checker.fault("server restart");
+        server.restart();
+      } else {
+        const auto s = rng() % clients.size();
+        const auto sid = clients[s]->session_id();
+        checker.fault("expire session of client " + std::to_string(s));
+        {
+          std::lock_guard lk(side_mu);
+          expired.emplace_back(sid, GrantChecker::Clock::now());
+        }
+        try {
+          clients[s]->inject_session_expiration();
+        } catch (const std::exception& e) {
+          std::printf("zkr_soak: inject_session_expiration failed: %s\n", e.what());
+        }
+      }
+    }
+  });
+  faults.join();
+  stop = true;
+  for (auto& w : workers) w.join();
+  mutexes.clear();
+  for (auto& c : clients) c->close();
+
+  // Grants whose session was expired by a fault count as lost from the fault on.
+  for (auto& [sid, at] : expired)
+    for (auto& [id, gsid] : grant_session)
+      if (gsid == sid && sid != 0) checker.mark_lost(id, at);
+
+  auto fresh = make_client(connect, soak_client_options());
+  std::vector<std::string> left;
+  const bool clean = eventually(
+      [&] {
+        left.clear();
+        for (auto& p : paths) {
+          error_code ec;
+          auto kids = fresh->get_children(p, {}, ec);
+          for (auto& k : kids) left.push_back(p + "/" + k);
+        }
+        return left.empty();
+      },
+      20s);
+  for (auto& n : left) std::printf("zkr_soak: left behind: %s\n", n.c_str());
+
+  std::printf("zkr_soak: %zu acquire errors, %zu timeouts, %zu fenced writes rejected, longest acquire call %ld ms\n",
+              errors.load(), timeouts.load(), fence_rejects.load(), longest_ms.load());
+  const auto v = checker.report("zkr_soak:");
+  return v.empty() && clean ? 0 : 1;
+}

@@ -1,0 +1,413 @@
+#include "admin.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include <zkr/drivers/lock_driver.hpp>
+#include <zkr/drivers/read_write_lock_driver.hpp>
+#include <zkr/recipes/inter_process_mutex.hpp>
+#include <zkr/recipes/inter_process_semaphore_v2.hpp>
+#include <zkr/recipes/revoker.hpp>
+
+namespace zkr::cli {
+
+namespace {
+
+struct Row {
+  std::string name;
+  std::string kind;  ///< lock, read, write, lease, or foreign
+  bool holds = false;
+  bool foreign = false;
+  NodeData node;
+};
+
+struct Queue {
+  std::string name;         ///< "queue", "leases", "locks", "other"
+  std::string path;         ///< the directory
+  std::string description;  ///< one line for the text output
+  std::vector<Row> rows;
+};
+
+bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+
+/// Reads the data and Stat of every child; children that vanished meanwhile are dropped.
+std::vector<Row> read_rows(CuratorFramework& client, const std::string& dir, const std::vector<std::string>& names,
+                           error_code& ec) {
+  std::vector<Row> rows;
+  for (const auto& n : names) {
+    error_code e;
+    auto d = client.get_data(make_path(dir, n), {}, e);
+    if (e == zk_errc::no_node) continue;
+    if (e) {
+      ec = e;
+      return {};
+    }
+    rows.push_back(Row{n, "", false, false, std::move(d)});
+  }
+  return rows;
+}
+
+std::vector<std::string> names_of(const std::vector<Row>& rows) {
+  std::vector<std::string> v;
+  for (auto& r : rows) v.push_back(r.name);
+  return v;
+}
+
+void order(std::vector<Row>& rows, const std::vector<std::string>& sorted) {
+  std::vector<Row> out;
+  for (const auto& n : sorted)
+    for (auto& r : rows)
+      if (r.name == n) out.push_back(std::move(r));
+  rows = std::move(out);
+}
+
+/// A mutex queue (also the semaphore's internal `locks` queue): Curator's standard predicate with one lease;
+/// every child counts as a contender, foreign or not.
+void classify_mutex(std::vector<Row>& rows) {
+  auto names = names_of(rows);
+  standard_lock_driver().sort_children(names, InterProcessMutex::lock_name);
+  order(rows, names);
+  for (auto& r : rows) {
+    r.foreign = !contains(r.name, InterProcessMutex::lock_name);
+    r.kind = r.foreign ? "foreign" : "lock";
+    auto p = standard_lock_driver().gets_the_lock(names, r.name, 1);
+    r.holds = p && p->gets_the_lock;
+  }
+}
+
+/// A read-write lock: Curator's read and write predicates over the combined queue.
+void classify_read_write(std::vector<Row>& rows) {
+  auto names = names_of(rows);
+  write_lock_driver().sort_children(names, "");
+  order(rows, names);
+  for (auto& r : rows) {
+    if (contains(r.name, write_lock_name)) {
+      r.kind = "write";
+      auto p = write_lock_driver().gets_the_lock(names, r.name, 1);
+      r.holds = p && p->gets_the_lock;
+    } else if (contains(r.name, read_lock_name)) {
+      r.kind = "read";
+      auto p = read_lock_driver().read_gets_the_lock(names, r.name, false);
+      r.holds = p && p->gets_the_lock;
+    } else {
+      r.kind = "foreign";
+      r.foreign = true;
+    }
+  }
+  // A downgrade read node (CURATOR-621) carries the sequence of its owner's write node: it holds with it.
+  for (auto& r : rows) {
+    if (r.kind != "read" || r.holds) continue;
+    for (auto& w : rows) {
+      if (w.kind == "write" && w.holds && w.node.stat.ephemeral_owner == r.node.stat.ephemeral_owner &&
+          read_write_sort_key(w.name) == read_write_sort_key(r.name))
+        r.holds = true;
+    }
+  }
+}
+
+/// A semaphore's leases: every lease node is a holder.
+void classify_leases(std::vector<Row>& rows) {
+  auto names = names_of(rows);
+  standard_lock_driver().sort_children(names, InterProcessSemaphoreV2::lease_base_name);
+  order(rows, names);
+  for (auto& r : rows) {
+    r.foreign = !contains(r.name, InterProcessSemaphoreV2::lease_base_name);
+    r.kind = r.foreign ? "foreign" : "lease";
+    r.holds = !r.foreign;
+  }
+}
+
+std::string json_escape(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else if (c < 0x80) {
+          out += static_cast<char>(c);
+        } else {
+          // Pass valid UTF-8 through; replace each byte of a malformed sequence with U+FFFD.
+          std::size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+          bool ok = len > 0 && i + len <= s.size();
+          for (std::size_t k = 1; ok && k < len; ++k)
+            ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
+          if (ok) {
+            out.append(s.substr(i, len));
+            i += len - 1;
+          } else {
+            out += "\\ufffd";
+          }
+        }
+    }
+  }
+  return out;
+}
+
+/// Node data for a terminal: printable ASCII kept, the rest as \xNN, cut at `max` characters.
+std::string printable(std::string_view s, std::size_t max) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+    if (out.size() > max) {
+      out.resize(max);
+      out += "...";
+      break;
+    }
+  }
+  return out;
+}
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::int64_t age_ms(const Stat& st, std::int64_t now) { return std::max<std::int64_t>(0, now - st.ctime); }
+
+void print_text(const std::string& path, bool exists, std::string_view type, const std::vector<Queue>& queues) {
+  if (!exists) {
+    std::printf("%s: does not exist (no lock has been taken there, or its empty directory was reaped)\n",
+                path.c_str());
+    return;
+  }
+  std::size_t total = 0;
+  for (auto& q : queues) total += q.rows.size();
+  std::printf("%s: %.*s, %zu node%s\n", path.c_str(), static_cast<int>(type.size()), type.data(), total,
+              total == 1 ? "" : "s");
+  const auto now = now_ms();
+  for (auto& q : queues) {
+    if (queues.size() > 1 || !q.description.empty()) std::printf("\n%s\n", q.description.c_str());
+    if (q.rows.empty()) {
+      std::printf("  (empty)\n");
+      continue;
+    }
+    std::size_t name_w = 4;
+    for (auto& r : q.rows) name_w = std::max(name_w, r.name.size());
+    std::printf("  %-4s %-5s %-7s %-18s %-8s %-*s %s\n", "POS", "HOLDS", "KIND", "OWNER", "AGE",
+                static_cast<int>(name_w), "NODE", "DATA");
+    std::size_t pos = 0;
+    for (auto& r : q.rows) {
+      ++pos;
+      std::printf("  %-4zu %-5s %-7s %-18s %-8s %-*s %s\n", pos, r.holds ? "yes" : "-", r.kind.c_str(),
+                  hex_session(r.node.stat.ephemeral_owner).c_str(),
+                  format_duration(std::chrono::milliseconds(age_ms(r.node.stat, now))).c_str(),
+                  static_cast<int>(name_w), r.name.c_str(), printable(r.node.data, 60).c_str());
+    }
+  }
+  bool any_foreign = false;
+  for (auto& q : queues)
+    for (auto& r : q.rows) any_foreign = any_foreign || r.foreign;
+  if (any_foreign)
+    std::printf("\nforeign: a node whose name matches no lock recipe of this kind (it still counts as a contender "
+                "where Curator counts it)\n");
+}
+
+void print_json(const std::string& path, bool exists, std::string_view type, const std::vector<Queue>& queues) {
+  const auto now = now_ms();
+  std::printf("{\"path\":\"%s\",\"exists\":%s,\"type\":\"%.*s\",\"queues\":[", json_escape(path).c_str(),
+              exists ? "true" : "false", static_cast<int>(type.size()), type.data());
+  for (std::size_t qi = 0; qi < queues.size(); ++qi) {
+    auto& q = queues[qi];
+    std::printf("%s{\"name\":\"%s\",\"path\":\"%s\",\"nodes\":[", qi ? "," : "", q.name.c_str(),
+                json_escape(q.path).c_str());
+    for (std::size_t i = 0; i < q.rows.size(); ++i) {
+      auto& r = q.rows[i];
+      std::printf("%s{\"position\":%zu,\"name\":\"%s\",\"path\":\"%s\",\"kind\":\"%s\",\"holds\":%s,"
+                  "\"foreign\":%s,\"owner\":\"%s\",\"age_ms\":%lld,\"fencing_token\":%lld,\"data\":\"%s\"}",
+                  i ? "," : "", i + 1, json_escape(r.name).c_str(), json_escape(make_path(q.path, r.name)).c_str(),
+                  r.kind.c_str(), r.holds ? "true" : "false", r.foreign ? "true" : "false",
+                  hex_session(r.node.stat.ephemeral_owner).c_str(),
+                  static_cast<long long>(age_ms(r.node.stat, now)), static_cast<long long>(r.node.stat.czxid),
+                  json_escape(r.node.data).c_str());
+    }
+    std::printf("]}");
+  }
+  std::printf("]}\n");
+}
+
+/// A connected client for a one-shot command, or the exit status.
+std::unique_ptr<CuratorFramework> connect(const CommonOptions& common, int& status) {
+  std::unique_ptr<CuratorFramework> client;
+  try {
+    client = make_client(common, make_logger(common), std::nullopt);
+  } catch (const Error& e) {
+    say_error(e.what());
+    status = status_for(e.code());
+    return nullptr;
+  }
+  if (!client->block_until_connected(common.connection_timeout)) {
+    say_error("could not connect to ZooKeeper at " + common.connect + " within " +
+              format_duration(common.connection_timeout));
+    status = exit_status::unavailable;
+    return nullptr;
+  }
+  return client;
+}
+
+}  // namespace
+
+int inspect(const CommonOptions& common, const std::string& path, LockKind kind, bool json) {
+  if (auto why = path_error(path)) {
+    say_error("invalid path " + path + ": " + *why);
+    return exit_status::usage;
+  }
+  int status = 0;
+  auto client = connect(common, status);
+  if (!client) return status;
+
+  error_code ec;
+  auto children = client->get_children(path, {}, ec);
+  bool exists = true;
+  if (ec == zk_errc::no_node) {
+    exists = false;
+    children.clear();
+    ec = {};
+  }
+  if (ec) {
+    say_error("cannot list " + path + ": " + ec.message());
+    return status_for(ec);
+  }
+
+  const bool semaphore_layout =
+      std::any_of(children.begin(), children.end(),
+                  [](const std::string& c) {
+                    return c == InterProcessSemaphoreV2::lease_parent || c == InterProcessSemaphoreV2::lock_parent;
+                  }) &&
+      std::none_of(children.begin(), children.end(), [](const std::string& c) {
+        return contains(c, InterProcessMutex::lock_name) || contains(c, read_lock_name) ||
+               contains(c, write_lock_name);
+      });
+  if (kind == LockKind::automatic) {
+    if (semaphore_layout)
+      kind = LockKind::semaphore;
+    else if (std::any_of(children.begin(), children.end(), [](const std::string& c) {
+               return contains(c, read_lock_name) || contains(c, write_lock_name);
+             }))
+      kind = LockKind::read_write;
+    else
+      kind = LockKind::mutex;
+  }
+
+  std::vector<Queue> queues;
+  std::string type;
+  if (kind == LockKind::semaphore) {
+    type = "semaphore";
+    Queue leases{"leases", make_path(path, InterProcessSemaphoreV2::lease_parent),
+                 "leases (" + make_path(path, InterProcessSemaphoreV2::lease_parent) +
+                     "): the holders, and the lease node of the first waiter (HOLDS -)",
+                 {}};
+    Queue locks{"locks", make_path(path, InterProcessSemaphoreV2::lock_parent),
+                "locks (" + make_path(path, InterProcessSemaphoreV2::lock_parent) +
+                    "): the waiting queue; its first node holds the internal lock and waits for a free lease",
+                {}};
+    for (Queue* q : {&leases, &locks}) {
+      auto names = client->get_children(q->path, {}, ec);
+      if (ec == zk_errc::no_node) names.clear(), ec = {};
+      if (!ec) q->rows = read_rows(*client, q->path, names, ec);
+      if (ec) {
+        say_error("cannot read " + q->path + ": " + ec.message());
+        return status_for(ec);
+      }
+    }
+    classify_leases(leases.rows);
+    classify_mutex(locks.rows);
+    // Curator's semaphore: the first of the `locks` queue creates its lease node, then waits (holding the
+    // internal lock) while there are more lease nodes than leases. Its newest lease node is that wait, not a hold.
+    if (!locks.rows.empty()) {
+      const auto waiter = locks.rows.front().node.stat.ephemeral_owner;
+      for (auto it = leases.rows.rbegin(); it != leases.rows.rend(); ++it) {
+        if (!it->foreign && it->node.stat.ephemeral_owner == waiter) {
+          it->holds = false;
+          break;
+        }
+      }
+    }
+    queues.push_back(std::move(leases));
+    queues.push_back(std::move(locks));
+    // Anything else in a semaphore directory is foreign.
+    std::vector<std::string> others;
+    for (auto& c : children)
+      if (c != InterProcessSemaphoreV2::lease_parent && c != InterProcessSemaphoreV2::lock_parent)
+        others.push_back(c);
+    if (!others.empty()) {
+      Queue other{"other", path, "other children of " + path + " (foreign)", read_rows(*client, path, others, ec)};
+      if (ec) {
+        say_error("cannot read " + path + ": " + ec.message());
+        return status_for(ec);
+      }
+      for (auto& r : other.rows) {
+        r.kind = "foreign";
+        r.foreign = true;
+      }
+      queues.push_back(std::move(other));
+    }
+  } else {
+    Queue q{"queue", path, "", read_rows(*client, path, children, ec)};
+    if (ec) {
+      say_error("cannot read " + path + ": " + ec.message());
+      return status_for(ec);
+    }
+    if (kind == LockKind::read_write) {
+      type = "read-write lock";
+      classify_read_write(q.rows);
+    } else {
+      type = "mutex";
+      classify_mutex(q.rows);
+    }
+    queues.push_back(std::move(q));
+  }
+
+  if (json)
+    print_json(path, exists, type, queues);
+  else
+    print_text(path, exists, type, queues);
+  std::fflush(stdout);
+  client->close();
+  return exit_status::ok;
+}
+
+int revoke(const CommonOptions& common, const std::string& node_path) {
+  if (auto why = path_error(node_path)) {
+    say_error("invalid path " + node_path + ": " + *why);
+    return exit_status::usage;
+  }
+  int status = 0;
+  auto client = connect(common, status);
+  if (!client) return status;
+  error_code ec;
+  auto stat = client->exists(node_path, {}, ec);
+  if (!ec && !stat) {
+    say_error(node_path + " does not exist: nothing to revoke");
+    return exit_status::error;
+  }
+  if (!ec) Revoker::attempt_revoke(*client, node_path, ec);
+  if (ec) {
+    say_error("cannot revoke " + node_path + ": " + ec.message());
+    return status_for(ec);
+  }
+  say(common, "revocation requested for " + node_path +
+                  " (the holder gives the lock up only if it made it revocable)");
+  client->close();
+  return exit_status::ok;
+}
+
+}  // namespace zkr::cli

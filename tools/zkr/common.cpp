@@ -1,0 +1,127 @@
+#include "common.hpp"
+
+#include <spdlog/sinks/stdout_sinks.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <zkr/framework/retry.hpp>
+
+namespace zkr::cli {
+
+std::string_view exit_status_help() {
+  return "Exit status:\n"
+         "  COMMAND's own status   when COMMAND ran (128+N when it was killed by signal N)\n"
+         "  0    success (inspect, revoke)\n"
+         "  64   usage error (bad option, missing argument)\n"
+         "  69   could not connect to ZooKeeper within --connection-timeout\n"
+         "  70   could not acquire the lock, or another error\n"
+         "  75   --timeout passed before the lock was acquired\n"
+         "  76   the lock was lost while COMMAND ran (--on-lost kill): COMMAND was terminated\n"
+         "  77   revocation was requested while COMMAND ran (--revocable): COMMAND was terminated\n"
+         "  126  COMMAND could not be executed\n"
+         "  127  COMMAND not found\n"
+         "  128+N  zkr received signal N (SIGINT, SIGTERM, SIGHUP) while waiting for the lock\n";
+}
+
+std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
+  std::size_t i = 0;
+  std::string number;
+  bool dot = false;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || (text[i] == '.' && !dot))) {
+    if (text[i] == '.') dot = true;
+    number += text[i++];
+  }
+  if (number.empty() || number == ".") return std::nullopt;
+  std::string_view unit = text.substr(i);
+  double factor = 0;
+  if (unit == "ms")
+    factor = 1;
+  else if (unit.empty() || unit == "s")
+    factor = 1000;
+  else if (unit == "m")
+    factor = 60'000;
+  else if (unit == "h")
+    factor = 3'600'000;
+  else
+    return std::nullopt;
+  double ms = std::strtod(number.c_str(), nullptr) * factor;
+  if (!std::isfinite(ms) || ms < 0 || ms > 1e15) return std::nullopt;
+  return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(ms)));
+}
+
+std::string format_duration(std::chrono::milliseconds d) {
+  auto ms = d.count();
+  char buf[64];
+  if (ms < 1000)
+    std::snprintf(buf, sizeof buf, "%lldms", static_cast<long long>(ms));
+  else if (ms < 60'000)
+    std::snprintf(buf, sizeof buf, "%.1fs", static_cast<double>(ms) / 1000.0);
+  else if (ms < 3'600'000)
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", static_cast<long long>(ms / 60'000),
+                  static_cast<long long>(ms % 60'000 / 1000));
+  else
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm", static_cast<long long>(ms / 3'600'000),
+                  static_cast<long long>(ms % 3'600'000 / 60'000));
+  return buf;
+}
+
+std::string default_connect_string() {
+  const char* env = std::getenv("ZKR_CONNECT");
+  if (env && *env) return env;
+  return "127.0.0.1:2181";
+}
+
+std::shared_ptr<spdlog::logger> make_logger(const CommonOptions& o) {
+  auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+  auto logger = std::make_shared<spdlog::logger>("zkr", std::move(sink));
+  logger->set_pattern("zkr %H:%M:%S.%e [%l] %v");
+  if (o.verbose)
+    logger->set_level(spdlog::level::debug);
+  else if (o.quiet)
+    logger->set_level(spdlog::level::off);
+  else
+    logger->set_level(spdlog::level::err);
+  return logger;
+}
+
+std::unique_ptr<CuratorFramework> make_client(const CommonOptions& o, std::shared_ptr<spdlog::logger> logger,
+                                              std::optional<boost::asio::any_io_executor> executor) {
+  ClientConfig c;
+  c.connect_string = o.connect;
+  c.session_timeout = o.session_timeout;
+  c.connection_timeout = o.connection_timeout;
+  c.retry_policy = std::make_shared<ExponentialBackoffRetry>(Millis(200), 5, Millis(2000));
+  c.logger = std::move(logger);
+  c.executor = std::move(executor);
+  c.max_close_wait = std::chrono::seconds(3);
+  auto client = std::make_unique<CuratorFramework>(std::move(c));
+  client->start();
+  return client;
+}
+
+void say(const CommonOptions& o, std::string_view message) {
+  if (o.quiet) return;
+  std::fprintf(stderr, "zkr: %.*s\n", static_cast<int>(message.size()), message.data());
+}
+
+void say_error(std::string_view message) {
+  std::fprintf(stderr, "zkr: %.*s\n", static_cast<int>(message.size()), message.data());
+}
+
+int status_for(const error_code& ec) {
+  if (ec == errc::invalid_connect_string || ec == errc::invalid_path) return exit_status::usage;
+  if (ec == errc::connection_timeout) return exit_status::unavailable;
+  return exit_status::error;
+}
+
+std::string hex_session(std::int64_t id) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(id));
+  return buf;
+}
+
+}  // namespace zkr::cli

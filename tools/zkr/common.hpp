@@ -1,0 +1,85 @@
+#pragma once
+// Shared pieces of the zkr command-line tool: exit statuses, options common to every command, duration parsing,
+// the client factory and the tool's messages on stderr.
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <spdlog/logger.h>
+
+#include <zkr/framework/curator_framework.hpp>
+
+namespace zkr::cli {
+
+/// zkr's own exit statuses (a COMMAND that ran gives its own status instead). Listed in `zkr --help` and
+/// docs/cli.md; the values follow <sysexits.h> where one fits.
+namespace exit_status {
+inline constexpr int ok = 0;
+inline constexpr int usage = 64;            ///< EX_USAGE: bad command line
+inline constexpr int unavailable = 69;      ///< EX_UNAVAILABLE: could not connect to ZooKeeper in time
+inline constexpr int error = 70;            ///< EX_SOFTWARE: could not acquire / other error
+inline constexpr int timed_out = 75;        ///< EX_TEMPFAIL: --timeout passed while waiting
+inline constexpr int lock_lost = 76;        ///< the lock was lost while COMMAND ran (--on-lost kill)
+inline constexpr int revoked = 77;          ///< revocation requested while COMMAND ran (--revocable)
+inline constexpr int cannot_execute = 126;  ///< COMMAND found but could not be executed
+inline constexpr int not_found = 127;       ///< COMMAND not found
+inline constexpr int signal_base = 128;     ///< 128+N: zkr got signal N while waiting, or COMMAND died of N
+}  // namespace exit_status
+
+/// The exit-status table printed by `--help` and kept in step with docs/cli.md.
+std::string_view exit_status_help();
+
+enum class OnLost { kill, ignore };
+
+/// Options every command takes.
+struct CommonOptions {
+  std::string connect;  ///< default: $ZKR_CONNECT, else 127.0.0.1:2181
+  std::chrono::milliseconds session_timeout{std::chrono::seconds(30)};
+  std::chrono::milliseconds connection_timeout{std::chrono::seconds(15)};
+  bool quiet = false;
+  bool verbose = false;
+};
+
+/// Options of the commands that run COMMAND under a lock.
+struct LockOptions {
+  std::optional<std::chrono::milliseconds> timeout;  ///< nullopt: wait forever
+  std::optional<std::string> data;                   ///< lock node data (nullopt: the client's default)
+  OnLost on_lost = OnLost::kill;
+  std::chrono::milliseconds kill_after{std::chrono::seconds(10)};
+  bool revocable = false;
+};
+
+/// Parses "500ms", "4s", "1.5s", "2m", "1h" or a bare number of seconds ("10", "0.25"). nullopt when malformed or
+/// negative.
+std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
+/// "1.2s", "350ms", "2m05s": a short human form.
+std::string format_duration(std::chrono::milliseconds d);
+
+/// The default connect string: $ZKR_CONNECT, else "127.0.0.1:2181".
+std::string default_connect_string();
+
+/// The logger handed to the client and used for zkr's own diagnostics: stderr, "debug" with --verbose, "off"
+/// with --quiet, else "error" (connection chatter of the C client is not shown by default).
+std::shared_ptr<spdlog::logger> make_logger(const CommonOptions& o);
+
+/// A started (not yet connected) client. `executor`: where handlers and lease listeners run (empty: the client's
+/// own I/O thread).
+std::unique_ptr<CuratorFramework> make_client(const CommonOptions& o, std::shared_ptr<spdlog::logger> logger,
+                                              std::optional<boost::asio::any_io_executor> executor);
+
+/// "zkr: <message>" on stderr, unless quiet (errors are printed even when quiet).
+void say(const CommonOptions& o, std::string_view message);
+void say_error(std::string_view message);
+
+/// The exit status for an error of the library (unavailable for a connection timeout, else error).
+int status_for(const error_code& ec);
+
+/// "0x" + 16 lower-case hex digits.
+std::string hex_session(std::int64_t id);
+
+}  // namespace zkr::cli

@@ -1,0 +1,251 @@
+// zkr: Curator-style ZooKeeper locks from the shell. See docs/cli.md.
+//
+//   zkr lock [OPTIONS] PATH -- COMMAND [ARGS...]
+//   zkr read-lock | write-lock [OPTIONS] PATH -- COMMAND [ARGS...]
+//   zkr semaphore --leases N [OPTIONS] PATH -- COMMAND [ARGS...]
+//   zkr multi-lock [OPTIONS] PATH PATH... -- COMMAND [ARGS...]
+//   zkr inspect [OPTIONS] PATH [--json]
+//   zkr revoke [OPTIONS] NODE_PATH
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "admin.hpp"
+#include "child.hpp"
+#include "common.hpp"
+#include "locks.hpp"
+#include "run_locked.hpp"
+
+namespace {
+
+using namespace zkr::cli;
+
+/// Option values as typed, converted after parsing.
+struct RawOptions {
+  CommonOptions common;
+  std::string session_timeout = "30s";
+  std::string connection_timeout = "15s";
+  std::string timeout;
+  std::string kill_after = "10s";
+  std::string on_lost = "kill";
+  std::string data;
+  bool revocable = false;
+  int leases = 0;
+  bool json = false;
+  std::string type = "auto";
+  std::vector<std::string> paths;
+  std::vector<std::string> command;
+};
+
+const CLI::Validator& duration_validator() {
+  static const CLI::Validator v(
+      [](std::string& text) -> std::string {
+        return parse_duration(text) ? std::string() : "not a duration (examples: 500ms, 4s, 1.5s, 2m, 1h): " + text;
+      },
+      "DURATION");
+  return v;
+}
+
+void add_common(CLI::App* cmd, RawOptions& o) {
+  cmd->add_option("--connect", o.common.connect,
+                  "ZooKeeper connect string host:port[,host:port...][/chroot] (default: $ZKR_CONNECT, else "
+                  "127.0.0.1:2181)")
+      ->option_text("HOSTS");
+  cmd->add_option("--session-timeout", o.session_timeout,
+                  "ZooKeeper session timeout: how long the lock outlives a zkr that vanished without releasing "
+                  "(default 30s; the server bounds it)")
+      ->check(duration_validator())
+      ->option_text("DURATION");
+  cmd->add_option("--connection-timeout", o.connection_timeout,
+                  "give up (exit 69) when ZooKeeper cannot be reached for this long (default 15s)")
+      ->check(duration_validator())
+      ->option_text("DURATION");
+  auto* quiet = cmd->add_flag("-q,--quiet", o.common.quiet, "no progress line and no messages except errors");
+  cmd->add_flag("-v,--verbose", o.common.verbose, "debug log of zkr and of the ZooKeeper client on stderr")
+      ->excludes(quiet);
+  cmd->footer(std::string(exit_status_help()));
+}
+
+void add_lock_options(CLI::App* cmd, RawOptions& o, bool revocable) {
+  cmd->add_option("-w,--timeout", o.timeout,
+                  "give up waiting for the lock after DURATION (exit 75); 0 tries once without waiting")
+      ->check(duration_validator())
+      ->option_text("DURATION");
+  cmd->add_option("--data", o.data, "data of the lock node (default: this host's IP address, as Curator)")
+      ->option_text("TEXT");
+  cmd->add_option("--on-lost", o.on_lost,
+                  "when the lock is lost while COMMAND runs (session expired, node deleted): kill = SIGTERM "
+                  "COMMAND, SIGKILL after --kill-after, exit 76; ignore = warn and let it run")
+      ->check(CLI::IsMember({"kill", "ignore"}))
+      ->option_text("kill|ignore");
+  cmd->add_option("--kill-after", o.kill_after,
+                  "grace period between SIGTERM and SIGKILL when COMMAND is terminated (default 10s)")
+      ->check(duration_validator())
+      ->option_text("DURATION");
+  if (revocable)
+    cmd->add_flag("--revocable", o.revocable,
+                  "honour Curator revocation requests (zkr revoke, Revoker.attemptRevoke) on our lock node: "
+                  "terminate COMMAND like a lost lock, release, exit 77");
+}
+
+void add_command_positionals(CLI::App* cmd, RawOptions& o) {
+  cmd->add_option("COMMAND", o.command, "the command to run while holding (put -- before it)");
+}
+
+std::vector<std::string> split_command(int argc, char** argv, std::vector<const char*>& zkr_args) {
+  std::vector<std::string> command;
+  bool after = false;
+  for (int i = 0; i < argc; ++i) {
+    if (!after && i > 0 && std::strcmp(argv[i], "--") == 0) {
+      after = true;
+      continue;
+    }
+    if (after)
+      command.emplace_back(argv[i]);
+    else
+      zkr_args.push_back(argv[i]);
+  }
+  return command;
+}
+
+bool finish_common(RawOptions& o) {
+  if (o.common.connect.empty()) o.common.connect = default_connect_string();
+  o.common.session_timeout = *parse_duration(o.session_timeout);
+  o.common.connection_timeout = *parse_duration(o.connection_timeout);
+  return true;
+}
+
+LockOptions lock_options(const RawOptions& o) {
+  LockOptions l;
+  if (!o.timeout.empty()) l.timeout = parse_duration(o.timeout);
+  if (!o.data.empty()) l.data = o.data;
+  l.on_lost = o.on_lost == "ignore" ? OnLost::ignore : OnLost::kill;
+  l.kill_after = *parse_duration(o.kill_after);
+  l.revocable = o.revocable;
+  return l;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  record_inherited_descriptors();
+
+  RawOptions o;
+  CLI::App app{
+      "zkr: Apache Curator-compatible ZooKeeper locks for shell scripts. Runs COMMAND while holding a lock "
+      "(fair, FIFO), then releases it; every lock interoperates with Java Curator on the same path.",
+      "zkr"};
+  app.require_subcommand(1);
+  app.footer(std::string(exit_status_help()) +
+             "\nEnvironment of COMMAND: ZKR_LOCK_PATH (our lock node), ZKR_FENCING_TOKEN (its czxid, larger for "
+             "every later holder), ZKR_SESSION_ID.\nRun `zkr COMMAND --help` for the options of a command; "
+             "docs/cli.md has the details.");
+
+  auto* lock = app.add_subcommand("lock", "run COMMAND while holding an InterProcessMutex on PATH");
+  auto* read_lock =
+      app.add_subcommand("read-lock", "run COMMAND while holding the read side of an InterProcessReadWriteLock");
+  auto* write_lock =
+      app.add_subcommand("write-lock", "run COMMAND while holding the write side of an InterProcessReadWriteLock");
+  auto* semaphore =
+      app.add_subcommand("semaphore", "run COMMAND while holding one lease of an InterProcessSemaphoreV2 on PATH");
+  auto* multi = app.add_subcommand("multi-lock", "run COMMAND while holding an InterProcessMultiLock over PATHs");
+  for (auto* cmd : {lock, read_lock, write_lock}) {
+    cmd->add_option("PATH", o.paths, "the lock's ZooKeeper path, e.g. /locks/backup")->required()->expected(1);
+    add_command_positionals(cmd, o);
+    add_common(cmd, o);
+    add_lock_options(cmd, o, true);
+  }
+  semaphore->add_option("PATH", o.paths, "the semaphore's ZooKeeper path")->required()->expected(1);
+  add_command_positionals(semaphore, o);
+  semaphore
+      ->add_option("-n,--leases", o.leases,
+                   "number of leases of the semaphore (every participant must use the same number)")
+      ->required()
+      ->check(CLI::Range(1, 1 << 30));
+  add_common(semaphore, o);
+  add_lock_options(semaphore, o, false);
+  multi->add_option("PATH", o.paths, "the locks, taken in this order (at least two)")->required();
+  add_common(multi, o);
+  add_lock_options(multi, o, true);
+
+  auto* inspect = app.add_subcommand(
+      "inspect", "show the queue of a lock directory: position, node, kind, holder, owner session, age, data");
+  inspect->add_option("PATH", o.paths, "a mutex, read-write lock or semaphore path")->required()->expected(1);
+  inspect->add_flag("--json", o.json, "print one JSON object instead of a table");
+  inspect->add_option("--type", o.type, "how to read PATH (default auto: from the node names)")
+      ->check(CLI::IsMember({"auto", "mutex", "read-write", "semaphore"}))
+      ->option_text("auto|mutex|read-write|semaphore");
+  add_common(inspect, o);
+
+  auto* revoke = app.add_subcommand(
+      "revoke", "ask the holder of NODE_PATH to release it (Curator's Revoker: sets the node's data to "
+                "__REVOKE__); honoured by holders that made their lock revocable");
+  revoke->add_option("NODE_PATH", o.paths, "the full path of a lock node, as `zkr inspect` shows")
+      ->required()
+      ->expected(1);
+  add_common(revoke, o);
+
+  std::vector<const char*> zkr_args;
+  auto after_dashes = split_command(argc, argv, zkr_args);
+  try {
+    app.parse(static_cast<int>(zkr_args.size()), zkr_args.data());
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? exit_status::ok : exit_status::usage;
+  }
+  finish_common(o);
+
+  const bool runs_command = lock->parsed() || read_lock->parsed() || write_lock->parsed() || semaphore->parsed() ||
+                            multi->parsed();
+  if (!runs_command && !after_dashes.empty()) {
+    say_error("unexpected arguments after --");
+    return exit_status::usage;
+  }
+  if (runs_command) {
+    if (multi->parsed() && after_dashes.empty()) {
+      say_error("multi-lock: put -- between the paths and COMMAND");
+      return exit_status::usage;
+    }
+    o.command.insert(o.command.end(), after_dashes.begin(), after_dashes.end());
+    if (o.command.empty()) {
+      say_error("missing COMMAND: zkr " + app.get_subcommands().front()->get_name() +
+                " [OPTIONS] PATH -- COMMAND [ARGS...]");
+      return exit_status::usage;
+    }
+    for (auto& p : o.paths) {
+      if (auto why = zkr::path_error(p)) {
+        say_error("invalid path " + p + ": " + *why);
+        return exit_status::usage;
+      }
+    }
+  }
+
+  auto options = lock_options(o);
+  if (lock->parsed()) return run_locked(o.common, options, mutex_spec(o.paths.front(), options), o.command);
+  if (read_lock->parsed())
+    return run_locked(o.common, options, read_write_spec(o.paths.front(), false, options), o.command);
+  if (write_lock->parsed())
+    return run_locked(o.common, options, read_write_spec(o.paths.front(), true, options), o.command);
+  if (semaphore->parsed())
+    return run_locked(o.common, options, semaphore_spec(o.paths.front(), o.leases, options), o.command);
+  if (multi->parsed()) {
+    if (o.paths.size() < 2) {
+      say_error("multi-lock needs at least two paths");
+      return exit_status::usage;
+    }
+    return run_locked(o.common, options, multi_lock_spec(o.paths, options), o.command);
+  }
+  if (inspect->parsed()) {
+    LockKind kind = o.type == "mutex"        ? LockKind::mutex
+                    : o.type == "read-write" ? LockKind::read_write
+                    : o.type == "semaphore"  ? LockKind::semaphore
+                                             : LockKind::automatic;
+    return zkr::cli::inspect(o.common, o.paths.front(), kind, o.json);
+  }
+  if (revoke->parsed()) return zkr::cli::revoke(o.common, o.paths.front());
+  return exit_status::usage;
+}

@@ -1,0 +1,328 @@
+#include "run_locked.hpp"
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include <zkr/recipes/lock_internals.hpp>
+
+#include "child.hpp"
+
+namespace zkr::cli {
+
+namespace asio = boost::asio;
+
+namespace {
+
+std::string signal_name(int sig) {
+  switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    case SIGKILL: return "SIGKILL";
+    default: return "signal " + std::to_string(sig);
+  }
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
+class Runner {
+ public:
+  Runner(asio::io_context& ioc, CuratorFramework& client, const CommonOptions& common, const LockOptions& options,
+         LockSpec spec, const std::vector<std::string>& command, std::shared_ptr<spdlog::logger> logger)
+      : ioc_(ioc),
+        client_(client),
+        common_(common),
+        options_(options),
+        spec_(std::move(spec)),
+        command_(command),
+        logger_(std::move(logger)),
+        signals_(ioc, SIGINT, SIGTERM, SIGHUP),
+        sigchld_(ioc, SIGCHLD),
+        kill_timer_(ioc),
+        status_line_(ioc, client, spec_.status) {}
+
+  ~Runner() { *alive_ = false; }
+
+  int run() {
+    wait_signal();
+    if (!common_.quiet && !common_.verbose && StatusLine::wanted()) status_line_.start();
+    logger_->debug("acquiring {}{}", spec_.status.description,
+                   options_.timeout ? " (timeout " + format_duration(*options_.timeout) + ")" : std::string());
+    spec_.start(options_.timeout, cancel_.slot(), [this, alive = alive_](error_code ec, std::vector<Lease> leases) {
+      if (*alive) on_acquired(ec, std::move(leases));
+    });
+    while (!finished_) {
+      if (ioc_.run_one() == 0) {
+        say_error("internal error: the event loop ran out of work");
+        return exit_status::error;
+      }
+    }
+    return exit_status_;
+  }
+
+ private:
+  enum class Phase { waiting, running, releasing };
+
+  void wait_signal() {
+    signals_.async_wait([this](error_code ec, int sig) {
+      if (ec) return;
+      on_signal(sig);
+      if (!finished_) wait_signal();
+    });
+  }
+
+  void on_signal(int sig) {
+    switch (phase_) {
+      case Phase::waiting:
+        if (pending_signal_ == 0) {
+          pending_signal_ = sig;
+          status_line_.stop();
+          logger_->debug("{} while waiting: cancelling the acquire", signal_name(sig));
+          cancel_.emit(asio::cancellation_type::terminal);
+        }
+        break;
+      case Phase::running:
+        logger_->debug("forwarding {} to COMMAND (pid {})", signal_name(sig), child_);
+        ::kill(child_, sig);
+        break;
+      case Phase::releasing:
+        // A second signal while giving the lock back: stop waiting; closing the session deletes the node.
+        logger_->debug("{} while releasing: closing now", signal_name(sig));
+        finish(exit_status_ ? exit_status_ : exit_status::signal_base + sig);
+        break;
+    }
+  }
+
+  void on_acquired(error_code ec, std::vector<Lease> leases) {
+    status_line_.stop();
+    if (pending_signal_ != 0) {
+      say(common_, "interrupted by " + signal_name(pending_signal_) + " while waiting for " +
+                       spec_.status.description);
+      leases_ = std::move(leases);
+      release_and_finish(exit_status::signal_base + pending_signal_);
+      return;
+    }
+    if (ec) {
+      say_error("could not acquire " + spec_.status.description + ": " + ec.message());
+      leases_ = std::move(leases);
+      release_and_finish(status_for(ec));
+      return;
+    }
+    if (leases.empty()) {
+      say(common_, "timed out after " + format_duration(*options_.timeout) + " waiting for " +
+                       spec_.status.description);
+      finish(exit_status::timed_out);
+      return;
+    }
+    leases_ = std::move(leases);
+    start_command();
+  }
+
+  void start_command() {
+    std::vector<std::string> paths, tokens;
+    for (auto& lease : leases_) {
+      paths.push_back(lease.node_path());
+      tokens.push_back(std::to_string(lease.fencing_token()));
+      lease.on_status_change([this, alive = alive_](LeaseStatus s) {
+        if (*alive) on_lease_status(s);
+      });
+      if (options_.revocable) watch_revocation(lease.node_path());
+    }
+    logger_->debug("acquired {}: {} (fencing token {})", spec_.status.description, join(paths, ","),
+                   join(tokens, ","));
+    for (auto& lease : leases_) {
+      if (lease.status() == LeaseStatus::lost) {
+        say_error("the lock was lost before COMMAND could start: " + spec_.status.description);
+        release_and_finish(exit_status::lock_lost);
+        return;
+      }
+    }
+    std::vector<std::pair<std::string, std::string>> env{
+        {"ZKR_LOCK_PATH", join(paths, ",")},
+        {"ZKR_FENCING_TOKEN", join(tokens, ",")},
+        {"ZKR_SESSION_ID", hex_session(leases_.front().session_id())},
+    };
+    phase_ = Phase::running;
+    wait_child();
+    child_ = spawn_command(command_, env);
+    if (child_ < 0) {
+      int err = -child_;
+      child_ = -1;
+      say_error("cannot run " + command_.front() + ": " + std::strerror(err));
+      release_and_finish(err == ENOENT ? exit_status::not_found : exit_status::cannot_execute);
+      return;
+    }
+    logger_->debug("COMMAND started (pid {})", child_);
+  }
+
+  void wait_child() {
+    sigchld_.async_wait([this](error_code ec, int) {
+      if (ec || finished_) return;
+      if (child_ > 0) {
+        int st = 0;
+        pid_t r = ::waitpid(child_, &st, WNOHANG);
+        if (r == child_) {
+          child_ = -1;
+          kill_timer_.cancel();
+          int status = shell_status(st);
+          logger_->debug("COMMAND exited with status {}", status);
+          release_and_finish(forced_status_ ? forced_status_ : status);
+          return;
+        }
+      }
+      wait_child();
+    });
+  }
+
+  void on_lease_status(LeaseStatus s) {
+    if (phase_ != Phase::running || child_ < 0) return;
+    switch (s) {
+      case LeaseStatus::maybe_lost:
+        say(common_, "connection to ZooKeeper suspended: the lock may be lost");
+        break;
+      case LeaseStatus::held:
+        say(common_, "reconnected: the lock is still held");
+        break;
+      case LeaseStatus::lost:
+        if (options_.on_lost == OnLost::kill) {
+          if (!forced_status_) {
+            say_error("the lock was lost: terminating COMMAND");
+            forced_status_ = exit_status::lock_lost;
+            terminate_child();
+          }
+        } else {
+          say_error("the lock was lost (--on-lost ignore): COMMAND keeps running");
+        }
+        break;
+      case LeaseStatus::released:
+        break;
+    }
+  }
+
+  /// Curator's revocation protocol on our own node: re-read on every data change; "__REVOKE__" (written by
+  /// `Revoker::attempt_revoke`) is a request. Done here because the library's asynchronous acquires are never
+  /// revocable (revocation there belongs to the blocking, thread-owned holds).
+  void watch_revocation(const std::string& node) {
+    client_.async_get_data(
+        node,
+        [this, alive = alive_, node](const WatchedEvent& ev) {
+          if (*alive && ev.type == EventType::node_data_changed && phase_ == Phase::running) watch_revocation(node);
+        },
+        [this, alive = alive_](error_code ec, NodeData d) {
+          if (!*alive || ec || d.data != zkr::revoke_message) return;
+          if (phase_ == Phase::running && child_ > 0 && !forced_status_) {
+            say_error("revocation requested: terminating COMMAND and releasing the lock");
+            forced_status_ = exit_status::revoked;
+            terminate_child();
+          }
+        });
+  }
+
+  void terminate_child() {
+    if (child_ <= 0) return;
+    ::kill(child_, SIGTERM);
+    kill_timer_.expires_after(options_.kill_after);
+    kill_timer_.async_wait([this](error_code ec) {
+      if (ec || child_ <= 0) return;
+      say_error("COMMAND did not exit within " + format_duration(options_.kill_after) + ": sending SIGKILL");
+      ::kill(child_, SIGKILL);
+    });
+  }
+
+  void release_and_finish(int status) {
+    phase_ = Phase::releasing;
+    exit_status_ = status;
+    auto remaining = std::make_shared<std::size_t>(0);
+    for (auto& lease : leases_)
+      if (lease.state()) ++*remaining;
+    if (*remaining == 0) return finish(status);
+    for (auto& lease : leases_) {
+      if (!lease.state()) continue;
+      std::string node = lease.node_path();
+      lease.async_release([this, alive = alive_, remaining, status, node](error_code ec) {
+        if (!*alive) return;
+        if (ec && ec != errc::not_acquired) logger_->warn("release of {} failed: {}", node, ec.message());
+        else logger_->debug("released {}", node);
+        if (--*remaining == 0) finish(status);
+      });
+    }
+  }
+
+  void finish(int status) {
+    if (finished_) return;
+    exit_status_ = status;
+    finished_ = true;
+    status_line_.stop();
+  }
+
+  asio::io_context& ioc_;
+  CuratorFramework& client_;
+  const CommonOptions& common_;
+  const LockOptions& options_;
+  LockSpec spec_;
+  const std::vector<std::string>& command_;
+  std::shared_ptr<spdlog::logger> logger_;
+  asio::signal_set signals_;
+  asio::signal_set sigchld_;
+  asio::steady_timer kill_timer_;
+  StatusLine status_line_;
+  asio::cancellation_signal cancel_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+
+  Phase phase_ = Phase::waiting;
+  int pending_signal_ = 0;
+  pid_t child_ = -1;
+  int forced_status_ = 0;
+  int exit_status_ = 0;
+  bool finished_ = false;
+  std::vector<Lease> leases_;
+};
+
+}  // namespace
+
+int run_locked(const CommonOptions& common, const LockOptions& options, const SpecFactory& make_spec,
+               const std::vector<std::string>& command) {
+  // Order matters: the io_context outlives the client, whose handlers and listeners are posted to it.
+  asio::io_context ioc;
+  auto logger = make_logger(common);
+  std::unique_ptr<CuratorFramework> client;
+  LockSpec spec;
+  try {
+    client = make_client(common, logger, ioc.get_executor());
+    spec = make_spec(*client);
+  } catch (const Error& e) {
+    say_error(e.what());
+    return status_for(e.code());
+  }
+  if (options.revocable && !spec.revocable_kind) {
+    say_error("--revocable applies to lock, read-lock, write-lock and multi-lock only");
+    return exit_status::usage;
+  }
+  int status = 0;
+  {
+    Runner runner(ioc, *client, common, options, std::move(spec), command, logger);
+    status = runner.run();
+  }
+  // Waits (at most max_close_wait) for a guaranteed delete still in flight, then ends the session: no node of
+  // ours survives zkr.
+  client->close();
+  return status;
+}
+
+}  // namespace zkr::cli
