@@ -460,24 +460,20 @@ bool CoreImpl::block_until_connected(std::chrono::milliseconds timeout) {
 }
 
 error_code CoreImpl::inject_session_expiration() {
-  if (closed_) return errc::closed;
-  if (!started_) return errc::not_started;
+  // Like ZooKeeper's Java testable hook: the client ends its own session (closeSession from the connection that
+  // owns it, so the server deletes its ephemeral nodes at once), reports LOST, and starts a new session.
+  // Doing it from a second handle on the same session id races with our own reconnect (the session moves back
+  // and the second handle's close is refused).
   error_code ec;
-  // The second handle runs on the I/O thread, blocking it meanwhile. Run from another thread, our own handle
-  // could reconnect into the session between the second handle taking it over (the server then drops our
-  // connection) and closing it: the server would refuse that close (SESSIONMOVED) and the session would live on.
-  const int rc = run_blocking<int>(
+  run_blocking_void(
       *this,
-      [this](unique_function<void(error_code, int)> done) {
-        if (!zh_) return done(errc::closed, 0);
-        const clientid_t* cid = zoo_client_id(zh_);
-        if (!cid || cid->client_id == 0) return done(zk_errc::connection_loss, 0);
-        const clientid_t id = *cid;
-        done({}, expire_session(cfg_.connect_string, id, std::max(cfg_.connection_timeout, Millis(10000))));
+      [this](VoidCallback done) {
+        if (!zh_) return done(errc::closed);
+        handle_session_lost("session expiration injected");
+        done({});
       },
       ec);
-  if (ec) return ec;
-  return zk_error(rc);
+  return ec;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -1395,6 +1391,10 @@ void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb) {
   if (closed_) return post_result(std::move(cb), error_code(errc::closed), std::vector<OpResult>{});
   if (!started_) return post_result(std::move(cb), error_code(errc::not_started), std::vector<OpResult>{});
   for (auto& op : ops) {
+    // The C client 3.8 misreads multi replies for container and TTL creates: refuse them here.
+    if (op.kind == Op::Kind::create && (op.mode == CreateMode::container || op.mode == CreateMode::persistent_with_ttl ||
+                                        op.mode == CreateMode::persistent_sequential_with_ttl))
+      return post_result(std::move(cb), error_code(errc::invalid_argument), std::vector<OpResult>{});
     if (path_error(op.path, op.kind == Op::Kind::create && is_sequential(op.mode)))
       return post_result(std::move(cb), error_code(errc::invalid_path), std::vector<OpResult>{});
     if (op.data.size() > cfg_.max_data_size)

@@ -62,9 +62,4 @@ void set_thread_log_target(spdlog::logger* logger) noexcept;
 /// The C client's log callback, routing to the thread's target.
 void route_c_log(const char* message);
 
-/// Opens a second handle on session (id, password), waits until it is connected, then closes it: the server
-/// then expires the session for its original owner. Blocks the calling thread (up to `timeout`). Returns 0 on
-/// success or a ZOO_ERRORS code.
-int expire_session(const std::string& connect_string, const clientid_t& id, std::chrono::milliseconds timeout);
-
 }  // namespace zkr::detail

@@ -2,7 +2,6 @@
 
 #include "zk_glue.hpp"
 
-#include <poll.h>
 
 #include <cstring>
 #include <mutex>
@@ -47,57 +46,6 @@ void route_c_log(const char* message) {
   else if (m.find(":DEBUG@") != std::string_view::npos)
     level = spdlog::level::debug;
   if (log->should_log(level)) log->log(level, "zookeeper-c: {}", m);
-}
-
-namespace {
-void noop_watcher(zhandle_t*, int, int, const char*, void*) {}
-}  // namespace
-
-int expire_session(const std::string& connect_string, const clientid_t& id, std::chrono::milliseconds timeout) {
-  zhandle_t* zh = nullptr;
-  {
-    const std::lock_guard c_lock(c_client_mutex());
-    zh = zookeeper_init2(connect_string.c_str(), noop_watcher, static_cast<int>(timeout.count()), &id, nullptr, 0,
-                         route_c_log);
-  }
-  if (!zh) return ZSYSTEMERROR;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  int result = ZOPERATIONTIMEOUT;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (zoo_state(zh) == ZOO_CONNECTED_STATE) {
-      result = ZOK;
-      break;
-    }
-    if (zoo_state(zh) == ZOO_EXPIRED_SESSION_STATE) {
-      result = ZOK;  // already expired: nothing left to do
-      break;
-    }
-    int fd = -1, interest = 0;
-    timeval tv{};
-    {
-      const std::lock_guard c_lock(c_client_mutex());
-      zookeeper_interest(zh, &fd, &interest, &tv);
-    }
-    int wait_ms = static_cast<int>(tv.tv_sec * 1000 + tv.tv_usec / 1000);
-    if (wait_ms > 50 || wait_ms < 0) wait_ms = 50;
-    int events = 0;
-    if (fd >= 0) {
-      pollfd p{fd, 0, 0};
-      if (interest & ZOOKEEPER_READ) p.events |= POLLIN;
-      if (interest & ZOOKEEPER_WRITE) p.events |= POLLOUT;
-      if (::poll(&p, 1, wait_ms) > 0) {
-        if (p.revents & (POLLIN | POLLHUP | POLLERR)) events |= ZOOKEEPER_READ;
-        if (p.revents & POLLOUT) events |= ZOOKEEPER_WRITE;
-      }
-    } else {
-      ::poll(nullptr, 0, wait_ms);
-    }
-    const std::lock_guard c_lock(c_client_mutex());
-    zookeeper_process(zh, events);
-  }
-  const std::lock_guard c_lock(c_client_mutex());
-  zookeeper_close(zh);
-  return result;
 }
 
 }  // namespace zkr::detail

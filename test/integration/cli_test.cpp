@@ -5,10 +5,6 @@
 // The zkr binary comes from the compile definition ZKR_CLI_PATH (test/CMakeLists.txt); without it the tests
 // skip with a WARN.
 
-#include <catch2/catch.hpp>
-
-#include <boost/json/src.hpp>  // header-only Boost.JSON, to check that `zkr inspect --json` is valid JSON
-
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -16,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <boost/json/src.hpp>  // header-only Boost.JSON, to check that `zkr inspect --json` is valid JSON
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -150,8 +148,8 @@ Result run_zkr(std::vector<std::string> args, const TempDir& dir,
   return {st ? *st : -1, z.out(), z.err()};
 }
 
-/// A shell script (for `sh -c`) that appends `START <nanos> <token> zkr`, holds, then appends `END <nanos> zkr`
-/// to $1: the same format as the Java peer's `loop`.
+/// A shell script (for `sh -c`) that appends `START <nanos> <token> zkr`, holds, then appends `END <nanos>
+/// zkr` to $1: the same format as the Java peer's `loop`.
 const std::string log_script =
     "echo \"START $(date +%s%N) $ZKR_FENCING_TOKEN zkr\" >> \"$1\"; sleep 0.15; "
     "echo \"END $(date +%s%N) zkr\" >> \"$1\"";
@@ -203,7 +201,8 @@ TEST_CASE("zkr: usage errors and --help", "[cli]") {
   CHECK(help.status == 0);
   for (const char* s : {"64", "69", "70", "75", "76", "77", "126", "127", "128+N", "ZKR_FENCING_TOKEN"})
     CHECK(help.out.find(s) != std::string::npos);
-  for (const char* cmd : {"lock", "read-lock", "write-lock", "semaphore", "multi-lock", "inspect", "revoke"}) {
+  for (const char* cmd :
+       {"lock", "read-lock", "write-lock", "semaphore", "multi-lock", "inspect", "revoke"}) {
     auto h = run_zkr({cmd, "--help"}, dir);
     CHECK(h.status == 0);
     CHECK(h.out.find("Exit status") != std::string::npos);
@@ -211,13 +210,13 @@ TEST_CASE("zkr: usage errors and --help", "[cli]") {
   CHECK(run_zkr({}, dir).status == 64);
   CHECK(run_zkr({"frobnicate"}, dir).status == 64);
   CHECK(run_zkr({"lock"}, dir).status == 64);
-  CHECK(run_zkr({"lock", "/a"}, dir).status == 64);                               // no COMMAND
+  CHECK(run_zkr({"lock", "/a"}, dir).status == 64);  // no COMMAND
   CHECK(run_zkr({"lock", "--timeout", "soon", "/a", "--", "true"}, dir).status == 64);
   CHECK(run_zkr({"lock", "relative/path", "--", "true"}, dir).status == 64);
   CHECK(run_zkr({"lock", "--on-lost", "panic", "/a", "--", "true"}, dir).status == 64);
-  CHECK(run_zkr({"semaphore", "/a", "--", "true"}, dir).status == 64);             // no --leases
+  CHECK(run_zkr({"semaphore", "/a", "--", "true"}, dir).status == 64);  // no --leases
   CHECK(run_zkr({"semaphore", "--leases", "0", "/a", "--", "true"}, dir).status == 64);
-  CHECK(run_zkr({"multi-lock", "/a", "--", "true"}, dir).status == 64);            // one path
+  CHECK(run_zkr({"multi-lock", "/a", "--", "true"}, dir).status == 64);  // one path
   CHECK(run_zkr({"semaphore", "--revocable", "-n", "2", "/a", "--", "true"}, dir).status == 64);
 }
 
@@ -250,9 +249,10 @@ TEST_CASE("zkr lock: processes never overlap, tokens strictly increase, the envi
   CHECK(fx.children("/cli/mutex").empty());
 
   // ZKR_LOCK_PATH is our node (under the lock path), ZKR_FENCING_TOKEN its czxid, ZKR_SESSION_ID ours.
-  auto r = run_zkr(cat(cat({"lock"}, common_args(fx)),
-                       {"/cli/mutex", "--", "sh", "-c", "echo $ZKR_LOCK_PATH $ZKR_FENCING_TOKEN $ZKR_SESSION_ID"}),
-                   dir);
+  auto r =
+      run_zkr(cat(cat({"lock"}, common_args(fx)),
+                  {"/cli/mutex", "--", "sh", "-c", "echo $ZKR_LOCK_PATH $ZKR_FENCING_TOKEN $ZKR_SESSION_ID"}),
+              dir);
   REQUIRE(r.status == 0);
   std::istringstream in(r.out);
   std::string node, session;
@@ -264,9 +264,12 @@ TEST_CASE("zkr lock: processes never overlap, tokens strictly increase, the envi
   CHECK(session.rfind("0x", 0) == 0);
 
   // COMMAND's own status is zkr's; 127 / 126 when it cannot run.
-  CHECK(run_zkr(cat(cat({"lock"}, common_args(fx)), {"/cli/mutex", "--", "sh", "-c", "exit 42"}), dir).status == 42);
-  CHECK(run_zkr(cat(cat({"lock"}, common_args(fx)), {"/cli/mutex", "--", "no-such-command-zkr"}), dir).status ==
-        127);
+  CHECK(
+      run_zkr(cat(cat({"lock"}, common_args(fx)), {"/cli/mutex", "--", "sh", "-c", "exit 42"}), dir).status ==
+      42);
+  CHECK(
+      run_zkr(cat(cat({"lock"}, common_args(fx)), {"/cli/mutex", "--", "no-such-command-zkr"}), dir).status ==
+      127);
   CHECK(run_zkr(cat(cat({"lock"}, common_args(fx)), {"/cli/mutex", "--", "/etc/passwd"}), dir).status == 126);
   CHECK(fx.children("/cli/mutex").empty());
 }
@@ -279,21 +282,25 @@ TEST_CASE("zkr lock --timeout: exit 75 and no node left behind", "[cli]") {
   REQUIRE(wait_children(fx, "/cli/timeout", 1));
   const auto held = fx.children("/cli/timeout");
 
-  auto r = run_zkr(cat(cat({"lock"}, common_args(fx)), {"--timeout", "500ms", "/cli/timeout", "--", "true"}), dir);
+  auto r =
+      run_zkr(cat(cat({"lock"}, common_args(fx)), {"--timeout", "500ms", "/cli/timeout", "--", "true"}), dir);
   CHECK(r.status == 75);
   CHECK(r.err.find("timed out") != std::string::npos);
   CHECK(fx.children("/cli/timeout") == held);
 
   // 0: one try without waiting (flock -n).
-  CHECK(run_zkr(cat(cat({"lock"}, common_args(fx)), {"-w", "0", "/cli/timeout", "--", "true"}), dir).status == 75);
+  CHECK(run_zkr(cat(cat({"lock"}, common_args(fx)), {"-w", "0", "/cli/timeout", "--", "true"}), dir).status ==
+        75);
   // --quiet: nothing on stderr.
-  auto q = run_zkr(cat(cat({"lock"}, common_args(fx)), {"-q", "-w", "200ms", "/cli/timeout", "--", "true"}), dir);
+  auto q =
+      run_zkr(cat(cat({"lock"}, common_args(fx)), {"-q", "-w", "200ms", "/cli/timeout", "--", "true"}), dir);
   CHECK(q.status == 75);
   CHECK(q.err.empty());
   CHECK(fx.children("/cli/timeout") == held);
 
   // The same for the other recipes.
-  CHECK(run_zkr(cat(cat({"multi-lock"}, common_args(fx)), {"-w", "300ms", "/cli/other", "/cli/timeout", "--", "true"}),
+  CHECK(run_zkr(cat(cat({"multi-lock"}, common_args(fx)),
+                    {"-w", "300ms", "/cli/other", "/cli/timeout", "--", "true"}),
                 dir)
             .status == 75);
   CHECK(fx.children("/cli/other").empty());
@@ -312,7 +319,8 @@ TEST_CASE("zkr lock: a lock lost while COMMAND runs terminates it and exits 76",
   const std::string script = "trap 'echo TERM >> \"$1\"; kill $! 2>/dev/null; exit 0' TERM; sleep 60 & wait";
 
   SECTION("--on-lost kill (the default)") {
-    Zkr holder(cat(cat({"lock"}, common_args(fx)), {"/cli/lost", "--", "sh", "-c", script, "sh", marker}), dir);
+    Zkr holder(cat(cat({"lock"}, common_args(fx)), {"/cli/lost", "--", "sh", "-c", script, "sh", marker}),
+               dir);
     REQUIRE(wait_children(fx, "/cli/lost", 1));
     std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let COMMAND install its trap
     // Someone else deletes our node: the lease watch reports it lost.
@@ -349,7 +357,8 @@ TEST_CASE("zkr lock: signals cancel the wait or are forwarded to COMMAND", "[cli
   ServerFixture fx;
   TempDir dir;
   const std::string marker = dir.file("marker");
-  const std::string script = "trap 'echo got TERM >> \"$1\"; kill $! 2>/dev/null; exit 7' TERM; sleep 60 & wait";
+  const std::string script =
+      "trap 'echo got TERM >> \"$1\"; kill $! 2>/dev/null; exit 7' TERM; sleep 60 & wait";
 
   Zkr holder(cat(cat({"lock"}, common_args(fx)), {"/cli/sig", "--", "sh", "-c", script, "sh", marker}), dir);
   REQUIRE(wait_children(fx, "/cli/sig", 1));
@@ -396,7 +405,9 @@ TEST_CASE("zkr inspect: mutex, read-write and semaphore directories, as text and
   }
 
   SECTION("mutex, with a foreign node") {
-    Zkr holder(cat(cat({"lock"}, common_args(fx)), {"--data", "holder \"one\"", "/cli/m", "--", "sleep", "60"}), dir);
+    Zkr holder(
+        cat(cat({"lock"}, common_args(fx)), {"--data", "holder \"one\"", "/cli/m", "--", "sleep", "60"}),
+        dir);
     REQUIRE(wait_children(fx, "/cli/m", 1));
     Zkr waiter(cat(cat({"lock"}, common_args(fx)), {"--data", "waiter", "/cli/m", "--", "true"}), dir);
     REQUIRE(wait_children(fx, "/cli/m", 2));
@@ -456,8 +467,8 @@ TEST_CASE("zkr inspect: mutex, read-write and semaphore directories, as text and
       CHECK(get(nodes[i], "holds").as_bool() == holds[i]);
     }
     // A reader arriving now may not pass the queued writer.
-    CHECK(run_zkr(cat(cat({"read-lock"}, common_args(fx)), {"-w", "300ms", "/cli/rw", "--", "true"}), dir).status ==
-          75);
+    CHECK(run_zkr(cat(cat({"read-lock"}, common_args(fx)), {"-w", "300ms", "/cli/rw", "--", "true"}), dir)
+              .status == 75);
     r1.signal(SIGTERM);
     r2.signal(SIGTERM);
     CHECK(w.wait() == 0);
@@ -494,7 +505,9 @@ TEST_CASE("zkr inspect: mutex, read-write and semaphore directories, as text and
     CHECK(get(leases[2], "owner") == get(locks[0], "owner"));
     CHECK(!get(leases[2], "holds").as_bool());
     // A third lease within 300 ms: no.
-    CHECK(run_zkr(cat(cat({"semaphore"}, common_args(fx)), {"-n", "2", "-w", "300ms", "/cli/sem", "--", "true"}), dir)
+    CHECK(run_zkr(
+              cat(cat({"semaphore"}, common_args(fx)), {"-n", "2", "-w", "300ms", "/cli/sem", "--", "true"}),
+              dir)
               .status == 75);
     a.signal(SIGTERM);
     CHECK(c.wait() == 0);
@@ -508,8 +521,9 @@ TEST_CASE("zkr multi-lock on lock directories that do not exist yet", "[cli]") {
   if (!have_zkr()) return;
   ServerFixture fx;
   TempDir dir;
-  auto r = run_zkr(cat(cat({"multi-lock"}, common_args(fx)), {"-w", "20s", "/cli/fresh/a", "/cli/fresh/b", "--", "true"}),
-                   dir);
+  auto r = run_zkr(
+      cat(cat({"multi-lock"}, common_args(fx)), {"-w", "20s", "/cli/fresh/a", "/cli/fresh/b", "--", "true"}),
+      dir);
   INFO(r.err);
   CHECK(r.status == 0);
   CHECK(fx.children("/cli/fresh/a").empty());
@@ -525,9 +539,10 @@ TEST_CASE("zkr multi-lock: all locks or none, one node per path in the environme
   dirs.creating_parents = true;
   fx.admin->create("/cli/ma", dirs);
   fx.admin->create("/cli/mb", dirs);
-  auto r = run_zkr(cat(cat({"multi-lock"}, common_args(fx)),
-                       {"/cli/ma", "/cli/mb", "--", "sh", "-c", "echo $ZKR_LOCK_PATH; echo $ZKR_FENCING_TOKEN"}),
-                   dir);
+  auto r =
+      run_zkr(cat(cat({"multi-lock"}, common_args(fx)),
+                  {"/cli/ma", "/cli/mb", "--", "sh", "-c", "echo $ZKR_LOCK_PATH; echo $ZKR_FENCING_TOKEN"}),
+              dir);
   REQUIRE(r.status == 0);
   auto lines = lines_of(r.out);
   REQUIRE(lines.size() == 2);
@@ -539,9 +554,10 @@ TEST_CASE("zkr multi-lock: all locks or none, one node per path in the environme
   const std::string log = dir.file("log");
   std::vector<std::unique_ptr<Zkr>> procs;
   for (int i = 0; i < 3; ++i) {
-    procs.push_back(std::make_unique<Zkr>(
-        cat(cat({"multi-lock"}, common_args(fx)), {"/cli/ma", "/cli/mb", "--", "sh", "-c", log_script, "sh", log}),
-        dir));
+    procs.push_back(
+        std::make_unique<Zkr>(cat(cat({"multi-lock"}, common_args(fx)),
+                                  {"/cli/ma", "/cli/mb", "--", "sh", "-c", log_script, "sh", log}),
+                              dir));
     procs.push_back(std::make_unique<Zkr>(
         cat(cat({"lock"}, common_args(fx)), {"/cli/mb", "--", "sh", "-c", log_script, "sh", log}), dir));
   }
@@ -567,14 +583,16 @@ TEST_CASE("zkr revoke: a --revocable holder terminates COMMAND, releases and exi
   CHECK(run_zkr(cat(cat({"revoke"}, common_args(fx)), {"/cli/rev/no-such-node"}), dir).status == 70);
 
   SECTION("revocable") {
-    Zkr holder(cat(cat({"lock"}, common_args(fx)), {"--revocable", "/cli/rev", "--", "sh", "-c", script, "sh", marker}),
+    Zkr holder(cat(cat({"lock"}, common_args(fx)),
+                   {"--revocable", "/cli/rev", "--", "sh", "-c", script, "sh", marker}),
                dir);
     REQUIRE(wait_children(fx, "/cli/rev", 1));
     Zkr next(cat(cat({"lock"}, common_args(fx)), {"/cli/rev", "--", "true"}), dir);
     REQUIRE(wait_children(fx, "/cli/rev", 2));
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     auto nodes = fx.children("/cli/rev");
-    std::sort(nodes.begin(), nodes.end(), [](auto& a, auto& b) { return sequential_suffix(a) < sequential_suffix(b); });
+    std::sort(nodes.begin(), nodes.end(),
+              [](auto& a, auto& b) { return sequential_suffix(a) < sequential_suffix(b); });
     auto r = run_zkr(cat(cat({"revoke"}, common_args(fx)), {"/cli/rev/" + nodes.front()}), dir);
     CHECK(r.status == 0);
     CHECK(holder.wait(std::chrono::seconds(30)) == 77);
@@ -582,9 +600,11 @@ TEST_CASE("zkr revoke: a --revocable holder terminates COMMAND, releases and exi
     CHECK(next.wait() == 0);  // the next in line got it
   }
   SECTION("not revocable: the request is ignored") {
-    Zkr holder(cat(cat({"lock"}, common_args(fx)), {"/cli/rev", "--", "sh", "-c", script, "sh", marker}), dir);
+    Zkr holder(cat(cat({"lock"}, common_args(fx)), {"/cli/rev", "--", "sh", "-c", script, "sh", marker}),
+               dir);
     REQUIRE(wait_children(fx, "/cli/rev", 1));
-    auto r = run_zkr(cat(cat({"revoke"}, common_args(fx)), {"/cli/rev/" + fx.children("/cli/rev").front()}), dir);
+    auto r =
+        run_zkr(cat(cat({"revoke"}, common_args(fx)), {"/cli/rev/" + fx.children("/cli/rev").front()}), dir);
     CHECK(r.status == 0);
     CHECK(!holder.wait(std::chrono::seconds(1)));
     holder.signal(SIGTERM);
@@ -606,7 +626,9 @@ TEST_CASE("zkr lock and a Java Curator InterProcessMutex exclude each other", "[
 
   // Java holds: zkr times out.
   REQUIRE(peer.call("acquire").rfind("acquired /cli/java/", 0) == 0);
-  CHECK(run_zkr(cat(cat({"lock"}, common_args(fx)), {"-w", "500ms", "/cli/java", "--", "true"}), dir).status == 75);
+  CHECK(
+      run_zkr(cat(cat({"lock"}, common_args(fx)), {"-w", "500ms", "/cli/java", "--", "true"}), dir).status ==
+      75);
   REQUIRE(peer.call("release") == "released");
 
   // zkr holds: Java times out, then gets it once zkr is done.

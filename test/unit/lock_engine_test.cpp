@@ -200,7 +200,11 @@ TEST_CASE_METHOD(Fixture, "engine: max_leases > 1 grants below the limit in two 
   CHECK(kids().size() == 3);
 
   // The fourth waits on the node max_leases places ahead of it (the first one), not on its predecessor.
-  const auto first = dir + "/" + kids()[0];
+  auto by_sequence = kids();  // the fake lists by full name; the queue order is the sequence order
+  std::sort(by_sequence.begin(), by_sequence.end(), [](const std::string& a, const std::string& b) {
+    return zkr::sequential_suffix(a) < zkr::sequential_suffix(b);
+  });
+  const auto first = dir + "/" + by_sequence[0];
   core->clear_log();
   auto fourth = start(e);
   REQUIRE(core->run_until([&] { return core->watch_count(first) == 1; }));

@@ -14,8 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -27,7 +27,6 @@
 #include <regex>
 #include <string>
 #include <vector>
-
 #include <zkr/testing/testing_server.hpp>
 #include <zkr/zkrecipes.hpp>
 
@@ -123,7 +122,8 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  std::printf("zkr demo: %d processes take one ZooKeeper lock in turn, first come, first served.\n\n", workers);
+  std::printf("zkr demo: %d processes take one ZooKeeper lock in turn, first come, first served.\n\n",
+              workers);
   std::printf("1. Starting a private ZooKeeper server on 127.0.0.1 (a few seconds)...\n");
   std::optional<zkr::testing::TestingServer> server;
   try {
@@ -152,22 +152,24 @@ int main(int argc, char** argv) {
     client.start();
     if (!client.block_until_connected(20s)) throw std::runtime_error("cannot connect to " + connect);
 
-    std::printf("2. The demo takes %s itself (an InterProcessMutex), so that the workers queue up behind it.\n",
-                lock_path);
+    std::printf(
+        "2. The demo takes %s itself (an InterProcessMutex), so that the workers queue up behind it.\n",
+        lock_path);
     zkr::InterProcessMutex gate(client, lock_path);
     gate.acquire();
 
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
-    std::printf("\n3. Starting %d workers, one at a time; each runs:\n"
-                "     %s lock --connect %s --data 'worker N' %s -- \\\n"
-                "         sh -c 'echo \"worker N holds $ZKR_LOCK_PATH token $ZKR_FENCING_TOKEN\"; sleep 0.3'\n",
-                workers, zkr.c_str(), connect.c_str(), lock_path);
+    std::printf(
+        "\n3. Starting %d workers, one at a time; each runs:\n"
+        "     %s lock --connect %s --data 'worker N' %s -- \\\n"
+        "         sh -c 'echo \"worker N holds $ZKR_LOCK_PATH token $ZKR_FENCING_TOKEN\"; sleep 0.3'\n",
+        workers, zkr.c_str(), connect.c_str(), lock_path);
     for (int i = 1; i <= workers; ++i) {
       std::string script = "echo \"worker " + std::to_string(i) +
                            " holds $ZKR_LOCK_PATH token $ZKR_FENCING_TOKEN\"; sleep 0.3";
-      pid_t pid = spawn({zkr.string(), "lock", "--connect", connect, "--quiet", "--data", "worker " + std::to_string(i),
-                         lock_path, "--", "/bin/sh", "-c", script},
+      pid_t pid = spawn({zkr.string(), "lock", "--connect", connect, "--quiet", "--data",
+                         "worker " + std::to_string(i), lock_path, "--", "/bin/sh", "-c", script},
                         fds[1]);
       if (pid < 0) throw std::runtime_error("cannot start worker");
       pids.push_back(pid);
@@ -222,7 +224,8 @@ int main(int argc, char** argv) {
       ::waitpid(pids[i], &st, 0);
       pids[i] = -1;
       if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        std::printf("   worker %zu failed (status %d)\n", i + 1, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+        std::printf("   worker %zu failed (status %d)\n", i + 1,
+                    WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
         ++failures;
       }
     }
@@ -241,9 +244,10 @@ int main(int argc, char** argv) {
     std::printf("   order of grants : %s\n", order.c_str());
     std::printf("   fencing tokens  : %s\n", tokens.c_str());
     std::printf("   %s the workers got the lock in the order they queued (FIFO)\n", fifo ? "ok  " : "FAIL");
-    std::printf("   %s every fencing token is larger than the one before (a storage system can reject a\n"
-                "        late write from a holder that lost its lock by remembering the largest token seen)\n",
-                increasing && !grants.empty() ? "ok  " : "FAIL");
+    std::printf(
+        "   %s every fencing token is larger than the one before (a storage system can reject a\n"
+        "        late write from a holder that lost its lock by remembering the largest token seen)\n",
+        increasing && !grants.empty() ? "ok  " : "FAIL");
     std::printf("   %s every worker exited with status 0\n", failures == 0 ? "ok  " : "FAIL");
     client.close();
     const bool ok = fifo && increasing && !grants.empty() && failures == 0;

@@ -6,7 +6,6 @@
 #include <optional>
 #include <string_view>
 #include <vector>
-
 #include <zkr/drivers/lock_driver.hpp>
 #include <zkr/drivers/read_write_lock_driver.hpp>
 #include <zkr/recipes/inter_process_mutex.hpp>
@@ -35,8 +34,8 @@ struct Queue {
 bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
 /// Reads the data and Stat of every child; children that vanished meanwhile are dropped.
-std::vector<Row> read_rows(CuratorFramework& client, const std::string& dir, const std::vector<std::string>& names,
-                           error_code& ec) {
+std::vector<Row> read_rows(CuratorFramework& client, const std::string& dir,
+                           const std::vector<std::string>& names, error_code& ec) {
   std::vector<Row> rows;
   for (const auto& n : names) {
     error_code e;
@@ -126,11 +125,21 @@ std::string json_escape(std::string_view s) {
   for (std::size_t i = 0; i < s.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           char buf[8];
@@ -177,13 +186,15 @@ std::string printable(std::string_view s, std::size_t max) {
 }
 
 std::int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
 std::int64_t age_ms(const Stat& st, std::int64_t now) { return std::max<std::int64_t>(0, now - st.ctime); }
 
-void print_text(const std::string& path, bool exists, std::string_view type, const std::vector<Queue>& queues) {
+void print_text(const std::string& path, bool exists, std::string_view type,
+                const std::vector<Queue>& queues) {
   if (!exists) {
     std::printf("%s: does not exist (no lock has been taken there, or its empty directory was reaped)\n",
                 path.c_str());
@@ -217,11 +228,13 @@ void print_text(const std::string& path, bool exists, std::string_view type, con
   for (auto& q : queues)
     for (auto& r : q.rows) any_foreign = any_foreign || r.foreign;
   if (any_foreign)
-    std::printf("\nforeign: a node whose name matches no lock recipe of this kind (it still counts as a contender "
-                "where Curator counts it)\n");
+    std::printf(
+        "\nforeign: a node whose name matches no lock recipe of this kind (it still counts as a contender "
+        "where Curator counts it)\n");
 }
 
-void print_json(const std::string& path, bool exists, std::string_view type, const std::vector<Queue>& queues) {
+void print_json(const std::string& path, bool exists, std::string_view type,
+                const std::vector<Queue>& queues) {
   const auto now = now_ms();
   std::printf("{\"path\":\"%s\",\"exists\":%s,\"type\":\"%.*s\",\"queues\":[", json_escape(path).c_str(),
               exists ? "true" : "false", static_cast<int>(type.size()), type.data());
@@ -231,13 +244,13 @@ void print_json(const std::string& path, bool exists, std::string_view type, con
                 json_escape(q.path).c_str());
     for (std::size_t i = 0; i < q.rows.size(); ++i) {
       auto& r = q.rows[i];
-      std::printf("%s{\"position\":%zu,\"name\":\"%s\",\"path\":\"%s\",\"kind\":\"%s\",\"holds\":%s,"
-                  "\"foreign\":%s,\"owner\":\"%s\",\"age_ms\":%lld,\"fencing_token\":%lld,\"data\":\"%s\"}",
-                  i ? "," : "", i + 1, json_escape(r.name).c_str(), json_escape(make_path(q.path, r.name)).c_str(),
-                  r.kind.c_str(), r.holds ? "true" : "false", r.foreign ? "true" : "false",
-                  hex_session(r.node.stat.ephemeral_owner).c_str(),
-                  static_cast<long long>(age_ms(r.node.stat, now)), static_cast<long long>(r.node.stat.czxid),
-                  json_escape(r.node.data).c_str());
+      std::printf(
+          "%s{\"position\":%zu,\"name\":\"%s\",\"path\":\"%s\",\"kind\":\"%s\",\"holds\":%s,"
+          "\"foreign\":%s,\"owner\":\"%s\",\"age_ms\":%lld,\"fencing_token\":%lld,\"data\":\"%s\"}",
+          i ? "," : "", i + 1, json_escape(r.name).c_str(), json_escape(make_path(q.path, r.name)).c_str(),
+          r.kind.c_str(), r.holds ? "true" : "false", r.foreign ? "true" : "false",
+          hex_session(r.node.stat.ephemeral_owner).c_str(), static_cast<long long>(age_ms(r.node.stat, now)),
+          static_cast<long long>(r.node.stat.czxid), json_escape(r.node.data).c_str());
     }
     std::printf("]}");
   }
@@ -287,15 +300,15 @@ int inspect(const CommonOptions& common, const std::string& path, LockKind kind,
     return status_for(ec);
   }
 
-  const bool semaphore_layout =
-      std::any_of(children.begin(), children.end(),
-                  [](const std::string& c) {
-                    return c == InterProcessSemaphoreV2::lease_parent || c == InterProcessSemaphoreV2::lock_parent;
-                  }) &&
-      std::none_of(children.begin(), children.end(), [](const std::string& c) {
-        return contains(c, InterProcessMutex::lock_name) || contains(c, read_lock_name) ||
-               contains(c, write_lock_name);
-      });
+  const bool semaphore_layout = std::any_of(children.begin(), children.end(),
+                                            [](const std::string& c) {
+                                              return c == InterProcessSemaphoreV2::lease_parent ||
+                                                     c == InterProcessSemaphoreV2::lock_parent;
+                                            }) &&
+                                std::none_of(children.begin(), children.end(), [](const std::string& c) {
+                                  return contains(c, InterProcessMutex::lock_name) ||
+                                         contains(c, read_lock_name) || contains(c, write_lock_name);
+                                });
   if (kind == LockKind::automatic) {
     if (semaphore_layout)
       kind = LockKind::semaphore;
@@ -311,11 +324,13 @@ int inspect(const CommonOptions& common, const std::string& path, LockKind kind,
   std::string type;
   if (kind == LockKind::semaphore) {
     type = "semaphore";
-    Queue leases{"leases", make_path(path, InterProcessSemaphoreV2::lease_parent),
+    Queue leases{"leases",
+                 make_path(path, InterProcessSemaphoreV2::lease_parent),
                  "leases (" + make_path(path, InterProcessSemaphoreV2::lease_parent) +
                      "): the holders, and the lease node of the first waiter (HOLDS -)",
                  {}};
-    Queue locks{"locks", make_path(path, InterProcessSemaphoreV2::lock_parent),
+    Queue locks{"locks",
+                make_path(path, InterProcessSemaphoreV2::lock_parent),
                 "locks (" + make_path(path, InterProcessSemaphoreV2::lock_parent) +
                     "): the waiting queue; its first node holds the internal lock and waits for a free lease",
                 {}};
@@ -331,7 +346,8 @@ int inspect(const CommonOptions& common, const std::string& path, LockKind kind,
     classify_leases(leases.rows);
     classify_mutex(locks.rows);
     // Curator's semaphore: the first of the `locks` queue creates its lease node, then waits (holding the
-    // internal lock) while there are more lease nodes than leases. Its newest lease node is that wait, not a hold.
+    // internal lock) while there are more lease nodes than leases. Its newest lease node is that wait, not a
+    // hold.
     if (!locks.rows.empty()) {
       const auto waiter = locks.rows.front().node.stat.ephemeral_owner;
       for (auto it = leases.rows.rbegin(); it != leases.rows.rend(); ++it) {
@@ -349,7 +365,8 @@ int inspect(const CommonOptions& common, const std::string& path, LockKind kind,
       if (c != InterProcessSemaphoreV2::lease_parent && c != InterProcessSemaphoreV2::lock_parent)
         others.push_back(c);
     if (!others.empty()) {
-      Queue other{"other", path, "other children of " + path + " (foreign)", read_rows(*client, path, others, ec)};
+      Queue other{"other", path, "other children of " + path + " (foreign)",
+                  read_rows(*client, path, others, ec)};
       if (ec) {
         say_error("cannot read " + path + ": " + ec.message());
         return status_for(ec);

@@ -1,6 +1,6 @@
 #pragma once
-// Running COMMAND as a child process: posix_spawnp with a clean signal state, extra environment variables, and
-// none of zkr's own descriptors (the ZooKeeper socket, Asio's internals) leaking into it.
+// Running COMMAND as a child process: posix_spawnp with a clean signal state, extra environment variables,
+// and none of zkr's own descriptors (the ZooKeeper socket, Asio's internals) leaking into it.
 
 #include <sys/types.h>
 
@@ -10,14 +10,14 @@
 
 namespace zkr::cli {
 
-/// Remembers the descriptors open when zkr started (they belong to the caller and are passed on to COMMAND, as
-/// flock does). Call first thing in main().
+/// Remembers the descriptors open when zkr started (they belong to the caller and are passed on to COMMAND,
+/// as flock does). Call first thing in main().
 void record_inherited_descriptors();
 
-/// Spawns `argv` (searched in PATH) with the current environment plus `extra_env` (overriding variables of the
-/// same name). Every descriptor zkr opened itself is made close-on-exec first; the child starts with default
-/// dispositions for the signals zkr handles and an empty signal mask.
-/// Returns the pid, or -errno when the spawn failed (ENOENT: not found; EACCES/ENOEXEC...: cannot execute).
+/// Spawns `argv` (searched in PATH) with the current environment plus `extra_env` (overriding variables of
+/// the same name). Every descriptor zkr opened itself is made close-on-exec first; the child starts with
+/// default dispositions for the signals zkr handles and an empty signal mask. Returns the pid, or -errno when
+/// the spawn failed (ENOENT: not found; EACCES/ENOEXEC...: cannot execute).
 pid_t spawn_command(const std::vector<std::string>& argv,
                     const std::vector<std::pair<std::string, std::string>>& extra_env);
 

@@ -1,17 +1,15 @@
 #pragma once
-// Shared pieces of the zkr command-line tool: exit statuses, options common to every command, duration parsing,
-// the client factory and the tool's messages on stderr.
+// Shared pieces of the zkr command-line tool: exit statuses, options common to every command, duration
+// parsing, the client factory and the tool's messages on stderr.
+
+#include <spdlog/logger.h>
 
 #include <boost/asio/any_io_executor.hpp>
-
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <spdlog/logger.h>
-
 #include <zkr/framework/curator_framework.hpp>
 
 namespace zkr::cli {
@@ -54,8 +52,8 @@ struct LockOptions {
   bool revocable = false;
 };
 
-/// Parses "500ms", "4s", "1.5s", "2m", "1h" or a bare number of seconds ("10", "0.25"). nullopt when malformed or
-/// negative.
+/// Parses "500ms", "4s", "1.5s", "2m", "1h" or a bare number of seconds ("10", "0.25"). nullopt when
+/// malformed or negative.
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
 /// "1.2s", "350ms", "2m05s": a short human form.
 std::string format_duration(std::chrono::milliseconds d);
@@ -67,8 +65,8 @@ std::string default_connect_string();
 /// with --quiet, else "error" (connection chatter of the C client is not shown by default).
 std::shared_ptr<spdlog::logger> make_logger(const CommonOptions& o);
 
-/// A started (not yet connected) client. `executor`: where handlers and lease listeners run (empty: the client's
-/// own I/O thread).
+/// A started (not yet connected) client. `executor`: where handlers and lease listeners run (empty: the
+/// client's own I/O thread).
 std::unique_ptr<CuratorFramework> make_client(const CommonOptions& o, std::shared_ptr<spdlog::logger> logger,
                                               std::optional<boost::asio::any_io_executor> executor);
 

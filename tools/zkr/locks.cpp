@@ -1,9 +1,7 @@
 #include "locks.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
-
 #include <memory>
-
 #include <zkr/recipes/inter_process_multi_lock.hpp>
 #include <zkr/recipes/inter_process_mutex.hpp>
 #include <zkr/recipes/inter_process_read_write_lock.hpp>
@@ -64,13 +62,15 @@ SpecFactory semaphore_spec(std::string path, int max_leases, LockOptions options
     s.start = [sem](std::optional<std::chrono::milliseconds> timeout, asio::cancellation_slot slot,
                     AcquireHandler handler) {
       auto done = asio::bind_cancellation_slot(
-          slot, [h = std::move(handler)](error_code ec, std::vector<Lease> leases) { h(ec, std::move(leases)); });
+          slot,
+          [h = std::move(handler)](error_code ec, std::vector<Lease> leases) { h(ec, std::move(leases)); });
       if (timeout)
         sem->async_try_acquire_for(1, *timeout, std::move(done));
       else
         sem->async_acquire(1, std::move(done));
     };
-    s.status.description = "a lease of semaphore " + path + " (" + std::to_string(max_leases) + " leases)";
+    s.status.description = "a lease of semaphore " + path + " (" + std::to_string(max_leases) +
+                           (max_leases == 1 ? " lease)" : " leases)");
     s.status.queue_dirs = {make_path(path, InterProcessSemaphoreV2::lock_parent)};
     s.status.leases_dir = make_path(path, InterProcessSemaphoreV2::lease_parent);
     s.status.max_leases = max_leases;
@@ -86,9 +86,8 @@ SpecFactory multi_lock_spec(std::vector<std::string> paths, LockOptions options)
     LockSpec s;
     s.start = [multi](std::optional<std::chrono::milliseconds> timeout, asio::cancellation_slot slot,
                       AcquireHandler handler) {
-      auto done = asio::bind_cancellation_slot(slot, [h = std::move(handler)](error_code ec, MultiLease lease) {
-        h(ec, lease.take());
-      });
+      auto done = asio::bind_cancellation_slot(
+          slot, [h = std::move(handler)](error_code ec, MultiLease lease) { h(ec, lease.take()); });
       if (timeout)
         multi->async_try_acquire_for(*timeout, std::move(done));
       else

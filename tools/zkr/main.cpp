@@ -8,7 +8,6 @@
 //   zkr revoke [OPTIONS] NODE_PATH
 
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -44,7 +43,8 @@ struct RawOptions {
 const CLI::Validator& duration_validator() {
   static const CLI::Validator v(
       [](std::string& text) -> std::string {
-        return parse_duration(text) ? std::string() : "not a duration (examples: 500ms, 4s, 1.5s, 2m, 1h): " + text;
+        return parse_duration(text) ? std::string()
+                                    : "not a duration (examples: 500ms, 4s, 1.5s, 2m, 1h): " + text;
       },
       "DURATION");
   return v;
@@ -55,9 +55,10 @@ void add_common(CLI::App* cmd, RawOptions& o) {
                   "ZooKeeper connect string host:port[,host:port...][/chroot] (default: $ZKR_CONNECT, else "
                   "127.0.0.1:2181)")
       ->option_text("HOSTS");
-  cmd->add_option("--session-timeout", o.session_timeout,
-                  "ZooKeeper session timeout: how long the lock outlives a zkr that vanished without releasing "
-                  "(default 30s; the server bounds it)")
+  cmd->add_option(
+         "--session-timeout", o.session_timeout,
+         "ZooKeeper session timeout: how long the lock outlives a zkr that vanished without releasing "
+         "(default 30s; the server bounds it)")
       ->check(duration_validator())
       ->option_text("DURATION");
   cmd->add_option("--connection-timeout", o.connection_timeout,
@@ -140,21 +141,25 @@ int main(int argc, char** argv) {
       "(fair, FIFO), then releases it; every lock interoperates with Java Curator on the same path.",
       "zkr"};
   app.require_subcommand(1);
-  app.footer(std::string(exit_status_help()) +
-             "\nEnvironment of COMMAND: ZKR_LOCK_PATH (our lock node), ZKR_FENCING_TOKEN (its czxid, larger for "
-             "every later holder), ZKR_SESSION_ID.\nRun `zkr COMMAND --help` for the options of a command; "
-             "docs/cli.md has the details.");
+  app.footer(
+      std::string(exit_status_help()) +
+      "\nEnvironment of COMMAND: ZKR_LOCK_PATH (our lock node), ZKR_FENCING_TOKEN (its czxid, larger for "
+      "every later holder), ZKR_SESSION_ID.\nRun `zkr COMMAND --help` for the options of a command; "
+      "docs/cli.md has the details.");
 
   auto* lock = app.add_subcommand("lock", "run COMMAND while holding an InterProcessMutex on PATH");
-  auto* read_lock =
-      app.add_subcommand("read-lock", "run COMMAND while holding the read side of an InterProcessReadWriteLock");
-  auto* write_lock =
-      app.add_subcommand("write-lock", "run COMMAND while holding the write side of an InterProcessReadWriteLock");
-  auto* semaphore =
-      app.add_subcommand("semaphore", "run COMMAND while holding one lease of an InterProcessSemaphoreV2 on PATH");
-  auto* multi = app.add_subcommand("multi-lock", "run COMMAND while holding an InterProcessMultiLock over PATHs");
+  auto* read_lock = app.add_subcommand(
+      "read-lock", "run COMMAND while holding the read side of an InterProcessReadWriteLock");
+  auto* write_lock = app.add_subcommand(
+      "write-lock", "run COMMAND while holding the write side of an InterProcessReadWriteLock");
+  auto* semaphore = app.add_subcommand(
+      "semaphore", "run COMMAND while holding one lease of an InterProcessSemaphoreV2 on PATH");
+  auto* multi =
+      app.add_subcommand("multi-lock", "run COMMAND while holding an InterProcessMultiLock over PATHs");
   for (auto* cmd : {lock, read_lock, write_lock}) {
-    cmd->add_option("PATH", o.paths, "the lock's ZooKeeper path, e.g. /locks/backup")->required()->expected(1);
+    cmd->add_option("PATH", o.paths, "the lock's ZooKeeper path, e.g. /locks/backup")
+        ->required()
+        ->expected(1);
     add_command_positionals(cmd, o);
     add_common(cmd, o);
     add_lock_options(cmd, o, true);
@@ -173,7 +178,8 @@ int main(int argc, char** argv) {
   add_lock_options(multi, o, true);
 
   auto* inspect = app.add_subcommand(
-      "inspect", "show the queue of a lock directory: position, node, kind, holder, owner session, age, data");
+      "inspect",
+      "show the queue of a lock directory: position, node, kind, holder, owner session, age, data");
   inspect->add_option("PATH", o.paths, "a mutex, read-write lock or semaphore path")->required()->expected(1);
   inspect->add_flag("--json", o.json, "print one JSON object instead of a table");
   inspect->add_option("--type", o.type, "how to read PATH (default auto: from the node names)")
@@ -182,8 +188,9 @@ int main(int argc, char** argv) {
   add_common(inspect, o);
 
   auto* revoke = app.add_subcommand(
-      "revoke", "ask the holder of NODE_PATH to release it (Curator's Revoker: sets the node's data to "
-                "__REVOKE__); honoured by holders that made their lock revocable");
+      "revoke",
+      "ask the holder of NODE_PATH to release it (Curator's Revoker: sets the node's data to "
+      "__REVOKE__); honoured by holders that made their lock revocable");
   revoke->add_option("NODE_PATH", o.paths, "the full path of a lock node, as `zkr inspect` shows")
       ->required()
       ->expected(1);
@@ -199,8 +206,8 @@ int main(int argc, char** argv) {
   }
   finish_common(o);
 
-  const bool runs_command = lock->parsed() || read_lock->parsed() || write_lock->parsed() || semaphore->parsed() ||
-                            multi->parsed();
+  const bool runs_command =
+      lock->parsed() || read_lock->parsed() || write_lock->parsed() || semaphore->parsed() || multi->parsed();
   if (!runs_command && !after_dashes.empty()) {
     say_error("unexpected arguments after --");
     return exit_status::usage;

@@ -1,17 +1,15 @@
 #include "run_locked.hpp"
 
+#include <signal.h>
+#include <sys/wait.h>
+
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-
-#include <signal.h>
-#include <sys/wait.h>
-
 #include <cerrno>
 #include <cstring>
 #include <memory>
-
 #include <zkr/recipes/lock_internals.hpp>
 
 #include "child.hpp"
@@ -24,11 +22,16 @@ namespace {
 
 std::string signal_name(int sig) {
   switch (sig) {
-    case SIGINT: return "SIGINT";
-    case SIGTERM: return "SIGTERM";
-    case SIGHUP: return "SIGHUP";
-    case SIGKILL: return "SIGKILL";
-    default: return "signal " + std::to_string(sig);
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGHUP:
+      return "SIGHUP";
+    case SIGKILL:
+      return "SIGKILL";
+    default:
+      return "signal " + std::to_string(sig);
   }
 }
 
@@ -43,8 +46,9 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
 
 class Runner {
  public:
-  Runner(asio::io_context& ioc, CuratorFramework& client, const CommonOptions& common, const LockOptions& options,
-         LockSpec spec, const std::vector<std::string>& command, std::shared_ptr<spdlog::logger> logger)
+  Runner(asio::io_context& ioc, CuratorFramework& client, const CommonOptions& common,
+         const LockOptions& options, LockSpec spec, const std::vector<std::string>& command,
+         std::shared_ptr<spdlog::logger> logger)
       : ioc_(ioc),
         client_(client),
         common_(common),
@@ -62,11 +66,13 @@ class Runner {
   int run() {
     wait_signal();
     if (!common_.quiet && !common_.verbose && StatusLine::wanted()) status_line_.start();
-    logger_->debug("acquiring {}{}", spec_.status.description,
-                   options_.timeout ? " (timeout " + format_duration(*options_.timeout) + ")" : std::string());
-    spec_.start(options_.timeout, cancel_.slot(), [this, alive = alive_](error_code ec, std::vector<Lease> leases) {
-      if (*alive) on_acquired(ec, std::move(leases));
-    });
+    logger_->debug(
+        "acquiring {}{}", spec_.status.description,
+        options_.timeout ? " (timeout " + format_duration(*options_.timeout) + ")" : std::string());
+    spec_.start(options_.timeout, cancel_.slot(),
+                [this, alive = alive_](error_code ec, std::vector<Lease> leases) {
+                  if (*alive) on_acquired(ec, std::move(leases));
+                });
     while (!finished_) {
       if (ioc_.run_one() == 0) {
         say_error("internal error: the event loop ran out of work");
@@ -222,7 +228,8 @@ class Runner {
     client_.async_get_data(
         node,
         [this, alive = alive_, node](const WatchedEvent& ev) {
-          if (*alive && ev.type == EventType::node_data_changed && phase_ == Phase::running) watch_revocation(node);
+          if (*alive && ev.type == EventType::node_data_changed && phase_ == Phase::running)
+            watch_revocation(node);
         },
         [this, alive = alive_](error_code ec, NodeData d) {
           if (!*alive || ec || d.data != zkr::revoke_message) return;
@@ -257,8 +264,10 @@ class Runner {
       std::string node = lease.node_path();
       lease.async_release([this, alive = alive_, remaining, status, node](error_code ec) {
         if (!*alive) return;
-        if (ec && ec != errc::not_acquired) logger_->warn("release of {} failed: {}", node, ec.message());
-        else logger_->debug("released {}", node);
+        if (ec && ec != errc::not_acquired)
+          logger_->warn("release of {} failed: {}", node, ec.message());
+        else
+          logger_->debug("released {}", node);
         if (--*remaining == 0) finish(status);
       });
     }

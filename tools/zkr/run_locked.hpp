@@ -4,13 +4,11 @@
 // runs, release, and turn all of that into one exit status.
 
 #include <boost/asio/cancellation_signal.hpp>
-
 #include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
-
 #include <zkr/recipes/lease.hpp>
 
 #include "common.hpp"
@@ -24,8 +22,8 @@ using AcquireHandler = std::function<void(error_code, std::vector<Lease>)>;
 /// One lock recipe, as the runner sees it.
 struct LockSpec {
   /// Starts the acquire. `timeout`: nullopt waits forever. Cancellation through `slot` must delete the nodes
-  /// before completing with `operation_aborted`. The handler must run on the runner's io_context (it does when
-  /// the client's executor is that io_context).
+  /// before completing with `operation_aborted`. The handler must run on the runner's io_context (it does
+  /// when the client's executor is that io_context).
   std::function<void(std::optional<std::chrono::milliseconds> timeout, boost::asio::cancellation_slot slot,
                      AcquireHandler handler)>
       start;

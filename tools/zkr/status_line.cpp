@@ -1,15 +1,14 @@
 #include "status_line.hpp"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-
-#include <sys/ioctl.h>
-#include <unistd.h>
-
-#include <algorithm>
 #include <cstdio>
 
 #include "common.hpp"
@@ -90,7 +89,8 @@ struct StatusLine::State : std::enable_shared_from_this<StatusLine::State> {
   asio::awaitable<void> refresh(DirInfo& d, bool find_ours) {
     error_code ec;
     Watcher w = d.watching ? Watcher{} : watcher_for(d);
-    auto names = co_await client.async_get_children(d.path, std::move(w), asio::redirect_error(asio::use_awaitable, ec));
+    auto names = co_await client.async_get_children(d.path, std::move(w),
+                                                    asio::redirect_error(asio::use_awaitable, ec));
     if (stopped) co_return;
     if (ec) {
       // The directory does not exist yet (or the connection is down): try again on the next tick.
@@ -130,7 +130,8 @@ struct StatusLine::State : std::enable_shared_from_this<StatusLine::State> {
   }
 
   std::string text() const {
-    auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+    auto waited =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
     std::string s = "waiting for " + spec.description;
     // The queue we are in now: the last directory holding our node (a multi-lock goes through them in order).
     const DirInfo* current = nullptr;
@@ -142,15 +143,19 @@ struct StatusLine::State : std::enable_shared_from_this<StatusLine::State> {
       }
     }
     if (current) {
-      if (dirs.size() > 1) s += " [" + current->path + ", " + std::to_string(which + 1) + "/" + std::to_string(dirs.size()) + "]";
+      if (dirs.size() > 1)
+        s += " [lock " + std::to_string(which + 1) + " of " + std::to_string(dirs.size()) + ": " +
+             current->path + "]";
+      // The first waiter of a semaphore has its own lease node already: it is not in use.
+      const auto in_use =
+          std::to_string(std::min<std::size_t>(leases.count, static_cast<std::size_t>(spec.max_leases)));
       if (!leases.path.empty() && current->index == 0) {
-        s += ": next in line, " + std::to_string(leases.count) + "/" + std::to_string(spec.max_leases) +
-             " leases in use";
+        s += ": next in line, " + in_use + "/" + std::to_string(spec.max_leases) + " leases in use";
       } else {
-        s += ": position " + std::to_string(current->index + 1) + " of " + std::to_string(current->count) + " (" +
-             std::to_string(current->index) + " ahead)";
+        s += ": position " + std::to_string(current->index + 1) + " of " + std::to_string(current->count) +
+             " (" + std::to_string(current->index) + " ahead)";
         if (!leases.path.empty())
-          s += ", " + std::to_string(leases.count) + "/" + std::to_string(spec.max_leases) + " leases in use";
+          s += ", " + in_use + "/" + std::to_string(spec.max_leases) + " leases in use";
       }
     }
     s += ", " + format_duration(waited);
@@ -185,7 +190,8 @@ struct StatusLine::State : std::enable_shared_from_this<StatusLine::State> {
         // A multi-lock takes its locks in order: no node of ours further on before we are in this queue.
         if (d.ours.empty()) break;
       }
-      if (!stopped && !leases.path.empty() && (leases.dirty || !leases.watching)) co_await refresh(leases, false);
+      if (!stopped && !leases.path.empty() && (leases.dirty || !leases.watching))
+        co_await refresh(leases, false);
       if (stopped) break;
       pause.expires_after(250ms);
       error_code ec;

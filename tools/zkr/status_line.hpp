@@ -3,12 +3,10 @@
 // waited, redrawn about four times a second on stderr.
 
 #include <boost/asio/io_context.hpp>
-
 #include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
-
 #include <zkr/framework/curator_framework.hpp>
 
 namespace zkr::cli {
@@ -24,8 +22,9 @@ struct StatusSpec {
   int max_leases = 0;
 };
 
-/// Runs on `ioc` (the thread of zkr's main loop). Our node in a queue directory is recognised as the child whose
-/// ephemeral owner is our session; the directories are listed with a watch, so a quiet queue costs nothing.
+/// Runs on `ioc` (the thread of zkr's main loop). Our node in a queue directory is recognised as the child
+/// whose ephemeral owner is our session; the directories are listed with a watch, so a quiet queue costs
+/// nothing.
 class StatusLine {
  public:
   StatusLine(boost::asio::io_context& ioc, CuratorFramework& client, StatusSpec spec);

@@ -197,7 +197,8 @@ class CuratorFramework {
 
   // multi ----------------------------------------------------------------------------------------------------
   /// A transaction: all operations or none. On failure the error is the first failing operation's and the
-  /// per-operation results say which one failed.
+  /// per-operation results say which one failed. Container and TTL creates are refused (`errc::invalid_argument`):
+  /// the C client 3.8 misreads their replies inside a transaction.
   std::vector<OpResult> multi(const std::vector<Op>& ops);
   std::vector<OpResult> multi(const std::vector<Op>& ops, error_code& ec);
   template <class Token>
@@ -225,8 +226,8 @@ class CuratorFramework {
   /// Guaranteed deletes still being retried in the background.
   std::size_t pending_guaranteed_deletes() const;
 
-  /// Makes the server expire this client's session (opens a second handle on the same session and closes it),
-  /// as Curator's `injectSessionExpiration()`. For tests.
+  /// Ends this client's session as an expiry would (Curator's `injectSessionExpiration()`): the session is closed
+  /// on the server (its ephemeral nodes go at once), listeners see LOST, and a new session is started. For tests.
   void inject_session_expiration();
 
   /// The engine room, for the recipes layer.
