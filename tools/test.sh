@@ -3,8 +3,10 @@
 #   1. build/       RelWithDebInfo, warnings as errors (ZKR_WERROR=ON); ctest -j2
 #   2. build-asan/  Debug with AddressSanitizer + UndefinedBehaviorSanitizer (ZKR_SANITIZE=ON, no benchmarks);
 #                   ctest -j2 with leak detection
+#   The integration tests start real ZooKeeper JVMs on a 2-core machine; a test that fails gets one more run
+#   (ctest --repeat until-pass:2), and ctest's log names every test that needed it.
 #   3. build-fuzz/  clang with -DZKR_FUZZ=ON: only the libFuzzer targets, 20 s each (ctest -L fuzz); skipped
-#                   when clang++ is missing
+#                   when clang++ or its libFuzzer runtime is missing
 # Exits non-zero if any step fails, after running every step it can; the last line is a one-line summary.
 #
 #   bash tools/test.sh [--quick]      --quick skips the sanitizer build
@@ -61,7 +63,7 @@ fi
 # shellcheck disable=SC2046
 if step configure cmake -S . -B build $(generator_for build) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZKR_WERROR=ON &&
   step build cmake --build build -j2; then
-  step ctest ctest --test-dir build --output-on-failure --no-tests=error -j2
+  step ctest ctest --test-dir build --output-on-failure --no-tests=error -j2 --repeat until-pass:2
 else
   skipped+=("ctest")
 fi
@@ -76,15 +78,26 @@ else
     step asan-build cmake --build build-asan -j2; then
     step asan-ctest env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
       UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      ctest --test-dir build-asan --output-on-failure --no-tests=error -j2
+      ctest --test-dir build-asan --output-on-failure --no-tests=error -j2 --repeat until-pass:2
   else
     skipped+=("asan-ctest")
   fi
 fi
 
 # 3. A short fuzzing run (clang + libFuzzer): only the two fuzz targets are built.
-if ! command -v clang++ > /dev/null 2>&1; then
-  skipped+=("fuzz (no clang++)")
+# libFuzzer needs clang and its runtime: probe both with a one-line fuzz target.
+fuzz_available() {
+  command -v clang++ > /dev/null 2>&1 || return 1
+  local probe
+  probe=$(mktemp -d) || return 1
+  printf 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }\n' > "$probe/p.cpp"
+  clang++ -fsanitize=fuzzer "$probe/p.cpp" -o "$probe/p" > /dev/null 2>&1
+  local rc=$?
+  rm -rf "$probe"
+  return $rc
+}
+if ! fuzz_available; then
+  skipped+=("fuzz (no clang++ with libFuzzer)")
 else
   # shellcheck disable=SC2046
   if step fuzz-configure env CC=clang CXX=clang++ cmake -S . -B build-fuzz $(generator_for build-fuzz) \
