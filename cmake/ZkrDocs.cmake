@@ -25,3 +25,8 @@ if(ZKR_DOT)
     COMMAND ${ZKR_DOT} -Tsvg ${PROJECT_SOURCE_DIR}/docs/architecture.dot -o ${PROJECT_SOURCE_DIR}/docs/architecture.svg
     COMMENT "Rendering docs/architecture.svg")
 endif()
+if(DOXYGEN_FOUND AND ZKR_BUILD_TESTS)
+  # The API reference builds without a warning (WARN_AS_ERROR).
+  add_test(NAME docs.api COMMAND ${CMAKE_COMMAND} --build ${PROJECT_BINARY_DIR} --target docs)
+  set_tests_properties(docs.api PROPERTIES LABELS docs TIMEOUT 300)
+endif()

@@ -21,7 +21,7 @@ done
 
 packages=(
   build-essential cmake ninja-build pkg-config
-  libboost1.81-dev libzookeeper-st-dev libspdlog-dev catch2 libcli11-dev
+  libboost1.81-dev libzookeeper-st-dev libspdlog-dev catch2 libcli11-dev doxygen
   zookeeper default-jre-headless default-jdk-headless libcurator-recipes-java
   python3-kazoo python3 procps
 )
