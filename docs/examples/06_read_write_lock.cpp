@@ -16,13 +16,14 @@ int main(int argc, char** argv) {
   b.start();
   zkr::InterProcessReadWriteLock rw_a(a, "/examples/config");
   zkr::InterProcessReadWriteLock rw_b(b, "/examples/config");
+  zkr::InterProcessReadWriteLock rw_c(b, "/examples/config");  // a third party, for the writer
 
   int failures = 0;
   rw_a.read_lock().acquire();
   bool shared = rw_b.read_lock().acquire(2s);  // readers share
   std::printf("two readers at once: %s\n", shared ? "yes" : "no");
   failures += shared ? 0 : 1;
-  bool writer_blocked = !rw_b.write_lock().acquire(300ms);  // writers wait for readers
+  bool writer_blocked = !rw_c.write_lock().acquire(300ms);  // writers wait for readers
   std::printf("writer while readers hold: %s\n", writer_blocked ? "waits (timed out)" : "acquired?!");
   failures += writer_blocked ? 0 : 1;
   zkr::error_code ec;

@@ -181,7 +181,7 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
     asio::post(rt_->ioc, std::forward<F>(f));
   }
   error_code map_rc(int rc) const {
-    if (rc == ZCLOSING && closed_) return errc::closed;
+    if (rc == ZCLOSING) return closed_ ? error_code(errc::closed) : error_code(zk_errc::session_expired);
     if (rc == kConnectionTimeoutRc) return errc::connection_timeout;
     return zk_error(rc);
   }
@@ -460,10 +460,14 @@ bool CoreImpl::block_until_connected(std::chrono::milliseconds timeout) {
 }
 
 error_code CoreImpl::inject_session_expiration() {
+  if (closed_) return errc::closed;
+  if (!started_) return errc::not_started;
   // Like ZooKeeper's Java testable hook: the client ends its own session (closeSession from the connection that
   // owns it, so the server deletes its ephemeral nodes at once), reports LOST, and starts a new session.
   // Doing it from a second handle on the same session id races with our own reconnect (the session moves back
   // and the second handle's close is refused).
+  if (closed_) return errc::closed;
+  if (!started_) return errc::not_started;
   error_code ec;
   run_blocking_void(
       *this,
@@ -748,6 +752,9 @@ void CoreImpl::with_retry(bool retry, std::shared_ptr<unique_function<void(uniqu
     if (closed_) return st->done(ZCLOSING);
     auto go = [this, st, self_run] {
       (*st->attempt)([this, st, self_run](int rc) {
+        // A request cut off because we replaced the handle after a session loss (not because the client
+        // closed) failed with its session: retry it like an expiry.
+        if (rc == ZCLOSING && !closed_) rc = ZSESSIONEXPIRED;
         error_code ec = zk_error(rc);
         if (rc != ZOK && st->retry && !closed_ && cfg_.retry_policy->allow_retry(ec)) {
           auto elapsed = std::chrono::duration_cast<Millis>(Clock::now() - st->start);

@@ -407,6 +407,11 @@ TEST_CASE("multi: all or nothing through every twin", "[framework][multi]") {
     CHECK(bad.ec == zk_errc::no_node);
     CHECK_FALSE(c->exists(p + "/new2"));
 
+    // Container and TTL creates are refused inside a transaction (the C client 3.8 misreads their replies).
+    CHECK(op_multi(*c, t, {Op::create(p + "/cont", "", CreateMode::container)}).ec == errc::invalid_argument);
+    CHECK(op_multi(*c, t, {Op::create(p + "/ttl", "", CreateMode::persistent_with_ttl)}).ec == errc::invalid_argument);
+    CHECK_FALSE(c->exists(p + "/cont"));
+
     // The empty transaction succeeds with no results.
     auto empty = op_multi(*c, t, {});
     CHECK_FALSE(empty.ec);
