@@ -12,10 +12,12 @@ What it does:
    SIGTERM/SIGINT.
 2. Builds bench/java/CuratorBench.java with javac into a cache dir under the system temp dir when its
    class file is missing or older than the source.
-3. For every case and every library (zkrecipes through --zkr-bench when given and present; Curator;
-   kazoo) runs the driver --reps times (the zkrecipes-only zkr_async10k case once, with a longer
-   timeout), each on a fresh lock path, and reads ZooKeeper's `mntr`
-   counters before and after each run. Drivers that accept --mntr (CuratorBench, kazoo_bench.py and
+3. Warms the server up with one unmeasured short run of every driver. Then for every case and every
+   library (zkrecipes through --zkr-bench when given and present; Curator; kazoo) runs the driver
+   --reps times (the zkrecipes-only zkr_async10k case once, with a longer timeout), the reps of the
+   libraries interleaved (zkrecipes, Curator, kazoo, zkrecipes, ...) so that a drift of the shared
+   machine affects them alike, each on a fresh lock path, and reads ZooKeeper's `mntr` counters before
+   and after each run. Drivers that accept --mntr (CuratorBench, kazoo_bench.py and
    any zkr_bench whose --help mentions it) also report the counters around their measured part only;
    those exact numbers are preferred. Otherwise the whole-run numbers are used, less 2 writes per
    session (createSession + closeSession), divided by measured + warmup operations (marked "~").
@@ -95,6 +97,10 @@ def cases(quick):
                     {"clients": k, "ops": handoffs, "warmup": warm}, None))
     out.append(("drain-%d" % waiters, "drain", "drain, W=%d waiters (per handoff)" % waiters,
                 {"waiters": waiters, "clients": 8}, None))
+    # One waiter behind the holder: its watched node is the only one ahead, so the wake-up needs no read
+    # (ZK reads/op 0; Curator re-lists: 1). Its rate is one handoff's and means little.
+    out.append(("drain-1", "drain", "drain, W=1 waiter (reads after the wake-up)",
+                {"waiters": 1, "clients": 1}, None))
     out.append(("semaphore-mutex", "semaphore-mutex", "semaphore mutex acquire+release",
                 {"ops": sem, "warmup": warm}, None))
     out.append(("rwlock", "rwlock", "read-write, 4 readers + 1 writer",
@@ -389,6 +395,17 @@ def run_one(driver, server, case, rep, timeout_s):
                           "packets": d("zk_packets_received")}}
 
 
+def warm_up(drivers, order, server, timeout_s):
+    """Unmeasured runs before the first case: the fresh server's JIT and data tree warm up here, not during
+    the first library's first measured run. Failures are only logged (the measured runs report them)."""
+    case = ("warmup", "uncontended", "warm-up", {"ops": 300, "warmup": 50}, None)
+    for lib in order:
+        r = run_one(drivers[lib], server, case, 0, min(timeout_s, 120))
+        if "failure" in r:
+            log("warm-up %s: %s" % (lib, r["failure"]))
+    log("warm-up done")
+
+
 # ----------------------------------------------------------------------------------------------
 # Aggregation and reports
 
@@ -606,23 +623,24 @@ def targets(rows):
         out.append(("contended K=8 handoffs/s ≥ 2× Curator",
                     "%s/s vs %s/s (%s×)" % (fmt(z["ops_per_sec"]), fmt(c["ops_per_sec"]), fmt(r, 2)),
                     verdict(r is not None and r >= 2)))
-    drains = sorted({r["case"] for r in rows if r["scenario"] == "drain"})
+    drains = sorted({r["case"] for r in rows if r["scenario"] == "drain" and r["case"] != "drain-1"})
+    one, one_c = get("drain-1", "zkrecipes"), get("drain-1", "curator")
     for case in drains:
         z, c = get(case, "zkrecipes"), get(case, "curator")
-        k2 = get("contended-2", "zkrecipes")
         if z and c:
             r = ratio(z["ops_per_sec"], c["ops_per_sec"])
-            no_extra_read = (z["reads_per_op"] is not None and z["reads_per_op"] <= 1.02
-                             and (k2 is None or (k2["reads_per_op"] is not None and k2["reads_per_op"] <= 2.02)))
+            # W=1: the waiter's watched node (the holder's) is the only one ahead: 0 reads after the wake-up.
+            no_read = None if one is None else (one["reads_per_op"] is not None and one["reads_per_op"] <= 0.01)
+            ok = r is not None and r >= 2 and z["fifo_ok"] is True and no_read is not False
             out.append(("%s handoffs/s ≥ 2× Curator; no read after a wake-up when the watched node was the only "
                         "one ahead" % case,
-                        "%s/s vs %s/s (%s×); FIFO %s; %s reads/handoff in the drain (the re-listing, with others "
-                        "ahead), %s reads/handoff at K=2 (Curator %s)"
+                        "%s/s vs %s/s (%s×); FIFO %s; %s reads/handoff (the re-listing after a wake-up with "
+                        "others ahead; Curator %s); W=1: %s reads after the wake-up (Curator %s)"
                         % (fmt(z["ops_per_sec"]), fmt(c["ops_per_sec"]), fmt(r, 2),
-                           "yes" if z["fifo_ok"] else "NO", fmt(z["reads_per_op"], 2),
-                           fmt(k2["reads_per_op"], 2) if k2 else "—",
-                           fmt((get("contended-2", "curator") or {}).get("reads_per_op"), 2)),
-                        verdict(r is not None and r >= 2 and no_extra_read and z["fifo_ok"] is True)))
+                           "yes" if z["fifo_ok"] else "NO", fmt(z["reads_per_op"], 2), fmt(c["reads_per_op"], 2),
+                           fmt(one["reads_per_op"], 2) if one else "—",
+                           fmt(one_c["reads_per_op"], 2) if one_c else "—"),
+                        verdict(ok)))
     z = get("zkr_async10k", "zkrecipes")
     if z:
         ok = (z["fifo_ok"] is True and z["peak_rss_mb"] is not None and z["peak_rss_mb"] <= 200
@@ -680,6 +698,29 @@ def targets_markdown(rows):
     return lines + [""]
 
 
+def source_revision():
+    """The source tree's commit, with "+local changes" when the tree differs from it (None without git)."""
+    try:
+        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, timeout=20)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=20)
+        return head.stdout.strip() + (" + local changes" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def zkr_description(meta):
+    if not meta.get("zkr_bench"):
+        return "not run"
+    parts = [meta.get("zkrecipes") or "version unknown"]
+    if meta.get("revision"):
+        parts.append("source %s" % meta["revision"])
+    return "%s (%s, driver `%s`)" % (parts[0], ", ".join(parts[1:]) or "—", Path(meta["zkr_bench"]).name)
+
+
 def write_markdown(path, table, meta, notes, plot_note, png_name, rows=()):
     m = meta["machine"]
     lines = [
@@ -696,7 +737,7 @@ def write_markdown(path, table, meta, notes, plot_note, png_name, rows=()):
         "the system temp dir)." % (meta["zookeeper"] or "?"),
         "- Curator %s on %s; kazoo %s on Python %s; zkrecipes: %s."
         % (meta.get("curator") or "—", meta.get("java") or "—", meta.get("kazoo") or "—",
-           meta.get("python") or "—", meta.get("zkr_bench") or "not run"),
+           meta.get("python") or "—", zkr_description(meta)),
         "",
         "## Results",
         "",
@@ -785,7 +826,8 @@ def main(argv=None):
     meta = {"quick": args.quick, "reps": reps, "machine": machine_info(),
             "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
             "java": java_version(java), "python": None, "kazoo": None, "curator": None,
-            "zkr_bench": args.zkr_bench if "zkrecipes" in drivers else None}
+            "zkr_bench": args.zkr_bench if "zkrecipes" in drivers else None, "zkrecipes": None,
+            "revision": source_revision()}
     try:
         server.start()
         meta["zookeeper"] = server.version()
@@ -799,16 +841,18 @@ def main(argv=None):
 
         total = sum(case_reps(by_id[cid]) for cid, _ in jobs)
         done = 0
+        warm_up(drivers, order, server, timeout_s)
         for case in selected:
             case_rows = []
-            for lib in order:
-                if (case[0], lib) not in jobs:
-                    continue
-                runs = []
-                for rep in range(1, case_reps(case) + 1):
+            libs = [lib for lib in order if (case[0], lib) in jobs]
+            runs = {lib: [] for lib in libs}
+            # Reps interleaved across libraries (zkrecipes, Curator, kazoo, zkrecipes, ...) so that a drift of
+            # the shared machine or of the server (JIT, data tree, log) does not favour whoever runs last.
+            for rep in range(1, case_reps(case) + 1):
+                for lib in libs:
                     done += 1
                     r = run_one(drivers[lib], server, case, rep, timeout_s)
-                    runs.append(r)
+                    runs[lib].append(r)
                     if "failure" in r:
                         msg = "%s %s rep %d: %s" % (case[0], lib, rep, r["failure"])
                         bad.append(msg)
@@ -819,6 +863,7 @@ def main(argv=None):
                     ex = res.get("extra") or {}
                     meta["curator"] = meta["curator"] or ex.get("curator_version")
                     meta["kazoo"] = meta["kazoo"] or ex.get("kazoo_version")
+                    meta["zkrecipes"] = meta["zkrecipes"] or ex.get("zkrecipes_version")
                     if lib == "kazoo":
                         meta["python"] = meta["python"] or ex.get("python_version")
                     if res.get("fifo_ok") is False:
@@ -829,7 +874,8 @@ def main(argv=None):
                                          fmt(r["requests"]["reads"], 1), fmt(r["requests"]["writes"], 1),
                                          "" if res.get("fifo_ok") is None else
                                          ", fifo_ok %s" % res.get("fifo_ok")))
-                case_rows += rows_of(case, lib, runs)
+            for lib in libs:
+                case_rows += rows_of(case, lib, runs[lib])
             # rwlock has two rows per library: group them by row, libraries in a fixed order.
             labels = []
             for r in case_rows:
