@@ -521,6 +521,28 @@ def machine_info():
     return info
 
 
+def fsync_latency_us(directory, n=200):
+    """p50 of fdatasync after a 512-byte append in `directory`: the cost the server pays per write batch with
+    forceSync=yes. It differs 10x between machines of one kind (disk vs tmpfs), so the report states it."""
+    path = Path(directory) / "fsync.probe"
+    lat = []
+    try:
+        fd = os.open(str(path), os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            for _ in range(n):
+                os.write(fd, b"x" * 512)
+                t = time.perf_counter()
+                os.fdatasync(fd)
+                lat.append(time.perf_counter() - t)
+        finally:
+            os.close(fd)
+            path.unlink()
+    except OSError:
+        return None
+    lat.sort()
+    return round(lat[len(lat) // 2] * 1e6, 1)
+
+
 def java_version(java):
     if not java:
         return None
@@ -734,7 +756,8 @@ def write_markdown(path, table, meta, notes, plot_note, png_name, rows=()):
         "- Machine: %s cores, %s, %s GiB memory, Linux %s." % (m["nproc"], m["cpu"] or "unknown CPU",
                                                                 m["mem_gib"], m["kernel"]),
         "- ZooKeeper %s, standalone, `forceSync=yes`, on 127.0.0.1 (started by the runner, data dir in "
-        "the system temp dir)." % (meta["zookeeper"] or "?"),
+        "%s; fdatasync p50 there %s µs)." % (meta["zookeeper"] or "?", meta.get("data_dir") or "?",
+                                     fmt(meta.get("fsync_us"))),
         "- Curator %s on %s; kazoo %s on Python %s; zkrecipes: %s."
         % (meta.get("curator") or "—", meta.get("java") or "—", meta.get("kazoo") or "—",
            meta.get("python") or "—", zkr_description(meta)),
@@ -791,6 +814,8 @@ def main(argv=None):
     p.add_argument("--port", type=int, help="ZooKeeper client port (default: a free one in 22000-22999)")
     p.add_argument("--jar-dir", default="/usr/share/java", help="where the Debian jars are")
     p.add_argument("--timeout-s", type=int, help="per driver run (default 600, --quick 120)")
+    p.add_argument("--data-dir", help="parent directory of the server's data dir (default: the system temp "
+                   "dir); its fsync latency is measured and reported")
     args = p.parse_args(argv)
     args.libraries = [x.strip() for x in args.libraries.split(",") if x.strip()]
     reps = args.reps or (1 if args.quick else 3)
@@ -819,7 +844,7 @@ def main(argv=None):
         want = {x.strip() for x in args.only.split(",")}
         selected = [c for c in selected if c[0] in want or c[1] in want]
 
-    workdir = tempfile.mkdtemp(prefix="zkr-bench-zk-")
+    workdir = tempfile.mkdtemp(prefix="zkr-bench-zk-", dir=args.data_dir)
     server = ZooKeeperServer(java, args.jar_dir, workdir, args.port)
     all_rows = []
     bad = []
@@ -827,7 +852,7 @@ def main(argv=None):
             "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
             "java": java_version(java), "python": None, "kazoo": None, "curator": None,
             "zkr_bench": args.zkr_bench if "zkrecipes" in drivers else None, "zkrecipes": None,
-            "revision": source_revision()}
+            "revision": source_revision(), "data_dir": workdir, "fsync_us": fsync_latency_us(workdir)}
     try:
         server.start()
         meta["zookeeper"] = server.version()

@@ -14,6 +14,10 @@ std::string_view LockDriver::sort_key(std::string_view child, std::string_view l
   return child.substr(i + lock_name.size());
 }
 
+bool LockDriver::is_lock_node(std::string_view child, std::string_view lock_name) const {
+  return child.find(lock_name) != std::string_view::npos;
+}
+
 void LockDriver::sort_children(std::vector<std::string>& children, std::string_view lock_name) const {
   std::stable_sort(children.begin(), children.end(), [&](const std::string& a, const std::string& b) {
     return sort_key(a, lock_name) < sort_key(b, lock_name);

@@ -29,8 +29,17 @@ std::optional<PredicateResults> WriteLockDriver::gets_the_lock(const std::vector
                                                                std::string_view our_node,
                                                                std::size_t max_leases) const {
   auto r = StandardLockDriver::gets_the_lock(children, our_node, max_leases);
-  if (r) r->granted_when_watched_node_goes = false;
+  // Only a *read* node as the one node ahead: a downgrade node can only be made by a write holder, and none
+  // is ahead of us then. A write node ahead may downgrade (a read node with its key) before it goes.
+  if (r && r->granted_when_watched_node_goes)
+    r->granted_when_watched_node_goes = r->path_to_watch.find(write_lock_name) == std::string::npos &&
+                                        r->path_to_watch.find(read_lock_name) != std::string::npos;
   return r;
+}
+
+bool WriteLockDriver::is_lock_node(std::string_view child, std::string_view) const {
+  return child.find(read_lock_name) != std::string_view::npos ||
+         child.find(write_lock_name) != std::string_view::npos;
 }
 
 std::string_view ReadLockDriver::sort_key(std::string_view child, std::string_view) const {
@@ -63,7 +72,18 @@ std::optional<PredicateResults> ReadLockDriver::read_gets_the_lock(const std::ve
     return r;
   }
   r.path_to_watch = children[first_write_index];
+  // The first writer is the only writer ahead: its deletion leaves none (later writers sort after us; a
+  // downgrade node is a read node, which does not block us).
+  std::size_t writers_ahead = 0;
+  for (std::size_t index = first_write_index; index < our_index; ++index)
+    if (children[index].find(write_lock_name) != std::string::npos) ++writers_ahead;
+  r.granted_when_watched_node_goes = writers_ahead == 1;
   return r;
+}
+
+bool ReadLockDriver::is_lock_node(std::string_view child, std::string_view) const {
+  return child.find(read_lock_name) != std::string_view::npos ||
+         child.find(write_lock_name) != std::string_view::npos;
 }
 
 std::optional<PredicateResults> ReadLockDriver::gets_the_lock(const std::vector<std::string>& children,

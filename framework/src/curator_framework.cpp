@@ -162,7 +162,7 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   void close_handle();
   void pump();
   void request_pump();
-  void update_descriptor(int fd);
+  void update_descriptor(int fd, bool connected);
   void release_descriptor();
 
   // state machine
@@ -235,6 +235,9 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   asio::posix::stream_descriptor sd_;
   int sd_fd_ = -1;
   ino_t sd_ino_ = 0;
+  bool sd_connected_ = false;  // sd_ was checked while the client was connected, and it stayed connected
+  bool pump_timer_armed_ = false;
+  std::chrono::steady_clock::time_point pump_deadline_{};
   std::uint64_t sd_gen_ = 0;
   bool read_armed_ = false, write_armed_ = false;
   asio::steady_timer pump_timer_;
@@ -378,6 +381,10 @@ void CoreImpl::open_handle() {
     handle_ctx_ = nullptr;
     return;
   }
+  // The C client's default re-resolves the connect string (getaddrinfo: a netlink dump and more) every time
+  // it is asked which events to wait for, that is on every pump: about six system calls per request, a third
+  // of an uncontended lock pair's client time. -1 resolves when connecting, as the Java client does.
+  zoo_set_servers_resolution_delay(zh_, -1);
   for (const auto& a : cfg_.auth)
     zoo_add_auth(zh_, a.scheme.c_str(), a.auth.data(), static_cast<int>(a.auth.size()), nullptr, nullptr);
   request_pump();
@@ -387,6 +394,7 @@ void CoreImpl::close_handle() {
   if (!zh_) return;
   release_descriptor();
   ++pump_timer_gen_;
+  pump_timer_armed_ = false;
   pump_timer_.cancel();
   zhandle_t* zh = zh_;
   zh_ = nullptr;
@@ -499,16 +507,25 @@ void CoreImpl::release_descriptor() {
     (void)sd_.release();
   }
   sd_fd_ = -1;
+  sd_connected_ = false;
 }
 
-void CoreImpl::update_descriptor(int fd) {
+void CoreImpl::update_descriptor(int fd, bool connected) {
   if (fd < 0) {
     if (sd_.is_open()) release_descriptor();
     return;
   }
+  // The C client may close its socket and open another with the same number: compare inodes. A socket
+  // seen while connected cannot have been replaced while the client stayed connected (a new socket starts
+  // in the connecting state, which the pump sees on its next zookeeper_interest), so skip the fstat then.
+  if (sd_.is_open() && fd == sd_fd_ && connected && sd_connected_) return;
+  sd_connected_ = false;
   struct stat st {};
   if (::fstat(fd, &st) != 0) return;
-  if (sd_.is_open() && fd == sd_fd_ && st.st_ino == sd_ino_) return;
+  if (sd_.is_open() && fd == sd_fd_ && st.st_ino == sd_ino_) {
+    sd_connected_ = connected;
+    return;
+  }
   if (sd_.is_open()) release_descriptor();
   error_code ec;
   sd_.assign(fd, ec);
@@ -518,6 +535,7 @@ void CoreImpl::update_descriptor(int fd) {
   }
   sd_fd_ = fd;
   sd_ino_ = st.st_ino;
+  sd_connected_ = connected;
 }
 
 void CoreImpl::pump() {
@@ -527,12 +545,14 @@ void CoreImpl::pump() {
   for (int iteration = 0; iteration < 64; ++iteration) {
     int fd = -1, interest = 0;
     timeval tv{};
+    bool connected = false;
     {
       const std::lock_guard c_lock(c_client_mutex());
       zookeeper_interest(zh_, &fd, &interest, &tv);
+      connected = zoo_state(zh_) == ZOO_CONNECTED_STATE;
     }
     if (!zh_) break;
-    update_descriptor(fd);
+    update_descriptor(fd, connected);
     short want = 0;
     if (interest & ZOOKEEPER_READ) want |= POLLIN;
     if (interest & ZOOKEEPER_WRITE) want |= POLLOUT;
@@ -570,12 +590,20 @@ void CoreImpl::pump() {
         if (!ec) pump();
       });
     }
-    auto wait = std::chrono::seconds(tv.tv_sec) + std::chrono::microseconds(tv.tv_usec);
-    pump_timer_.expires_after(wait);
-    pump_timer_.async_wait([this, g = ++pump_timer_gen_](error_code ec) {
-      if (ec || g != pump_timer_gen_) return;
-      pump();
-    });
+    // The C client's next deadline (pings, timeouts). A timer already due earlier is kept: it pumps, and the
+    // pump arms the next one (re-arming on every pump would cost a timerfd_settime per request).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(tv.tv_sec) +
+                          std::chrono::microseconds(tv.tv_usec);
+    if (!pump_timer_armed_ || deadline < pump_deadline_) {
+      pump_timer_armed_ = true;
+      pump_deadline_ = deadline;
+      pump_timer_.expires_at(deadline);
+      pump_timer_.async_wait([this, g = ++pump_timer_gen_](error_code ec) {
+        if (ec || g != pump_timer_gen_) return;
+        pump_timer_armed_ = false;
+        pump();
+      });
+    }
     // Anything that became ready between the poll above and the arming would produce no edge: look again.
     in_pump_ = false;
     if (fd >= 0 && want) {

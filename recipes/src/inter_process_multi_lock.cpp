@@ -141,15 +141,46 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
     ops.push_back(Op::create(stamp, std::string(), CreateMode::persistent));
     ops.push_back(Op::set_data(stamp, std::string()));
     ops.push_back(Op::remove(stamp));
+    // The listings of step 2 go out right behind the transaction, before its reply: the session's requests
+    // are applied in order, so they already show our nodes (one round trip for steps 1 and 2). A listing
+    // that does not show our node (the core retried the transaction after it was sent) is not trusted.
+    struct Round {
+      std::size_t left = 0;
+      error_code ec;
+      std::vector<OpResult> results;
+      std::vector<std::vector<std::string>> children;
+      error_code list_ec;
+    };
+    auto round = std::make_shared<Round>();
+    round->left = 1 + (n() - k);
+    round->children.resize(n() - k);
+    auto shared_prefixes = std::make_shared<std::vector<std::string>>(std::move(prefixes));
+    auto arrived = [self = shared_from_this(), k, round, prefixes = std::move(shared_prefixes)]() mutable {
+      if (--round->left) return;
+      self->on_enqueued(k, std::move(*prefixes), round->ec, std::move(round->results), &round->children,
+                        round->list_ec);
+    };
+    auto shared_arrived = std::make_shared<decltype(arrived)>(std::move(arrived));
     in_flight = true;
-    core->multi(std::move(ops), [self = shared_from_this(), k, prefixes = std::move(prefixes)](
-                                    error_code ec, std::vector<OpResult> results) mutable {
-      self->on_enqueued(k, std::move(prefixes), ec, std::move(results));
+    core->multi(std::move(ops), [round, shared_arrived](error_code ec, std::vector<OpResult> results) {
+      round->ec = ec;
+      round->results = std::move(results);
+      (*shared_arrived)();
     });
+    for (std::size_t i = k; i < n(); ++i) {
+      core->get_children(s->engines[i]->base_path(), nullptr,
+                         [round, shared_arrived, at = i - k](error_code ec, Children c) {
+                           if (ec == zk_errc::no_node) c.names.clear(), ec = {};
+                           if (ec && !round->list_ec) round->list_ec = ec;
+                           round->children[at] = std::move(c.names);
+                           (*shared_arrived)();
+                         });
+    }
   }
 
   void on_enqueued(std::size_t k, std::vector<std::string> prefixes, error_code ec,
-                   std::vector<OpResult> results) {
+                   std::vector<OpResult> results, std::vector<std::vector<std::string>>* listed,
+                   error_code list_ec) {
     in_flight = false;
     const std::size_t m = n() - k;
     if (!ec && results.size() == m + 3) {
@@ -157,7 +188,13 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
       batch_session = core->session_id();
       for (std::size_t i = 0; i < m; ++i) queued[k + i] = Queued{std::move(results[i].path), std::move(prefixes[i])};
       if (stopping()) return stop({});
-      return list(k);
+      bool usable = !list_ec;
+      for (std::size_t i = 0; usable && i < m; ++i) {
+        const auto& names = (*listed)[i];
+        usable = std::find(names.begin(), names.end(), node_name(queued[k + i]->path)) != names.end();
+      }
+      if (usable) return on_listed(k, std::move(*listed), {});
+      return list(k);  // list again, after the transaction's reply
     }
     // Nothing of this transaction exists (all or none), but a retried transaction whose first try committed
     // unseen may have left nodes: find them by their protected prefixes.

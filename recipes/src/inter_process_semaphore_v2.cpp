@@ -48,6 +48,9 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
   std::int64_t czxid = 0, session = 0;
   WatchId watch = 0;
   bool in_flight = false, woken = false, finished = false, timed_out = false, in_mutex = false;
+  bool create_pending = false, pipelined_pending = false;  // the lease's create and the listing behind it
+  error_code create_ec, pipelined_ec;
+  std::vector<std::string> pipelined_children;
   int retries = 0;
   int pending_deletes = 0;  // stop(): deletes not yet answered
   error_code stop_ec;
@@ -118,24 +121,40 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
       co.data = s->node_data;
     }
     in_flight = true;
+    create_pending = true;
+    create_ec = {};
     s->core->create(make_path(s->leases_path, InterProcessSemaphoreV2::lease_base_name), std::move(co),
                     [self = shared_from_this()](error_code ec, CreateResult r) {
-                      self->in_flight = false;
+                      self->create_pending = false;
+                      self->create_ec = ec;
                       if (!ec) {
                         self->lease_path = std::move(r.path);
                         self->czxid = r.stat.czxid;
                         self->session = r.stat.ephemeral_owner;
                       }
-                      if (self->finished) return;
-                      if (ec) return self->stop(ec);
-                      self->check();
+                      if (!self->pipelined_pending) self->after_create();
                     });
+    // The listing goes out right behind the create, before its reply: the session's requests are applied in
+    // order, so it already shows our lease (one round trip for both). Not trusted when it does not.
+    list_leases(true);
+  }
+
+  void after_create() {
+    in_flight = false;
+    if (finished) return;
+    if (create_ec) return stop(create_ec);
+    on_children(pipelined_ec, std::move(pipelined_children), true);
   }
 
   void check() {
     if (cancel->cancelled) return stop({});
+    list_leases(false);
+  }
+
+  void list_leases(bool pipelined) {
     in_flight = true;
     woken = false;
+    if (pipelined) pipelined_pending = true;
     auto self = shared_from_this();
     watch = s->core->get_children(
         s->leases_path,
@@ -148,22 +167,37 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
           }
           self->check();
         },
-        [self](error_code ec, Children c) {
-          self->in_flight = false;
-          if (self->finished) return;
-          if (self->cancel->cancelled) return self->stop({});
-          if (ec && ec != zk_errc::no_node) return self->stop(ec);
-          auto ours = node_name(self->lease_path);
-          if (ec || std::find(c.names.begin(), c.names.end(), ours) == c.names.end())
-            return self->missing_node();
-          if ((int)c.names.size() <= self->s->max_leases) return self->got_one();
-          if (self->timed_out || (self->deadline && Clock::now() >= *self->deadline)) {
-            self->timed_out = true;
-            return self->stop({});
+        [self, pipelined](error_code ec, Children c) {
+          if (pipelined) {
+            self->pipelined_pending = false;
+            self->pipelined_ec = ec;
+            self->pipelined_children = std::move(c.names);
+            if (!self->create_pending) self->after_create();
+            return;
           }
-          if (std::exchange(self->woken, false)) return self->check();
-          // wait for the children watch
+          self->on_children(ec, std::move(c.names), false);
         });
+  }
+
+  /// `pipelined`: the listing was sent before the create's reply; it counts only if it shows our lease.
+  void on_children(error_code ec, std::vector<std::string> names, bool pipelined) {
+    in_flight = false;
+    if (finished) return;
+    if (cancel->cancelled) return stop({});
+    if (ec && ec != zk_errc::no_node) return stop(ec);
+    auto ours = node_name(lease_path);
+    if (ec || std::find(names.begin(), names.end(), ours) == names.end()) {
+      if (!pipelined) return missing_node();
+      if (watch) s->core->remove_watch(watch), watch = 0;
+      return check();  // the create was retried after the listing was sent: list again
+    }
+    if ((int)names.size() <= s->max_leases) return got_one();
+    if (timed_out || (deadline && Clock::now() >= *deadline)) {
+      timed_out = true;
+      return stop({});
+    }
+    if (std::exchange(woken, false)) return check();
+    // wait for the children watch
   }
 
   void got_one() {

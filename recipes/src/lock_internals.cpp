@@ -38,6 +38,16 @@ LockInternals::LockInternals(std::shared_ptr<detail::Core> core, std::string bas
   if (!driver_) driver_ = std::shared_ptr<const LockDriver>(&standard_lock_driver(), [](const LockDriver*) {});
 }
 
+/// One listing of the directory, sorted by the engine's driver, shared by every attempt that joined it.
+struct LockInternals::Listing {
+  std::vector<std::string> names;
+  bool foreign = false;  // a child without the lock name (CURATOR-43)
+};
+
+struct LockInternals::ListingBatch {
+  std::vector<std::shared_ptr<Attempt>> members;
+};
+
 /// One acquire: a state machine on the I/O thread.
 struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Attempt> {
   using Clock = std::chrono::steady_clock;
@@ -92,6 +102,14 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
     give_up({});
   }
 
+  // The round in progress: a create with the listing pipelined behind it, or a listing alone.
+  bool create_pending = false;
+  bool listing_pending = false;
+  bool round_created = false;  // this round began with a create
+  error_code create_ec;
+  error_code listing_ec;
+  std::shared_ptr<const Listing> listing;
+
   void create_node() {
     if (cancelled()) return give_up({});
     CreateOptions co;
@@ -100,39 +118,62 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
     co.protection = true;
     co.data = options.revocable ? std::optional<std::string>(std::string()) : options.node_data;  // Curator
     in_flight = true;
+    round_created = true;
+    create_pending = true;
+    listing_pending = true;
+    create_ec = {};
     core->create(make_path(engine->base_path_, engine->lock_name_ + options.fixed_sequence), std::move(co),
                  [self = shared_from_this()](error_code ec, CreateResult r) {
-                   self->in_flight = false;
+                   self->create_pending = false;
+                   self->create_ec = ec;
                    if (!ec) {
                      self->our_path = std::move(r.path);
                      self->czxid = r.stat.czxid;
                      self->session = r.stat.ephemeral_owner;
                    }
-                   if (self->finished) return;
-                   if (ec == zk_errc::no_node) return self->retry_with_new_node(ec);
-                   if (ec) return self->give_up(ec);
-                   self->check();
+                   if (!self->listing_pending) self->round_done();
                  });
+    // Pipelined: sent behind the create before its reply (see the file comment).
+    engine->join_listing(shared_from_this());
   }
 
   void check() {
     if (cancelled()) return give_up({});
     in_flight = true;
-    core->get_children(engine->base_path_, nullptr, [self = shared_from_this()](error_code ec, Children c) {
-      self->in_flight = false;
-      if (self->finished) return;
-      if (self->cancelled()) return self->give_up({});
-      if (ec == zk_errc::no_node) c.names.clear(), ec = {};
-      if (ec) return self->give_up(ec);
-      self->decide(std::move(c.names));
-    });
+    round_created = false;
+    listing_pending = true;
+    engine->join_listing(shared_from_this());
   }
 
-  void decide(std::vector<std::string> children) {
+  /// A shared listing arrived (the engine calls this on every member of its batch).
+  void on_listing(error_code ec, std::shared_ptr<const Listing> l) {
+    listing_pending = false;
+    listing_ec = ec;
+    listing = std::move(l);
+    if (!create_pending) round_done();
+  }
+
+  void round_done() {
+    in_flight = false;
+    auto l = std::move(listing);
+    listing.reset();
+    if (finished) return;
+    const bool created = std::exchange(round_created, false);
+    if (created) {
+      if (create_ec == zk_errc::no_node) return retry_with_new_node(create_ec);
+      if (create_ec) return give_up(create_ec);
+    }
+    if (cancelled()) return give_up({});
+    if (listing_ec) return give_up(listing_ec);
+    decide(*l, created);
+  }
+
+  /// `pipelined`: the listing was sent before the create's reply; it counts only if it shows our node.
+  void decide(const Listing& l, bool pipelined) {
     const auto& driver = options.driver ? *options.driver : *engine->driver_;
-    driver.sort_children(children, engine->lock_name_);
     auto our_name = node_name(our_path);
-    auto r = driver.gets_the_lock(children, our_name, engine->max_leases_);
+    auto r = driver.gets_the_lock(l.names, our_name, engine->max_leases_);
+    if (!r && pipelined) return check();  // the create was retried after the listing was sent
     if (!r) return retry_with_new_node(zk_errc::no_node);  // our node is gone: the session was lost
     if (r->gets_the_lock) return grant();
     if (timed_out || (options.deadline && Clock::now() >= *options.deadline)) {
@@ -141,9 +182,7 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
     }
     // The shortcut relies on nothing sorting ahead of us later; a foreign child (no lock name: CURATOR-43)
     // shows that this directory holds names outside that rule, so re-list after the wake-up instead.
-    const bool foreign = std::any_of(children.begin(), children.end(), [&](const std::string& c) {
-      return c.find(engine->lock_name_) == std::string::npos;
-    });
+    const bool foreign = l.foreign;
     const bool shortcut = r->granted_when_watched_node_goes && !foreign;
     in_flight = true;
     woken = false;
@@ -271,6 +310,31 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
     if (d) d(ec, std::move(lease));
   }
 };
+
+void LockInternals::join_listing(std::shared_ptr<Attempt> a) {
+  if (!open_batch_) {
+    open_batch_ = std::make_shared<ListingBatch>();
+    asio::post(core_->io_executor(), [self = shared_from_this(), b = open_batch_] { self->send_listing(b); });
+  }
+  open_batch_->members.push_back(std::move(a));
+}
+
+void LockInternals::send_listing(const std::shared_ptr<ListingBatch>& batch) {
+  if (open_batch_ == batch) open_batch_.reset();
+  core_->get_children(base_path_, nullptr, [self = shared_from_this(), batch](error_code ec, Children c) {
+    auto l = std::make_shared<Listing>();
+    if (ec == zk_errc::no_node) ec = {};  // no directory: no children
+    else if (!ec) l->names = std::move(c.names);
+    if (!ec) {
+      self->driver_->sort_children(l->names, self->lock_name_);
+      l->foreign = std::any_of(l->names.begin(), l->names.end(), [&](const std::string& n) {
+        return !self->driver_->is_lock_node(n, self->lock_name_);
+      });
+    }
+    std::shared_ptr<const Listing> shared = std::move(l);
+    for (auto& m : batch->members) m->on_listing(ec, shared);
+  });
+}
 
 void LockInternals::attempt_lock(AcquireOptions options, std::shared_ptr<detail::CancelState> cancel,
                                  detail::unique_function<void(error_code, Lease)> done) {

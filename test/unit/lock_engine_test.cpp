@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include <zkr/drivers/read_write_lock_driver.hpp>
 #include <zkr/framework/paths.hpp>
 #include <zkr/recipes/detail/lease_core.hpp>
 #include <zkr/recipes/inter_process_semaphore_v2.hpp>
@@ -283,6 +284,79 @@ TEST_CASE_METHOD(Fixture, "engine: a queue of waiters in one process wakes one a
   CHECK(token_b > token_a);
 }
 
+TEST_CASE_METHOD(Fixture, "engine: a burst of acquires on one engine shares one listing, and keeps FIFO",
+                 "[engine]") {
+  auto e = engine();
+  const auto holder = other();
+  std::vector<std::shared_ptr<Outcome>> outs;
+  for (int i = 0; i < 6; ++i) outs.push_back(start(e));  // six attempts started in one turn of the I/O thread
+  REQUIRE(core->run_until([&] { return core->watch_count() == 6; }));
+  core->settle();
+  INFO(core->describe_log());
+  CHECK(core->count(Op::create) == 6);
+  CHECK(core->count(Op::get_children) == 1);  // one listing for the whole burst, sorted once
+  CHECK(core->count(Op::get_data) == 6);      // each watches only its own predecessor: no herd
+  CHECK(core->watch_count(holder) == 1);
+
+  // Granted in queue order, each exactly once.
+  core->erase(holder);
+  std::vector<std::string> granted;
+  for (int round = 0; round < 6; ++round) {
+    REQUIRE(core->run_until([&] {
+      return std::count_if(outs.begin(), outs.end(), [](auto& o) { return o->done(); }) == round + 1;
+    }));
+    core->settle();
+    std::shared_ptr<Outcome> now;
+    for (auto& o : outs)
+      if (o->done() && o->lease.valid()) now = o;
+    REQUIRE(now);
+    CHECK(now->calls == 1);
+    granted.emplace_back(zkr::sequential_suffix(now->lease.node_name()));
+    CHECK_FALSE(release(now->lease));
+  }
+  CHECK(std::is_sorted(granted.begin(), granted.end()));
+}
+
+TEST_CASE_METHOD(Fixture, "engine: read-write wake-ups skip the re-listing only where the rules allow",
+                 "[engine][rwlock]") {
+  auto unowned = [](const zkr::LockDriver& d) {
+    return std::shared_ptr<const zkr::LockDriver>(&d, [](const zkr::LockDriver*) {});
+  };
+  auto readers = std::make_shared<zkr::LockInternals>(core, dir, std::string(zkr::read_lock_name), SIZE_MAX,
+                                                      unowned(zkr::read_lock_driver()));
+  auto writers = std::make_shared<zkr::LockInternals>(core, dir, std::string(zkr::write_lock_name), 1,
+                                                      unowned(zkr::write_lock_driver()));
+  const std::string R(zkr::read_lock_name), W(zkr::write_lock_name);
+  // `ahead` queued by another session; our attempt; then every node ahead deleted, first to last.
+  auto run = [&](const std::shared_ptr<zkr::LockInternals>& e, std::vector<std::string> ahead_names,
+                 bool foreign = false) {
+    if (foreign) core->put(dir + "/zzz");  // not a node of the lock; sorts after every sequence
+    std::vector<std::string> ahead;
+    for (const auto& n : ahead_names) ahead.push_back(other(dir, n));
+    auto out = start(e);
+    REQUIRE(core->run_until([&] { return core->watch_count() == 1; }));
+    core->settle();
+    REQUIRE_FALSE(out->done());
+    core->clear_log();
+    for (const auto& a : ahead) core->erase(a);
+    REQUIRE(wait(*out));
+    REQUIRE(out->lease.valid());
+    const auto lists = core->count(Op::get_children);
+    CHECK_FALSE(release(out->lease));
+    core->clear_log();
+    return lists;
+  };
+  SECTION("a reader behind one writer (readers ahead too): granted by the watch alone") {
+    CHECK(run(readers, {R, W, R}) == 0);
+  }
+  SECTION("a reader behind two writers: lists again") { CHECK(run(readers, {W, W}) >= 1); }
+  SECTION("a writer behind one reader: granted by the watch alone") { CHECK(run(writers, {R}) == 0); }
+  SECTION("a writer behind one writer (it may downgrade): lists again") { CHECK(run(writers, {W}) >= 1); }
+  SECTION("a writer behind one reader, a foreign node in the directory: lists again") {
+    CHECK(run(writers, {R}, true) >= 1);
+  }
+}
+
 TEST_CASE_METHOD(Fixture, "engine: a foreign child in the directory disables the no-re-list shortcut",
                  "[engine]") {
   auto e = engine();
@@ -319,7 +393,7 @@ TEST_CASE_METHOD(Fixture, "engine: a deletion that does not free us leads to a r
 // ===========================================================================================================
 // Faults, step by step
 
-TEST_CASE_METHOD(Fixture, "engine: create fails -> that error, nothing left, no further request",
+TEST_CASE_METHOD(Fixture, "engine: create fails -> that error, nothing left, no request after its reply",
                  "[engine][fault]") {
   const auto code = GENERATE(error_code(zk_errc::connection_loss), error_code(zk_errc::operation_timeout),
                              error_code(zk_errc::session_expired), error_code(zk_errc::no_auth),
@@ -333,7 +407,10 @@ TEST_CASE_METHOD(Fixture, "engine: create fails -> that error, nothing left, no 
   CHECK(out->ec == code);
   CHECK_FALSE(out->lease.valid());
   CHECK(out->seen.empty());
-  CHECK(core->count_all() == 1);
+  // The create and the listing pipelined behind it; nothing after the create's reply.
+  CHECK(core->count_all() == 2);
+  CHECK(core->count(Op::create) == 1);
+  CHECK(core->count(Op::get_children) == 1);
   core->settle();
   CHECK(kids().empty());
 }
@@ -348,7 +425,10 @@ TEST_CASE_METHOD(
   INFO(core->describe_log());
   CHECK(out->ec == zk_errc::connection_loss);
   CHECK_FALSE(out->lease.valid());
-  CHECK(core->count_all() == 1);  // the engine never learnt the node's name: no listing, no delete of its own
+  // The engine never learnt the node's name: besides the listing pipelined behind the create, no request of
+  // its own (no delete).
+  CHECK(core->count_all() == 2);
+  CHECK(core->count(Op::remove) == 0);
   core->settle();
   CHECK(
       kids().empty());  // the protected name lets the core find and delete it (find-and-delete in background)
@@ -469,7 +549,10 @@ TEST_CASE_METHOD(Fixture, "engine: our node vanishes before the listing -> a new
     CHECK(core->count(Op::create) == 1);
   }
   SECTION("the directory answers no-node: our node is deleted and a new one made") {
-    core->fail_next(Op::get_children, zk_errc::no_node);
+    // The pipelined listing not showing our node proves nothing (the create may have been retried after
+    // it): the engine lists again. The second no-node means our node is gone.
+    core->fail_nth(Op::get_children, 1, zk_errc::no_node);
+    core->fail_nth(Op::get_children, 2, zk_errc::no_node);
     auto out = start(e);
     REQUIRE(wait(*out));
     INFO(core->describe_log());
@@ -537,7 +620,7 @@ TEST_CASE_METHOD(Fixture, "engine: cancellation at each step deletes our node be
   SECTION("before the create reply") {
     core->before_next(Op::create, [&] { cancel->fire(); });
     out = start(e, {}, cancel);
-    expected_requests = 2;  // create, remove
+    expected_requests = 3;  // create, the listing pipelined behind it, remove
   }
   SECTION("while listing") {
     core->before_next(Op::get_children, [&] { cancel->fire(); });
@@ -580,7 +663,7 @@ TEST_CASE_METHOD(Fixture, "engine: cancellation during the retry sleep completes
   const auto t0 = Clock::now();
   auto out = start(e, {}, cancel);
   REQUIRE(
-      core->run_until([&] { return core->count(Op::get_children) == 1 && core->requests().back().applied; }));
+      core->run_until([&] { return core->count(Op::get_children) == 2 && core->requests().back().applied; }));
   core->settle();
   fire(cancel);
   REQUIRE(wait(*out, 2s));

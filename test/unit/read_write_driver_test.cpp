@@ -116,7 +116,8 @@ TEST_CASE("read-write predicates over every reader/writer interleaving", "[rwdri
           const auto r = wdrv.gets_the_lock(children, children[p], 1);
           REQUIRE(r);
           CHECK(r->gets_the_lock == (p == 0));  // any reader or writer ahead blocks a writer
-          CHECK_FALSE(r->granted_when_watched_node_goes);
+          // The shortcut only behind a lone reader (a write predecessor may downgrade before it goes).
+          CHECK(r->granted_when_watched_node_goes == (p == 1 && !is_writer[0]));
           if (p == 0) {
             CHECK(r->path_to_watch.empty());
             ++holding_writers;
@@ -127,7 +128,9 @@ TEST_CASE("read-write predicates over every reader/writer interleaving", "[rwdri
           const auto r = rdrv.read_gets_the_lock(children, children[p], false);
           REQUIRE(r);
           CHECK(r->gets_the_lock == (first_writer == n));  // only a writer ahead blocks a reader
-          CHECK_FALSE(r->granted_when_watched_node_goes);
+          // The shortcut iff the watched first writer is the only writer ahead.
+          CHECK(r->granted_when_watched_node_goes ==
+                (first_writer != n && std::count(is_writer.begin(), is_writer.begin() + p, true) == 1));
           if (first_writer == n) {
             CHECK(r->path_to_watch.empty());
             ++holding_readers;
@@ -168,7 +171,8 @@ TEST_CASE("readers queued behind writers all watch the first writer", "[rwdriver
   CHECK(rdrv.read_gets_the_lock(sorted({rd(0, 1), wr(1, 2), wr(2, 3)}), rd(0, 1), false)->gets_the_lock);
 }
 
-TEST_CASE("write driver never takes the watched-node shortcut (downgrade, CURATOR-621)", "[rwdriver]") {
+TEST_CASE("write driver takes no watched-node shortcut behind a write node (downgrade, CURATOR-621)",
+          "[rwdriver]") {
   const auto& std_drv = zkr::standard_lock_driver();
   const auto& wdrv = zkr::write_lock_driver();
   const auto& rdrv = zkr::read_lock_driver();
@@ -208,7 +212,9 @@ TEST_CASE("write driver never takes the watched-node shortcut (downgrade, CURATO
   REQUIRE(c2);
   CHECK_FALSE(c2->gets_the_lock);
   CHECK(c2->path_to_watch == a_read);
-  CHECK_FALSE(c2->granted_when_watched_node_goes);
+  // Behind a lone *read* node the shortcut is safe again: only a write holder makes downgrade nodes, and A
+  // no longer holds the write lock.
+  CHECK(c2->granted_when_watched_node_goes);
   CHECK(rdrv.read_gets_the_lock(after, a_read, false)->gets_the_lock);  // A's read holds without the write
 
   // Another thread reading while A still holds the write lock blocks (testThatDowngradingRespectsThreads).
@@ -280,6 +286,13 @@ TEST_CASE("read-write drivers: foreign children", "[rwdriver]") {
   CHECK_FALSE(w2->gets_the_lock);
   CHECK(w2->path_to_watch == "0");
   CHECK_FALSE(w2->granted_when_watched_node_goes);
+  // The engine knows foreign nodes from the drivers: both sides' nodes belong to the lock.
+  for (const zkr::LockDriver* d : {static_cast<const zkr::LockDriver*>(&rdrv), static_cast<const zkr::LockDriver*>(&wdrv)}) {
+    CHECK(d->is_lock_node(rd(0, 1), "__READ__"));
+    CHECK(d->is_lock_node(wr(1, 2), "__READ__"));
+    CHECK(d->is_lock_node(rd(0, 1), "__WRIT__"));
+    CHECK_FALSE(d->is_lock_node("0", "__WRIT__"));
+  }
   // A foreign name containing "__WRIT__" counts as a writer for readers.
   const auto odd = sorted({rd(0, 1), "x__WRIT__"});
   REQUIRE(odd.front() == "x__WRIT__");  // key ""

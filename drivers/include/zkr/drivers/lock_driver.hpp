@@ -24,7 +24,8 @@ struct PredicateResults {
   /// nothing can be queued ahead of us later).
   /// Caveat: this assumes every later child sorts after ours. It does not hold for a foreign child created later
   /// with a smaller key (e.g. CURATOR-43's "0"), nor after the 32-bit sequence wrap; Curator always re-lists.
-  /// Drivers whose lock admits non-sequential nodes with equal keys (the read-write lock) always answer false.
+  /// The read-write drivers, whose lock admits non-sequential read nodes with a write node's key (downgrade),
+  /// answer true only where such a node cannot matter (see `WriteLockDriver`, `ReadLockDriver`).
   bool granted_when_watched_node_goes = false;
 };
 
@@ -41,6 +42,11 @@ class LockDriver {
   /// occurrence of `lock_name`, or the whole name when it does not occur. An empty `lock_name` gives an empty key
   /// (Java's `lastIndexOf("")` is the length). The result views `child`'s storage. Never throws.
   virtual std::string_view sort_key(std::string_view child, std::string_view lock_name) const;
+
+  /// Whether `child` is a node of this lock (the standard driver: its name contains `lock_name`). A child that
+  /// is not (CURATOR-43's "0") may sort ahead of nodes created before it, so the engine takes no
+  /// `granted_when_watched_node_goes` shortcut in a directory that holds one. Never throws.
+  virtual bool is_lock_node(std::string_view child, std::string_view lock_name) const;
 
   /// Sorts children in place by `sort_key` (stable, byte order, like Java's String order for ASCII).
   /// UTF-8 byte order equals Java's UTF-16 order for every BMP character, and valid ZooKeeper names hold only

@@ -26,16 +26,19 @@ std::string_view read_write_sort_key(std::string_view child) noexcept;
 
 /// The write side: the standard predicate (Curator runs it with `max_leases` 1, which the engine passes) over
 /// the combined, `read_write_sort_key`-sorted list, so any reader or writer ahead blocks it and the immediate
-/// predecessor, read or write, is watched. `granted_when_watched_node_goes` is always false: a write holder's
-/// downgrade read node (`_c_<uuid>-__READ__<same sequence>`, non-sequential, CURATOR-621) can appear with a key
-/// equal to the write node's, so the deletion of the predecessor is never proof of ownership; the engine must
-/// re-list. Stateless, thread-safe.
+/// predecessor, read or write, is watched. `granted_when_watched_node_goes` only when that predecessor is the
+/// one node ahead *and a read node*: a write holder's downgrade read node (`_c_<uuid>-__READ__<same
+/// sequence>`, non-sequential, CURATOR-621) can appear with a key equal to its write node's, so the deletion
+/// of a write predecessor is never proof of ownership (the engine re-lists); with only a reader ahead no
+/// write holder exists that could make one. Stateless, thread-safe.
 class WriteLockDriver : public StandardLockDriver {
  public:
   /// `read_write_sort_key(child)`; `lock_name` is ignored.
   std::string_view sort_key(std::string_view child, std::string_view lock_name) const override;
-  /// `StandardLockDriver::gets_the_lock` with `granted_when_watched_node_goes` forced to false. Nullopt when
-  /// `our_node` is absent.
+  /// Both sides' nodes ("__READ__" or "__WRIT__") belong to this lock.
+  bool is_lock_node(std::string_view child, std::string_view lock_name) const override;
+  /// `StandardLockDriver::gets_the_lock`, with `granted_when_watched_node_goes` kept only for a read
+  /// predecessor. Nullopt when `our_node` is absent.
   std::optional<PredicateResults> gets_the_lock(const std::vector<std::string>& children,
                                                 std::string_view our_node,
                                                 std::size_t max_leases) const override;
@@ -48,6 +51,8 @@ class ReadLockDriver : public LockDriver {
  public:
   /// `read_write_sort_key(child)`; `lock_name` is ignored.
   std::string_view sort_key(std::string_view child, std::string_view lock_name) const override;
+  /// Both sides' nodes ("__READ__" or "__WRIT__") belong to this lock.
+  bool is_lock_node(std::string_view child, std::string_view lock_name) const override;
 
   /// Curator's read predicate for the sorted `children` and our node's name:
   /// - `this_thread_owns_write` (the asking thread holds the write lock of the same lock): held, nothing to
@@ -55,7 +60,8 @@ class ReadLockDriver : public LockDriver {
   /// - otherwise scan in order: a child containing "__WRIT__" sets the first write index (the minimum); else a
   ///   child that *starts with* `our_node` is our position and ends the scan. No such child: nullopt (session
   ///   lost). Held iff our position is before the first writer; otherwise watch that first writer.
-  /// `granted_when_watched_node_goes` is always false (writers behind the first one may remain ahead of us).
+  /// `granted_when_watched_node_goes` iff the watched (first) writer is the only writer ahead of us: readers
+  /// ahead do not block us, and nothing that could (a write node) can be queued ahead of us later.
   /// Pure; throws only `std::bad_alloc`.
   std::optional<PredicateResults> read_gets_the_lock(const std::vector<std::string>& children,
                                                      std::string_view our_node,

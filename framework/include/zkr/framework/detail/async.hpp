@@ -61,11 +61,13 @@ R run_blocking(Core& core, Start&& start, error_code& ec) {
   auto st = std::make_shared<State>();
   boost::asio::post(core.io_executor(), [st, start = std::forward<Start>(start)]() mutable {
     start(unique_function<void(error_code, R)>([st](error_code e, R v) {
-      std::lock_guard lk(st->m);
-      st->ec = e;
-      st->value.emplace(std::move(v));
-      st->done = true;
-      st->cv.notify_one();
+      {
+        std::lock_guard lk(st->m);
+        st->ec = e;
+        st->value.emplace(std::move(v));
+        st->done = true;
+      }
+      st->cv.notify_one();  // outside the lock: the woken caller does not block on the mutex again
     }));
   });
   std::unique_lock lk(st->m);
