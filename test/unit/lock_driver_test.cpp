@@ -231,3 +231,34 @@ TEST_CASE("standard driver: shared instance and polymorphic use", "[driver]") {
   CHECK(a->path_to_watch == b->path_to_watch);
   CHECK(a->granted_when_watched_node_goes == b->granted_when_watched_node_goes);
 }
+
+TEST_CASE("sort_children orders exactly as a stable sort by sort_key (random names)", "[driver]") {
+  // The sort packs the first 16 bytes of each key into integers; any key shape must still give the plain
+  // byte order, ties in input order: short and long keys, equal 16-byte prefixes, bytes above 0x7f (UTF-8).
+  std::mt19937 rng(20261122);
+  const std::vector<std::string> pieces = {"0", "00000000", "0000000012", "9", "lock-", "a", "\xc3\xa9",
+                                           "\xe2\x82\xac", "0000000000000000", "z", "-", "_c_"};
+  const auto& d = zkr::standard_lock_driver();
+  for (int round = 0; round < 300; ++round) {
+    std::vector<std::string> names;
+    const int n = 1 + int(rng() % 40);
+    for (int i = 0; i < n; ++i) {
+      std::string name = (rng() % 4 == 0) ? "" : "_c_x-lock-";
+      const int parts = int(rng() % 5);
+      for (int p = 0; p < parts; ++p) name += pieces[rng() % pieces.size()];
+      if (rng() % 3 == 0 && !names.empty()) name = names[rng() % names.size()];  // duplicates: ties
+      names.push_back(name);
+    }
+    // Tag duplicates so that a tie's input order can be checked.
+    std::vector<std::pair<std::string, int>> reference;
+    for (int i = 0; i < n; ++i) reference.emplace_back(names[std::size_t(i)], i);
+    std::stable_sort(reference.begin(), reference.end(), [&](const auto& a, const auto& b) {
+      return d.sort_key(a.first, lock_name) < d.sort_key(b.first, lock_name);
+    });
+    auto got = names;
+    d.sort_children(got, lock_name);
+    std::vector<std::string> want;
+    for (auto& r : reference) want.push_back(r.first);
+    CHECK(got == want);
+  }
+}
