@@ -312,6 +312,12 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
 };
 
 void LockInternals::join_listing(std::shared_ptr<Attempt> a) {
+  if (!open_batch_ && listings_in_flight_ == 0) {
+    // Nothing to share with: send now, right behind whatever this handler just sent (our create).
+    auto b = std::make_shared<ListingBatch>();
+    b->members.push_back(std::move(a));
+    return send_listing(b);
+  }
   if (!open_batch_) {
     open_batch_ = std::make_shared<ListingBatch>();
     asio::post(core_->io_executor(), [self = shared_from_this(), b = open_batch_] { self->send_listing(b); });
@@ -321,7 +327,9 @@ void LockInternals::join_listing(std::shared_ptr<Attempt> a) {
 
 void LockInternals::send_listing(const std::shared_ptr<ListingBatch>& batch) {
   if (open_batch_ == batch) open_batch_.reset();
+  ++listings_in_flight_;
   core_->get_children(base_path_, nullptr, [self = shared_from_this(), batch](error_code ec, Children c) {
+    --self->listings_in_flight_;
     auto l = std::make_shared<Listing>();
     if (ec == zk_errc::no_node) ec = {};  // no directory: no children
     else if (!ec) l->names = std::move(c.names);

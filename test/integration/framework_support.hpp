@@ -309,7 +309,19 @@ inline std::vector<std::string> children_with_prefix(CuratorFramework& client, c
 ///    connection is cut on both sides. The client sees a connection loss exactly between request and reply.
 ///  * `set_refuse(true)`: new connections are accepted and closed at once (an ensemble that is down);
 ///    `drop_connections()` cuts the existing ones.
+///
+/// Observation: `record(true)` keeps a trace of the frames as they pass, in order: each request forwarded to
+/// the server (its xid and opcode) and each reply forwarded to the client (its xid), so a test can tell what
+/// the client sent before it had a reply.
 class FaultProxy {
+ public:
+  struct WireEvent {
+    bool request = false;  ///< client to server (else: a reply, server to client)
+    std::int32_t xid = 0;
+    std::int32_t type = 0;  ///< the request's opcode (requests only)
+    std::string path;       ///< the request's first field when it is a path (most requests), else empty
+  };
+
  public:
   explicit FaultProxy(std::uint16_t upstream_port) : upstream_port_(upstream_port) {
     listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -372,6 +384,16 @@ class FaultProxy {
   void drop_connections() { ++drop_epoch_; }
   /// Connections accepted so far.
   int connections() const { return accepted_; }
+  /// Starts (clearing the trace) or stops recording the frames that pass.
+  void record(bool on) {
+    std::lock_guard lk(m_);
+    recording_ = on;
+    if (on) trace_.clear();
+  }
+  std::vector<WireEvent> trace() const {
+    std::lock_guard lk(m_);
+    return trace_;
+  }
 
  private:
   static std::int32_t be32(const char* p) {
@@ -387,6 +409,20 @@ class FaultProxy {
       n -= static_cast<std::size_t>(w);
     }
     return true;
+  }
+
+  /// Follows the server's frames through `n` more bytes (before they are forwarded) and, while recording,
+  /// traces each reply completed.
+  void trace_replies(std::string& outbuf, bool& first_reply, const char* p, std::size_t n) {
+    std::lock_guard lk(m_);
+    outbuf.append(p, n);
+    while (outbuf.size() >= 4) {
+      const auto len = be32(outbuf.data());
+      if (len < 0 || outbuf.size() < 4 + static_cast<std::size_t>(len)) break;
+      if (recording_ && !first_reply && len >= 4) trace_.push_back({false, be32(outbuf.data() + 4), 0, {}});
+      first_reply = false;
+      outbuf.erase(0, 4 + static_cast<std::size_t>(len));
+    }
   }
 
   void accept_loop() {
@@ -419,6 +455,8 @@ class FaultProxy {
     const int epoch = drop_epoch_;
     std::string inbuf;        // client-to-server bytes not yet forwarded (an incomplete frame)
     bool first_frame = true;  // the ConnectRequest has no request header
+    std::string outbuf;       // server-to-client bytes seen, for the trace (forwarded as they come)
+    bool first_reply = true;  // the ConnectResponse has no reply header
     std::optional<Clock::time_point> cut_at;  // swallowing the server's output until then, then cut
     char buf[65536];
     for (;;) {
@@ -437,7 +475,10 @@ class FaultProxy {
       if (ps[0].revents & (POLLIN | POLLHUP | POLLERR)) {
         auto n = ::recv(server, buf, sizeof buf, 0);
         if (n <= 0) break;
-        if (!cut_at && !write_all(client, buf, static_cast<std::size_t>(n))) break;
+        if (!cut_at) {
+          trace_replies(outbuf, first_reply, buf, static_cast<std::size_t>(n));
+          if (!write_all(client, buf, static_cast<std::size_t>(n))) break;
+        }
       }
       if (cut_at) continue;
       if (ps[1].revents & (POLLIN | POLLHUP | POLLERR)) {
@@ -469,6 +510,18 @@ class FaultProxy {
               }
             }
           }
+          if (!first_frame && len >= 8) {
+            std::lock_guard lk(m_);
+            if (recording_) {
+              std::string path;
+              if (len >= 12) {
+                const auto plen = be32(inbuf.data() + 12);
+                if (plen > 0 && 16 + static_cast<std::size_t>(plen) <= frame && inbuf[16] == '/')
+                  path = inbuf.substr(16, static_cast<std::size_t>(plen));
+              }
+              trace_.push_back({true, be32(inbuf.data() + 4), be32(inbuf.data() + 8), std::move(path)});
+            }
+          }
           first_frame = false;
           if (forward && !write_all(server, inbuf.data(), frame)) {
             inbuf.clear();
@@ -498,6 +551,8 @@ class FaultProxy {
   mutable std::mutex m_;
   std::condition_variable cv_;
   bool armed_ = false, fired_ = false, forward_ = true, refuse_after_ = false;
+  bool recording_ = false;
+  std::vector<WireEvent> trace_;
   std::string match_;
   std::chrono::milliseconds hold_{300};
   std::string cut_path_;

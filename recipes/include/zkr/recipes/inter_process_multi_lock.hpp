@@ -82,8 +82,8 @@ std::shared_ptr<Core> multi_core(const std::shared_ptr<MultiShared>& s);
 /// Two forms:
 /// - **Paths** (`InterProcessMultiLock(client, paths)`): one mutex per path, wire-compatible with Curator's
 ///   `InterProcessMutex` (`<path>/_c_<uuid>-lock-<seq>`). When the locks are free, acquiring N of them costs
-///   about two round trips in all instead of 2N: one transaction queues on every lock, one pipelined listing
-///   checks them. Where a lock is taken, the queue positions in the *later* locks are given back before waiting
+///   one round trip in all instead of 2N: one transaction queues on every lock, and the listings that check
+///   them are sent right behind it. Where a lock is taken, the queue positions in the *later* locks are given back before waiting
 ///   for it, so the lock order is respected exactly as Curator's one-at-a-time acquire does: processes using this
 ///   class and Java Curator's `InterProcessMultiLock` on the same list cannot deadlock each other. Blocking holds
 ///   belong to the calling thread and are reentrant (as Curator's mutexes); asynchronous acquires return a

@@ -10,8 +10,9 @@
 ///  2. list and sort the children; ask the driver. The listing is sent right behind the create, without
 ///     waiting for its reply: a session's requests are applied in order, so the listing already shows our
 ///     node (one round trip for both). A listing that does not show it (the create was retried inside the
-///     core) is not trusted: we list again. Listings are shared: every attempt of this engine that needs one
-///     joins the next listing not yet sent, so a burst of acquires costs one listing, sorted once;
+///     core) is not trusted: we list again. Listings are shared: while one is in flight, every attempt of
+///     this engine that needs one joins the next one not yet sent, so a burst of acquires costs a couple of
+///     listings, each sorted once;
 ///  3. held: done (an uncontended acquire is one round trip). Otherwise watch only the node the driver
 ///     names, with get_data so a vanished node leaves no watch, and wait;
 ///  4. on the watch: when the driver said the watched node was the only one in our way, its deletion grants the
@@ -117,13 +118,15 @@ class LockInternals : public std::enable_shared_from_this<LockInternals> {
   struct Attempt;
   struct Listing;
   struct ListingBatch;
-  /// Adds `a` to the next listing of the directory not yet sent (I/O thread); the listing is sent from a
-  /// posted handler, so that every request issued before it in this turn (our creates) precedes it.
+  /// Adds `a` to the next listing of the directory not yet sent (I/O thread). With no listing of this engine
+  /// in flight, that listing is sent at once (right behind the create just issued); otherwise from a posted
+  /// handler, so that every request issued before it in this turn (a burst of creates) precedes it.
   void join_listing(std::shared_ptr<Attempt> a);
   void send_listing(const std::shared_ptr<ListingBatch>& batch);
 
   std::shared_ptr<detail::Core> core_;
   std::shared_ptr<ListingBatch> open_batch_;  // I/O thread only
+  int listings_in_flight_ = 0;                // I/O thread only
   std::string base_path_;
   std::string lock_name_;
   std::size_t max_leases_;

@@ -1,0 +1,126 @@
+// The lock engine's requests as they pass on the wire, traced by FaultProxy (framework_support.hpp): a lock's
+// listing is sent right behind its create, before the create's reply has come back (one round trip for both),
+// for the mutex, the semaphore's lease and the multi-lock's transaction. The fake core of the unit tests
+// cannot show this: it only sees the order of calls, not what is on the socket when a reply arrives.
+
+#include "framework_support.hpp"
+
+#include <zkr/zkrecipes.hpp>
+
+using namespace zkr;
+using namespace zkr::itest;
+
+namespace {
+
+// ZooKeeper opcodes (zookeeper.jute / ZooDefs.OpCode).
+namespace opcode {
+constexpr std::int32_t create = 1, get_children = 8, get_children2 = 12, multi = 14, create2 = 15;
+}
+
+bool is_listing(std::int32_t t) { return t == opcode::get_children || t == opcode::get_children2; }
+bool is_create(std::int32_t t) { return t == opcode::create || t == opcode::create2; }
+
+std::string describe(const std::vector<FaultProxy::WireEvent>& t) {
+  std::string s;
+  for (const auto& e : t) {
+    if (e.xid < 0) continue;  // pings (-2) and watch events (-1)
+    s += e.request ? "req " + std::to_string(e.type) + " " + e.path : std::string("reply");
+    s += " #" + std::to_string(e.xid % 1000) + "\n";
+  }
+  return s;
+}
+
+/// For every request of a kind `is_first` in the trace: a listing request was sent after it and before its
+/// reply. Returns how many such requests were found.
+template <class Pred>
+int listings_sent_before_reply(const std::vector<FaultProxy::WireEvent>& t, Pred is_first) {
+  int found = 0;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (!t[i].request || t[i].xid < 0 || !is_first(t[i].type)) continue;
+    ++found;
+    std::size_t reply = t.size();
+    for (std::size_t j = i + 1; j < t.size(); ++j)
+      if (!t[j].request && t[j].xid == t[i].xid) {
+        reply = j;
+        break;
+      }
+    INFO("request #" << t[i].xid << " (opcode " << t[i].type << ")");
+    REQUIRE(reply < t.size());
+    bool listed = false;
+    for (std::size_t j = i + 1; j < reply; ++j) listed = listed || (t[j].request && is_listing(t[j].type));
+    CHECK(listed);
+  }
+  return found;
+}
+
+struct WireClient {
+  FaultProxy proxy{shared_server().port()};
+  std::unique_ptr<CuratorFramework> client;
+  WireClient() {
+    client = test_builder(proxy.connect_string()).build();
+    client->start();
+    REQUIRE(client->block_until_connected(10s));
+  }
+};
+
+}  // namespace
+
+// The lock directories are made persistent first: a container directory left empty by a release may be
+// reaped (the test servers check often), and a create into a missing directory is retried after the parents
+// are made, its pipelined listing rightly discarded.
+
+TEST_CASE("wire: a mutex acquire sends its listing before the create's reply", "[wire][mutex]") {
+  WireClient w;
+  const auto path = unique_path("wire-mutex");
+  w.client->create(path, {.creating_parents = true});
+  InterProcessMutex m(*w.client, path);
+  w.proxy.record(true);
+  m.acquire();
+  const auto t = w.proxy.trace();
+  w.proxy.record(false);
+  m.release();
+  INFO(describe(t));
+  CHECK(listings_sent_before_reply(t, is_create) == 1);
+}
+
+TEST_CASE("wire: a semaphore mutex pipelines the lock's and the lease's listings", "[wire][semaphore]") {
+  WireClient w;
+  const auto path = unique_path("wire-sem");
+  w.client->create(path + "/locks", {.creating_parents = true});
+  w.client->create(path + "/leases");
+  InterProcessSemaphoreMutex m(*w.client, path);
+  w.proxy.record(true);
+  m.acquire();
+  const auto t = w.proxy.trace();
+  w.proxy.record(false);
+  m.release();
+  INFO(describe(t));
+  CHECK(listings_sent_before_reply(t, is_create) == 2);  // the internal lock's node, then the lease
+}
+
+TEST_CASE("wire: a multi-lock sends every listing before the transaction's reply", "[wire][multi]") {
+  WireClient w;
+  const auto base = unique_path("wire-multi");
+  std::vector<std::string> paths;
+  for (int i = 0; i < 4; ++i) {
+    paths.push_back(base + "/m" + std::to_string(i));
+    w.client->create(paths.back(), {.creating_parents = true});
+  }
+  InterProcessMultiLock m(*w.client, paths);
+  w.proxy.record(true);
+  m.acquire();
+  const auto t = w.proxy.trace();
+  w.proxy.record(false);
+  m.release();
+  INFO(describe(t));
+  REQUIRE(listings_sent_before_reply(t, [](std::int32_t type) { return type == opcode::multi; }) == 1);
+  // All four listings, not just one, precede the transaction's reply.
+  std::size_t multi_at = 0, reply_at = 0;
+  for (std::size_t i = 0; i < t.size(); ++i)
+    if (t[i].request && t[i].type == opcode::multi) multi_at = i;
+  for (std::size_t i = multi_at + 1; i < t.size(); ++i)
+    if (!t[i].request && t[i].xid == t[multi_at].xid) reply_at = i;
+  int listings = 0;
+  for (std::size_t i = multi_at + 1; i < reply_at; ++i) listings += t[i].request && is_listing(t[i].type);
+  CHECK(listings == 4);
+}
