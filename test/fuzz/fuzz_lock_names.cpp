@@ -5,9 +5,11 @@
 //   - StandardLockDriver: every child gets an answer; exactly min(max_leases, n) hold; a waiter watches a child
 //     max_leases places ahead of it, which sorts before it; granted_when_watched_node_goes iff index == max_leases;
 //     a name that is not a child gets nullopt;
-//   - WriteLockDriver: only the first child holds; it never claims granted_when_watched_node_goes;
+//   - WriteLockDriver: only the first child holds; granted_when_watched_node_goes only for the second child
+//     behind a first child that is a read node (contains "__READ__", not "__WRIT__");
 //   - ReadLockDriver: a reader holds iff no child containing "__WRIT__" precedes its position, otherwise it
-//     watches such a child, which precedes it.
+//     watches such a child, which precedes it; granted_when_watched_node_goes iff exactly one such child
+//     precedes it.
 #include <zkr/drivers/lock_driver.hpp>
 #include <zkr/drivers/read_write_lock_driver.hpp>
 
@@ -94,7 +96,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   sorted_invariants(write, lock_name, names, wsorted);
   for (std::size_t i = 0; i < wsorted.size(); ++i) {
     const auto r = write.gets_the_lock(wsorted, wsorted[i], 1);
-    check(r.has_value() && r->gets_the_lock == (i == 0) && !r->granted_when_watched_node_goes);
+    check(r.has_value() && r->gets_the_lock == (i == 0));
+    const bool behind_lone_reader = i == 1 && wsorted[0].find(zkr::read_lock_name) != std::string::npos &&
+                                    wsorted[0].find(zkr::write_lock_name) == std::string::npos;
+    check(r->granted_when_watched_node_goes == behind_lone_reader);
   }
 
   // Read driver (same order as the write driver).
@@ -107,9 +112,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // Our position: the first child starting with our name; writers seen before it.
     std::size_t position = rsorted.size();
     bool writer_before = false;
+    std::size_t writers_before = 0;
     for (std::size_t i = 0; i < rsorted.size(); ++i) {
       if (rsorted[i].find(zkr::write_lock_name) != std::string::npos) {
         writer_before = true;
+        ++writers_before;
         continue;
       }
       if (std::string_view(rsorted[i]).starts_with(ours)) {
@@ -122,7 +129,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       continue;
     }
     check(r.has_value());
-    check(!r->granted_when_watched_node_goes);
+    check(r->granted_when_watched_node_goes == (writers_before == 1));
     check(r->gets_the_lock == !writer_before);
     if (!r->gets_the_lock) {
       check(r->path_to_watch.find(zkr::write_lock_name) != std::string::npos);
