@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <poll.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -502,9 +503,11 @@ void CoreImpl::release_descriptor() {
   ++sd_gen_;
   read_armed_ = write_armed_ = false;
   if (sd_.is_open()) {
+    // sd_ holds our own duplicate of the C client's socket (see update_descriptor): closing it deregisters
+    // it from epoll by a descriptor number that is ours, never one the C client closed and someone reused.
     error_code ignored;
     sd_.cancel(ignored);
-    (void)sd_.release();
+    sd_.close(ignored);
   }
   sd_fd_ = -1;
   sd_connected_ = false;
@@ -527,9 +530,19 @@ void CoreImpl::update_descriptor(int fd, bool connected) {
     return;
   }
   if (sd_.is_open()) release_descriptor();
+  // Watch a duplicate, not the C client's descriptor: the C client closes its socket on its own when the
+  // connection breaks, and deregistering that number later (epoll_ctl) could hit a descriptor another thread
+  // has opened since under the same number. The duplicate keeps the old socket open only until this pump
+  // notices the change and closes it.
+  const int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (own < 0) {
+    log_->warn("cannot watch the ZooKeeper socket: {}", std::strerror(errno));
+    return;
+  }
   error_code ec;
-  sd_.assign(fd, ec);
+  sd_.assign(own, ec);
   if (ec) {
+    ::close(own);
     log_->warn("cannot watch the ZooKeeper socket: {}", ec.message());
     return;
   }

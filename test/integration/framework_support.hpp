@@ -117,10 +117,10 @@ template <class T>
 class Recorder {
  public:
   void push(T v) {
-    {
-      std::lock_guard lk(m_);
-      items_.push_back(std::move(v));
-    }
+    // Notified under the lock: a waiting test may see the item, return and destroy this recorder as soon as
+    // it can take the mutex, which must not be before this thread is done with the condition variable.
+    std::lock_guard lk(m_);
+    items_.push_back(std::move(v));
     cv_.notify_all();
   }
   /// A callable that records its argument.
