@@ -63,6 +63,17 @@ struct WireClient {
   }
 };
 
+/// The frames of one acquire of `lock` (released afterwards, unrecorded).
+template <class Lock>
+std::vector<FaultProxy::WireEvent> traced_acquire(FaultProxy& proxy, Lock& lock) {
+  proxy.record(true);
+  lock.acquire();
+  auto t = proxy.trace();
+  proxy.record(false);
+  lock.release();
+  return t;
+}
+
 }  // namespace
 
 // The lock directories are made persistent first: a container directory left empty by a release may be
@@ -74,11 +85,7 @@ TEST_CASE("wire: a mutex acquire sends its listing before the create's reply", "
   const auto path = unique_path("wire-mutex");
   w.client->create(path, {.creating_parents = true});
   InterProcessMutex m(*w.client, path);
-  w.proxy.record(true);
-  m.acquire();
-  const auto t = w.proxy.trace();
-  w.proxy.record(false);
-  m.release();
+  const auto t = traced_acquire(w.proxy, m);
   INFO(describe(t));
   CHECK(listings_sent_before_reply(t, is_create) == 1);
 }
@@ -89,11 +96,7 @@ TEST_CASE("wire: a semaphore mutex pipelines the lock's and the lease's listings
   w.client->create(path + "/locks", {.creating_parents = true});
   w.client->create(path + "/leases");
   InterProcessSemaphoreMutex m(*w.client, path);
-  w.proxy.record(true);
-  m.acquire();
-  const auto t = w.proxy.trace();
-  w.proxy.record(false);
-  m.release();
+  const auto t = traced_acquire(w.proxy, m);
   INFO(describe(t));
   CHECK(listings_sent_before_reply(t, is_create) == 2);  // the internal lock's node, then the lease
 }
@@ -107,11 +110,7 @@ TEST_CASE("wire: a multi-lock sends every listing before the transaction's reply
     w.client->create(paths.back(), {.creating_parents = true});
   }
   InterProcessMultiLock m(*w.client, paths);
-  w.proxy.record(true);
-  m.acquire();
-  const auto t = w.proxy.trace();
-  w.proxy.record(false);
-  m.release();
+  const auto t = traced_acquire(w.proxy, m);
   INFO(describe(t));
   REQUIRE(listings_sent_before_reply(t, [](std::int32_t type) { return type == opcode::multi; }) == 1);
   // All four listings, not just one, precede the transaction's reply.
