@@ -237,8 +237,7 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   int sd_fd_ = -1;
   ino_t sd_ino_ = 0;
   bool sd_connected_ = false;  // sd_ was checked while the client was connected, and it stayed connected
-  bool pump_timer_armed_ = false;
-  std::chrono::steady_clock::time_point pump_deadline_{};
+  bool pump_timer_armed_ = false;  // a wait on pump_timer_ is pending (its expiry is the next deadline)
   std::uint64_t sd_gen_ = 0;
   bool read_armed_ = false, write_armed_ = false;
   asio::steady_timer pump_timer_;
@@ -607,9 +606,8 @@ void CoreImpl::pump() {
     // pump arms the next one (re-arming on every pump would cost a timerfd_settime per request).
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(tv.tv_sec) +
                           std::chrono::microseconds(tv.tv_usec);
-    if (!pump_timer_armed_ || deadline < pump_deadline_) {
+    if (!pump_timer_armed_ || deadline < pump_timer_.expiry()) {
       pump_timer_armed_ = true;
-      pump_deadline_ = deadline;
       pump_timer_.expires_at(deadline);
       pump_timer_.async_wait([this, g = ++pump_timer_gen_](error_code ec) {
         if (ec || g != pump_timer_gen_) return;

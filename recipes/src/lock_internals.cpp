@@ -41,7 +41,7 @@ LockInternals::LockInternals(std::shared_ptr<detail::Core> core, std::string bas
 /// One listing of the directory, sorted by the engine's driver, shared by every attempt that joined it.
 struct LockInternals::Listing {
   std::vector<std::string> names;
-  bool foreign = false;  // a child without the lock name (CURATOR-43)
+  bool foreign = false;  // a child that is not a node of the lock (`LockDriver::is_lock_node`, CURATOR-43)
 };
 
 struct LockInternals::ListingBatch {
@@ -180,10 +180,9 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
       timed_out = true;
       return give_up({});
     }
-    // The shortcut relies on nothing sorting ahead of us later; a foreign child (no lock name: CURATOR-43)
-    // shows that this directory holds names outside that rule, so re-list after the wake-up instead.
-    const bool foreign = l.foreign;
-    const bool shortcut = r->granted_when_watched_node_goes && !foreign;
+    // The shortcut relies on nothing sorting ahead of us later; a foreign child (not a node of the lock:
+    // CURATOR-43) shows that this directory holds names outside that rule, so re-list after the wake-up.
+    const bool shortcut = r->granted_when_watched_node_goes && !l.foreign;
     in_flight = true;
     woken = false;
     auto self = shared_from_this();
