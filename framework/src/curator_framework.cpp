@@ -13,7 +13,10 @@
 
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -165,6 +168,8 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   void request_pump();
   void update_descriptor(int fd, bool connected);
   void release_descriptor();
+  void cork_turn();
+  void uncork();
 
   // state machine
   void emit(ConnectionState s);
@@ -244,6 +249,7 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   std::uint64_t pump_timer_gen_ = 0;
   bool pump_posted_ = false;
   bool in_pump_ = false;
+  int corked_fd_ = -1;  // sd_'s descriptor while corked for the current turn (see cork_turn)
   asio::steady_timer suspended_timer_;
   std::optional<ConnectionState> last_state_;
   bool ever_connected_ = false;
@@ -499,6 +505,7 @@ void CoreImpl::request_pump() {
 }
 
 void CoreImpl::release_descriptor() {
+  uncork();
   ++sd_gen_;
   read_armed_ = write_armed_ = false;
   if (sd_.is_open()) {
@@ -550,6 +557,32 @@ void CoreImpl::update_descriptor(int fd, bool connected) {
   sd_connected_ = connected;
 }
 
+namespace {
+// Errors are ignored: an uncorkable socket only costs segments, and a broken one is the C client's to report.
+void set_cork(int fd, bool on) {
+  const int v = on ? 1 : 0;
+  (void)::setsockopt(fd, IPPROTO_TCP, TCP_CORK, &v, sizeof v);
+}
+}  // namespace
+
+// The C client writes each frame with two send() calls on its TCP_NODELAY socket, the 4-byte length and then
+// the body, and the single-threaded client sends at once from every zoo_a* call: every request left as two
+// segments (seen with tcpdump; the Java client sends one). The first submission of an I/O-thread turn corks
+// the socket and posts the uncork, so the requests submitted until that handler runs (a create and the
+// listing pipelined behind it, say) leave together, in as few segments as the kernel can make.
+void CoreImpl::cork_turn() {
+  if (corked_fd_ >= 0 || !sd_.is_open() || !sd_connected_) return;
+  corked_fd_ = sd_.native_handle();
+  set_cork(corked_fd_, true);
+  post([this] { uncork(); });
+}
+
+void CoreImpl::uncork() {
+  if (corked_fd_ < 0) return;
+  if (sd_.is_open() && sd_.native_handle() == corked_fd_) set_cork(corked_fd_, false);
+  corked_fd_ = -1;
+}
+
 void CoreImpl::pump() {
   pump_posted_ = false;
   if (!zh_ || in_pump_) return;
@@ -578,10 +611,17 @@ void CoreImpl::pump() {
     }
     const bool timed_out = tv.tv_sec == 0 && tv.tv_usec == 0;
     if (ready || timed_out) {
+      // A flush of what the C client could not send at once, or a ping: corked like a turn's submissions
+      // (cork_turn).
+      const int cork = (ready & ZOOKEEPER_WRITE || timed_out) && corked_fd_ < 0 && sd_.is_open() && fd == sd_fd_
+                           ? sd_.native_handle()
+                           : -1;
+      if (cork >= 0) set_cork(cork, true);
       {
         const std::lock_guard c_lock(c_client_mutex());
         zookeeper_process(zh_, ready);
       }
+      if (cork >= 0 && sd_.is_open() && sd_.native_handle() == cork) set_cork(cork, false);
       if (!zh_) break;
       continue;
     }
@@ -930,6 +970,7 @@ void CoreImpl::zk_create(const std::string& full, const std::string& data, const
     asio::io_context* ioc;
     C cb;
   };
+  cork_turn();
   const std::lock_guard c_lock(c_client_mutex());
   auto* r = new R{&rt_->ioc, std::move(cb)};
   CAclVector cacl(acl);
@@ -960,6 +1001,7 @@ void CoreImpl::zk_delete(const std::string& full, int version, unique_function<v
     asio::io_context* ioc;
     unique_function<void(int)> cb;
   };
+  cork_turn();
   const std::lock_guard c_lock(c_client_mutex());
   auto* r = new R{&rt_->ioc, std::move(cb)};
   int rc = zoo_adelete(zh_, full.c_str(), version, [](int rc, const void* data) {
@@ -979,6 +1021,7 @@ void CoreImpl::zk_exists(const std::string& full, WatchId watch, unique_function
     asio::io_context* ioc;
     unique_function<void(int, zkr::Stat)> cb;
   };
+  cork_turn();
   const std::lock_guard c_lock(c_client_mutex());
   auto* r = new R{&rt_->ioc, std::move(cb)};
   int rc = zoo_awexists(zh_, full.c_str(), watch ? node_watcher : nullptr,
@@ -1003,6 +1046,7 @@ void CoreImpl::zk_get_data(const std::string& full, WatchId watch,
     asio::io_context* ioc;
     unique_function<void(int, std::string, zkr::Stat)> cb;
   };
+  cork_turn();
   const std::lock_guard c_lock(c_client_mutex());
   auto* r = new R{&rt_->ioc, std::move(cb)};
   int rc = zoo_awget(zh_, full.c_str(), watch ? node_watcher : nullptr,
@@ -1033,6 +1077,7 @@ void CoreImpl::zk_get_children(const std::string& full, WatchId watch,
     asio::io_context* ioc;
     unique_function<void(int, std::vector<std::string>, zkr::Stat)> cb;
   };
+  cork_turn();
   const std::lock_guard c_lock(c_client_mutex());
   auto* r = new R{&rt_->ioc, std::move(cb)};
   int rc = zoo_awget_children2(
@@ -1412,6 +1457,7 @@ void CoreImpl::set_data(std::string path, std::string data, int version, StatCal
           std::shared_ptr<zkr::Stat> result;
           unique_function<void(int)> k;
         };
+        cork_turn();
         const std::lock_guard c_lock(c_client_mutex());
         auto* r = new R{&rt_->ioc, result, std::move(k)};
         int rc = zoo_aset(zh_, full.c_str(), d->data(), static_cast<int>(d->size()), version,
@@ -1499,6 +1545,7 @@ void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb) {
           unique_function<void(int)> k;
           CoreImpl* core;
         };
+        cork_turn();
         const std::lock_guard c_lock(c_client_mutex());
         auto* r = new R{&rt_->ioc, st, std::move(k), this};
         int rc = zoo_amulti(zh_, static_cast<int>(n), st->cops.data(), st->results.data(),
@@ -1544,6 +1591,7 @@ void CoreImpl::sync(std::string path, VoidCallback cb) {
           asio::io_context* ioc;
           unique_function<void(int)> k;
         };
+        cork_turn();
         const std::lock_guard c_lock(c_client_mutex());
         auto* r = new R{&rt_->ioc, std::move(k)};
         int rc = zoo_async(zh_, full.c_str(), [](int rc, const char*, const void* data) {
@@ -1569,6 +1617,7 @@ void CoreImpl::remove_watch(WatchId id) {
     // The C client asserts on a missing completion for this request type, so pass one that ignores the result.
     // Its prototype says `void_completion_t*` but it calls the argument itself as the function: pass the function.
     void_completion_t ignore = [](int, const void*) {};
+    cork_turn();
     const std::lock_guard c_lock(c_client_mutex());
     zoo_aremove_watches(zh_, full.c_str(), type, node_watcher, reinterpret_cast<void*>(static_cast<std::uintptr_t>(id)),
                         0, reinterpret_cast<void_completion_t*>(ignore), nullptr);
@@ -1586,6 +1635,7 @@ void CoreImpl::remove_all_watches(std::string path, VoidCallback cb) {
     asio::io_context* ioc;
     VoidCallback cb;
   };
+  cork_turn();
   const std::lock_guard c_lock(c_client_mutex());
   auto* r = new R{&rt_->ioc, std::move(cb)};
   void_completion_t completion = [](int rc, const void* data) {

@@ -320,6 +320,9 @@ class FaultProxy {
     std::int32_t xid = 0;
     std::int32_t type = 0;  ///< the request's opcode (requests only)
     std::string path;       ///< the request's first field when it is a path (most requests), else empty
+    /// Requests only: the whole frame, length prefix included, came in one read of the client's socket (it
+    /// was sent in one segment, or with the segments before it).
+    bool one_read = false;
   };
 
  public:
@@ -419,7 +422,7 @@ class FaultProxy {
     while (outbuf.size() >= 4) {
       const auto len = be32(outbuf.data());
       if (len < 0 || outbuf.size() < 4 + static_cast<std::size_t>(len)) break;
-      if (recording_ && !first_reply && len >= 4) trace_.push_back({false, be32(outbuf.data() + 4), 0, {}});
+      if (recording_ && !first_reply && len >= 4) trace_.push_back({false, be32(outbuf.data() + 4), 0, {}, false});
       first_reply = false;
       outbuf.erase(0, 4 + static_cast<std::size_t>(len));
     }
@@ -484,6 +487,7 @@ class FaultProxy {
       if (ps[1].revents & (POLLIN | POLLHUP | POLLERR)) {
         auto n = ::recv(client, buf, sizeof buf, 0);
         if (n <= 0) break;
+        std::size_t fresh_from = inbuf.size();  // bytes of inbuf before this offset came in earlier reads
         inbuf.append(buf, static_cast<std::size_t>(n));
         while (inbuf.size() >= 4) {
           const auto len = be32(inbuf.data());
@@ -519,7 +523,8 @@ class FaultProxy {
                 if (plen > 0 && 16 + static_cast<std::size_t>(plen) <= frame && inbuf[16] == '/')
                   path = inbuf.substr(16, static_cast<std::size_t>(plen));
               }
-              trace_.push_back({true, be32(inbuf.data() + 4), be32(inbuf.data() + 8), std::move(path)});
+              trace_.push_back(
+                  {true, be32(inbuf.data() + 4), be32(inbuf.data() + 8), std::move(path), fresh_from == 0});
             }
           }
           first_frame = false;
@@ -528,6 +533,7 @@ class FaultProxy {
             break;
           }
           inbuf.erase(0, frame);
+          fresh_from = fresh_from > frame ? fresh_from - frame : 0;
           if (cut) {
             inbuf.clear();
             break;

@@ -1,6 +1,7 @@
 // The lock engine's requests as they pass on the wire, traced by FaultProxy (framework_support.hpp): a lock's
 // listing is sent right behind its create, before the create's reply has come back (one round trip for both),
-// for the mutex, the semaphore's lease and the multi-lock's transaction. The fake core of the unit tests
+// for the mutex, the semaphore's lease and the multi-lock's transaction. And every request leaves in one piece:
+// the C client writes a frame's length and body with two send() calls, which the framework corks together. The fake core of the unit tests
 // cannot show this: it only sees the order of calls, not what is on the socket when a reply arrives.
 
 #include "framework_support.hpp"
@@ -122,4 +123,32 @@ TEST_CASE("wire: a multi-lock sends every listing before the transaction's reply
   int listings = 0;
   for (std::size_t i = multi_at + 1; i < reply_at; ++i) listings += t[i].request && is_listing(t[i].type);
   CHECK(listings == 4);
+}
+
+TEST_CASE("wire: every request reaches the server in one piece, length and body together", "[wire][framework]") {
+  // Without the framework's TCP_CORK, the C client's two send() calls put the 4-byte length of each frame in a
+  // segment of its own, and the proxy (like the server) mostly reads it alone.
+  WireClient w;
+  const auto path = unique_path("wire-whole");
+  w.client->create(path, {.creating_parents = true});
+  w.proxy.record(true);
+  for (int i = 0; i < 5; ++i) {
+    InterProcessMutex m(*w.client, path);
+    m.acquire();
+    m.release();
+    w.client->set_data(path, "v" + std::to_string(i));
+    CHECK(w.client->get_data(path).data == "v" + std::to_string(i));
+  }
+  const auto t = w.proxy.trace();
+  w.proxy.record(false);
+  int requests = 0, split = 0;
+  std::string which;
+  for (const auto& e : t) {
+    if (!e.request || e.xid < 0) continue;  // pings are the C client's own, sent from its timer
+    ++requests;
+    if (!e.one_read) ++split, which += " opcode " + std::to_string(e.type);
+  }
+  INFO(describe(t) << "split:" << which);
+  CHECK(requests >= 5 * 5);  // per round: create, listing, delete, set_data, get_data
+  CHECK(split == 0);
 }
