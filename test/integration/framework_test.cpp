@@ -742,15 +742,19 @@ TEST_CASE("bad input: data over the limit", "[framework][input]") {
   CHECK(c->get_data(root + "/largest").data.size() == largest.size());
   CHECK(c->set_data(root + "/largest", largest).data_length == static_cast<int>(largest.size()));
 
-  // The limit is configurable.
+  // The limit is configurable, through the builder or the config.
+  auto small = test_builder(shared_server().connect_string()).max_data_size(4).build();
+  small->start();
+  REQUIRE(small->block_until_connected(10s));
+  CHECK(thrown_by([&] { small->create(root + "/s", {.data = std::string("12345")}); }) == errc::data_too_large);
+  CHECK(thrown_by([&] { small->set_data(root, "12345"); }) == errc::data_too_large);
+  small->create(root + "/s", {.data = std::string("1234")});
   auto cfg = test_builder(shared_server().connect_string()).config();
-  cfg.max_data_size = 4;
-  CuratorFramework small(cfg);
-  small.start();
-  REQUIRE(small.block_until_connected(10s));
-  CHECK(thrown_by([&] { small.create(root + "/s", {.data = std::string("12345")}); }) == errc::data_too_large);
-  CHECK(thrown_by([&] { small.set_data(root, "12345"); }) == errc::data_too_large);
-  small.create(root + "/s", {.data = std::string("1234")});
+  cfg.max_data_size = 2;
+  CuratorFramework smaller(cfg);
+  smaller.start();
+  REQUIRE(smaller.block_until_connected(10s));
+  CHECK(thrown_by([&] { smaller.set_data(root, "123"); }) == errc::data_too_large);
 }
 
 TEST_CASE("life cycle: operations before start and after close", "[framework][lifecycle]") {

@@ -273,6 +273,9 @@ class CuratorFrameworkFactory {
     Builder& can_be_read_only(bool v) { c_.can_be_read_only = v; return *this; }
     Builder& dont_use_container_parents() { c_.use_container_parents = false; return *this; }
     Builder& simulated_session_expiration_percent(int v) { c_.simulated_session_expiration_percent = v; return *this; }
+    /// Node data larger than this is refused locally (`errc::data_too_large`); set it to the server's
+    /// `jute.maxbuffer` less some headroom when that differs from ZooKeeper's default.
+    Builder& max_data_size(std::size_t v) { c_.max_data_size = v; return *this; }
     const ClientConfig& config() const noexcept { return c_; }
     std::unique_ptr<CuratorFramework> build() const { return std::make_unique<CuratorFramework>(c_); }
 
