@@ -117,6 +117,7 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   const std::shared_ptr<spdlog::logger>& logger() const noexcept override { return log_; }
   const RetryPolicy& retry_policy() const noexcept override { return *cfg_.retry_policy; }
   const std::string& default_data() const noexcept override { return default_data_; }
+  bool use_container_parents() const noexcept override { return cfg_.use_container_parents; }
   bool is_open() const noexcept override { return started_ && !closed_; }
   std::int64_t session_id() const noexcept override { return session_id_; }
   bool is_connected() const noexcept override { return connected_; }

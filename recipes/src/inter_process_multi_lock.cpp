@@ -257,8 +257,8 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
     }
   }
 
-  /// Creates `dirs[from...]` of the smallest depth at once (as Curator's mkdirs: containers, node_exists
-  /// ignored), then the next depth, then queues again.
+  /// Creates `dirs[from...]` of the smallest depth at once (as Curator's mkdirs: containers unless the client
+  /// says `dont_use_container_parents`, node_exists ignored), then the next depth, then queues again.
   void create_dirs(std::size_t k, std::vector<std::string> dirs, std::size_t from) {
     if (stopping()) return stop({});
     if (from == dirs.size()) return enqueue(k);
@@ -271,7 +271,7 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
     in_flight = true;
     for (std::size_t i = from; i < to; ++i) {
       CreateOptions co;
-      co.mode = CreateMode::container;
+      co.mode = core->use_container_parents() ? CreateMode::container : CreateMode::persistent;
       co.data = std::string();
       core->create((*shared_dirs)[i], std::move(co),
                    [self = shared_from_this(), k, left, failed, shared_dirs, to](error_code ec, CreateResult) {

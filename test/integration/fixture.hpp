@@ -30,6 +30,7 @@ struct ClientOptions {
   std::chrono::milliseconds connection_timeout = 5s;
   std::string namespace_name;
   RetryPolicyPtr retry = std::make_shared<ExponentialBackoffRetry>(Millis(100), 10);
+  bool use_container_parents = true;
 };
 
 /// A started client connected to `connect`.
@@ -40,6 +41,7 @@ inline std::unique_ptr<CuratorFramework> make_client(const std::string& connect,
   c.connection_timeout = o.connection_timeout;
   c.namespace_name = o.namespace_name;
   c.retry_policy = o.retry;
+  c.use_container_parents = o.use_container_parents;
   auto client = std::make_unique<CuratorFramework>(std::move(c));
   client->start();
   if (!client->block_until_connected(20s)) throw std::runtime_error("test client could not connect to " + connect);

@@ -130,6 +130,29 @@ TEST_CASE("multi: all or none, in list order, with one fencing token per lock", 
   CHECK(ec == errc::not_owner);
 }
 
+TEST_CASE("multi: missing lock directories are containers unless the client says otherwise", "[multi]") {
+  ServerFixture fx;  // its server checks containers every 100 ms
+  auto containers = fx.client();
+  auto persistent = fx.client({.use_container_parents = false});
+  const auto reaped = paths_of("/multi/dirs/containers", 2);
+  const auto kept = paths_of("/multi/dirs/persistent", 2);
+  {
+    InterProcessMultiLock a(*containers, reaped);
+    a.acquire();
+    a.release();
+    InterProcessMultiLock b(*persistent, kept);
+    b.acquire();
+    b.release();
+  }
+  CHECK(eventually([&] { return !fx.admin->exists(reaped[0]) && !fx.admin->exists(reaped[1]); }, 10s));
+  std::this_thread::sleep_for(600ms);  // several container checks
+  for (const auto& p : kept) {
+    const auto st = fx.admin->exists(p);
+    REQUIRE(st);
+    CHECK(st->ephemeral_owner == 0);
+  }
+}
+
 TEST_CASE("multi: a zero timeout takes free locks (the timeout only stops waits)", "[multi]") {
   ServerFixture fx;
   auto c = fx.client();

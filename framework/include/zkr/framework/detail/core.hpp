@@ -51,6 +51,8 @@ class Core {
   virtual const std::shared_ptr<spdlog::logger>& logger() const noexcept = 0;
   virtual const RetryPolicy& retry_policy() const noexcept = 0;
   virtual const std::string& default_data() const noexcept = 0;
+  /// Whether recipes make their missing directories containers (false after `dont_use_container_parents`).
+  virtual bool use_container_parents() const noexcept { return true; }
 
   /// Started and not closed.
   virtual bool is_open() const noexcept = 0;
