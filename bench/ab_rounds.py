@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Interleaved A/B rounds: Curator and one or more zkr_bench builds, one scenario, one warm server.
+
+Single benchmark runs on a small shared machine vary by +-20%, so comparing two builds in separate runs says
+little. This starts one ZooKeeper server (as run_bench.py does), warms every driver once, then runs ROUNDS
+rounds of [Curator, build 1, build 2, ...] (the order reversed every other round) and prints each driver's
+median handoffs or pairs per second, its ratio to Curator, its client CPU and the server's CPU per operation.
+
+    python3 bench/ab_rounds.py build/bench/zkr_bench /tmp/other/zkr_bench
+    SCEN=uncontended EXTRA="--ops 3000" ROUNDS=8 python3 bench/ab_rounds.py build/bench/zkr_bench
+
+Environment: SCEN (default contended), EXTRA (driver options, default "--clients 8 --ops 3000"), ROUNDS (6).
+"""
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run_bench as rb  # noqa: E402
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    java, javac = shutil.which("java"), shutil.which("javac")
+    scen = os.environ.get("SCEN", "contended")
+    rounds = int(os.environ.get("ROUNDS", "6"))
+    extra = os.environ.get("EXTRA", "--clients 8 --ops 3000").split()
+    srv = rb.ZooKeeperServer(java, "/usr/share/java", tempfile.mkdtemp(prefix="zkr-ab-"))
+    srv.start()
+    hz = os.sysconf("SC_CLK_TCK")
+
+    def server_cpu():
+        fields = open("/proc/%d/stat" % srv.proc.pid).read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / hz
+
+    drivers = [("curator", rb.build_curator_bench(java, javac, "/usr/share/java"))]
+    drivers += [("%d:%s" % (i + 1, b), [b]) for i, b in enumerate(sys.argv[1:])]
+    rate, cpu, scpu = ({n: [] for n, _ in drivers} for _ in range(3))
+    count = 0
+
+    def run(argv, path):
+        a = argv + ["--connect", "127.0.0.1:%d" % srv.port, "--scenario", scen, "--path", path] + extra
+        r = subprocess.run(a, capture_output=True, text=True, timeout=600)
+        if r.returncode != 0:
+            raise SystemExit("%s failed: %s" % (" ".join(argv), r.stderr[-2000:]))
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    try:
+        for i, (_, argv) in enumerate(drivers):
+            run(argv, "/ab-warm-%d" % i)
+        for rd in range(rounds):
+            for name, argv in (drivers if rd % 2 == 0 else list(reversed(drivers))):
+                count += 1
+                before = server_cpu()
+                j = run(argv, "/ab-%d" % count)
+                ops = j["ops"]
+                rate[name].append(j["ops_per_sec"])
+                cpu[name].append(1e6 * j["cpu_seconds"] / ops)
+                scpu[name].append(1e6 * (server_cpu() - before) / j["extra"].get("total_ops", ops))
+    finally:
+        srv.stop()
+    base = statistics.median(rate["curator"])
+    base_cpu = statistics.median(cpu["curator"])
+    print("%s, %d rounds, %s" % (scen, rounds, " ".join(extra)))
+    for name, _ in drivers:
+        print("%-40s %7.0f/s  x%.2f  client CPU %5.0f us/op (x%.2f)  server CPU %5.0f us/op  [%s]" % (
+            name, statistics.median(rate[name]), statistics.median(rate[name]) / base,
+            statistics.median(cpu[name]), statistics.median(cpu[name]) / base_cpu,
+            statistics.median(scpu[name]), " ".join("%.0f" % x for x in rate[name])))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
