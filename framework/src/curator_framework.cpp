@@ -146,7 +146,7 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   void remove_public_listener(std::uint64_t id);
   std::size_t pending_deletes() const { return pending_delete_count_; }
   const ClientConfig& config() const { return cfg_; }
-  void remove_all_watches(std::string path, VoidCallback cb);
+  void remove_all_watches(std::string path, VoidCallback cb) override;
   void delete_children_then(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb);
   error_code inject_session_expiration();
 

@@ -752,12 +752,22 @@ inline error_code op_sync(CuratorFramework& c, Twin t, const std::string& path) 
   return {};
 }
 
-/// `remove_watches` has only the two blocking twins; the asynchronous ones fall back to the error_code twin.
 inline error_code op_remove_watches(CuratorFramework& c, Twin t, const std::string& path) {
-  if (t == Twin::throwing) return catching_void([&] { c.remove_watches(path); }, "remove_watches", path);
-  error_code ec;
-  c.remove_watches(path, ec);
-  return ec;
+  switch (t) {
+    case Twin::throwing: return catching_void([&] { c.remove_watches(path); }, "remove_watches", path);
+    case Twin::error_code: {
+      error_code ec;
+      c.remove_watches(path, ec);
+      return ec;
+    }
+    case Twin::callback:
+      return with_void_callback([&](auto cb) { c.async_remove_watches(path, std::move(cb)); });
+    case Twin::future: return from_void_future(c.async_remove_watches(path, asio::use_future));
+    case Twin::awaitable:
+      return with_void_awaitable(
+          [&]() -> asio::awaitable<void> { co_await c.async_remove_watches(path, asio::use_awaitable); });
+  }
+  return {};
 }
 
 }  // namespace zkr::itest

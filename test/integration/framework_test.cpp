@@ -437,7 +437,7 @@ TEST_CASE("remove_watches: removed watchers never run", "[framework][watch]") {
   auto other = connect_shared();
   const auto root = unique_path("rmwatch");
   c->create(root);
-  for (Twin t : {Twin::throwing, Twin::error_code}) {
+  for (Twin t : all_twins) {
     INFO("twin: " << twin_name(t));
     const auto p = root + "/" + twin_name(t);
     const auto q = p + "-missing";

@@ -392,6 +392,19 @@ void FakeCore::remove_watch(detail::WatchId id) {
   removed_before_armed_.insert(id);  // its request has not been applied yet (or never arms: harmless)
 }
 
+void FakeCore::remove_all_watches(std::string path, detail::VoidCallback cb) {
+  // Not a logged request (the engine never uses it): the local half, completed in a posted step.
+  for (auto it = watches_.begin(); it != watches_.end();) {
+    if (it->second.path == path) {
+      pending_delivery_.erase(it->first);
+      it = watches_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  enqueue([cb = std::move(cb)]() mutable { cb({}); });
+}
+
 std::uint64_t FakeCore::add_state_listener(detail::StateCallback cb) {
   listeners_.emplace(++next_listener_id_, std::make_shared<detail::StateCallback>(std::move(cb)));
   return next_listener_id_;

@@ -170,6 +170,7 @@ class FakeCore final : public zkr::detail::Core {
   void multi(std::vector<zkr::Op> ops, zkr::detail::MultiCallback cb) override;
   void sync(std::string path, zkr::detail::VoidCallback cb) override;
   void remove_watch(zkr::detail::WatchId id) override;
+  void remove_all_watches(std::string path, zkr::detail::VoidCallback cb) override;
   std::uint64_t add_state_listener(zkr::detail::StateCallback cb) override;
   void remove_state_listener(std::uint64_t id) override;
 

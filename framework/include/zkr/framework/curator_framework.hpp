@@ -219,9 +219,17 @@ class CuratorFramework {
                                  this_core->sync(std::move(path), std::move(cb));
                                });
   }
-  /// Removes every watch this client holds on `path` (server side and local; their watchers never run).
+  /// Removes every watch this client holds on `path` (server side and local; their watchers never run). A path
+  /// without watches is not an error.
   void remove_watches(const std::string& path);
   void remove_watches(const std::string& path, error_code& ec);
+  template <class Token>
+  auto async_remove_watches(std::string path, Token&& token) {
+    return detail::async_run<>(core(), std::forward<Token>(token),
+                               [this_core = core(), path = std::move(path)](auto cb) mutable {
+                                 this_core->remove_all_watches(std::move(path), std::move(cb));
+                               });
+  }
 
   /// Guaranteed deletes still being retried in the background.
   std::size_t pending_guaranteed_deletes() const;

@@ -79,6 +79,8 @@ class Core {
   virtual void sync(std::string path, VoidCallback cb) = 0;
   /// Forgets a watch: its callback will not run. The server-side registration is removed in the background.
   virtual void remove_watch(WatchId id) = 0;
+  /// Removes every watch this client holds on `path`, locally (their callbacks will not run) and on the server.
+  virtual void remove_all_watches(std::string path, VoidCallback cb) = 0;
 
   /// Internal connection-state listeners, called on the I/O thread in state order.
   virtual std::uint64_t add_state_listener(StateCallback cb) = 0;
