@@ -4,6 +4,9 @@
 
 #include "framework_support.hpp"
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+
 #include <algorithm>
 #include <set>
 
@@ -956,4 +959,56 @@ TEST_CASE("blocking calls on the client's I/O thread fail with would_deadlock", 
   ac->close();
   guard.reset();
   app_thread.join();
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// cancellation of framework operations
+
+TEST_CASE("cancellation: an async framework operation completes at once with operation_aborted",
+          "[framework][cancel]") {
+  zkr::testing::TestingServer server;  // paused below: not the shared one
+  auto c = started(test_builder(server.connect_string()).session_timeout(30s));
+  auto admin = started(test_builder(server.connect_string()));
+  const std::string root = "/cancel";
+  c->create(root);
+  const auto cversion_before = c->exists(root)->cversion;
+
+  server.pause();  // requests now wait in the server's socket buffer
+  {
+    asio::cancellation_signal sig;
+    auto f = c->async_get_data(root, {}, asio::bind_cancellation_slot(sig.slot(), asio::use_future));
+    CHECK(f.wait_for(200ms) == std::future_status::timeout);  // it really waits
+    sig.emit(asio::cancellation_type::terminal);
+    CHECK(from_future(std::move(f), 2s).ec == asio::error::operation_aborted);
+  }
+  {
+    // A cancelled create that the server applies after all: the client deletes the node it made.
+    asio::cancellation_signal sig;
+    std::promise<error_code> p;
+    int calls = 0;
+    c->async_create(root + "/made", {}, asio::bind_cancellation_slot(sig.slot(), [&](error_code ec, CreateResult) {
+                      ++calls;
+                      p.set_value(ec);
+                    }));
+    std::this_thread::sleep_for(100ms);
+    sig.emit(asio::cancellation_type::terminal);
+    auto f = p.get_future();
+    REQUIRE(f.wait_for(2s) == std::future_status::ready);
+    CHECK(f.get() == asio::error::operation_aborted);
+    server.resume();
+    // The server applied the create (the parent's cversion counts it) and then the deletion.
+    CHECK(eventually([&] { return admin->exists(root)->cversion >= cversion_before + 2; }, 10s));
+    CHECK_FALSE(admin->exists(root + "/made"));
+    sig.emit(asio::cancellation_type::terminal);  // a late emit after completion is harmless
+    std::this_thread::sleep_for(100ms);
+    CHECK(calls == 1);
+  }
+  // An operation with a slot bound but never cancelled completes normally, and the client is fine.
+  asio::cancellation_signal sig;
+  auto f = c->async_create(root + "/kept", {.data = std::string("x")},
+                           asio::bind_cancellation_slot(sig.slot(), asio::use_future));
+  const auto r = from_future(std::move(f), 10s);
+  REQUIRE_FALSE(r.ec);
+  CHECK(r.value.path == root + "/kept");
+  CHECK(c->get_data(root + "/kept").data == "x");
 }

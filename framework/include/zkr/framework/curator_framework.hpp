@@ -122,13 +122,18 @@ class CuratorFramework {
   // create ---------------------------------------------------------------------------------------------------
   CreateResult create(const std::string& path, const CreateOptions& options = {});
   CreateResult create(const std::string& path, const CreateOptions& options, error_code& ec);
+  /// Cancelled (the handler's cancellation slot), it completes at once with `operation_aborted`; a node the
+  /// create makes after all is deleted in the background (if its version is unchanged).
   template <class Token>
   auto async_create(std::string path, CreateOptions options, Token&& token) {
-    return detail::async_run<CreateResult>(core(), std::forward<Token>(token),
-                                           [core = core(), path = std::move(path),
-                                            options = std::move(options)](auto cb) mutable {
-                                             core->create(std::move(path), std::move(options), std::move(cb));
-                                           });
+    return detail::async_run<CreateResult>(
+        core(), std::forward<Token>(token),
+        [core = core(), path = std::move(path), options = std::move(options)](auto cb) mutable {
+          core->create(std::move(path), std::move(options), std::move(cb));
+        },
+        [weak = std::weak_ptr<detail::Core>(core())](error_code ec, CreateResult r) {
+          if (auto c = weak.lock(); c && !ec) c->remove(std::move(r.path), r.stat.version, true, true, [](error_code) {});
+        });
   }
 
   // delete ---------------------------------------------------------------------------------------------------

@@ -3,7 +3,9 @@
 /// Glue between the I/O-thread callbacks of `Core` and the public twins: Asio completion tokens for the async
 /// form, and a blocking runner for the synchronous form. Not for applications.
 
+#include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
+#include <boost/asio/error.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
@@ -18,29 +20,68 @@
 
 namespace zkr::detail {
 
+/// What a late result of a cancelled operation is handed to (I/O thread): for an operation that can undo its
+/// own effect, such as deleting the node a cancelled create made after all.
+struct NoAbandon {
+  template <class... A>
+  void operator()(error_code, A&&...) const noexcept {}
+};
+
 /// Starts `start(callback)` on the client's I/O thread and completes the Asio handler made from `token` with
 /// the callback's arguments, on the handler's associated executor (default: the client's completion
 /// executor). The handler is never invoked inline.
-template <class... T, class Token, class Start>
-auto async_run(std::shared_ptr<Core> core, Token&& token, Start&& start) {
+///
+/// Cancellation (any type, through the handler's cancellation slot) is terminal: the handler completes at once
+/// with `operation_aborted`, the request may still reach the server, and its result, when it comes, goes to
+/// `abandon` instead of the handler.
+template <class... T, class Token, class Start, class Abandon = NoAbandon>
+auto async_run(std::shared_ptr<Core> core, Token&& token, Start&& start, Abandon abandon = {}) {
   return boost::asio::async_initiate<Token, void(error_code, T...)>(
-      [](auto handler, std::shared_ptr<Core> core, auto start) {
+      [](auto handler, std::shared_ptr<Core> core, auto start, Abandon abandon) {
+        using Handler = decltype(handler);
         auto ex = boost::asio::get_associated_executor(handler, core->completion_executor());
-        auto work = boost::asio::make_work_guard(ex);
+        // The handler and its work guard, until one of the result and the cancellation takes them (I/O thread).
+        struct Pending {
+          std::optional<Handler> h;
+          std::optional<boost::asio::executor_work_guard<decltype(ex)>> work;
+          void complete(error_code ec, T... v) {
+            auto h2 = std::move(*h);
+            h.reset();
+            auto w = std::move(*work);
+            work.reset();
+            boost::asio::post(w.get_executor(),
+                              [h = std::move(h2), ec, tup = std::make_tuple(std::move(v)...)]() mutable {
+                                auto slot = boost::asio::get_associated_cancellation_slot(h);
+                                if (slot.is_connected()) slot.clear();
+                                std::apply([&](auto&&... a) { std::move(h)(ec, std::move(a)...); }, std::move(tup));
+                              });
+            w.reset();
+          }
+        };
+        auto slot = boost::asio::get_associated_cancellation_slot(handler);
+        auto pending = std::make_shared<Pending>();
+        pending->work.emplace(boost::asio::make_work_guard(ex));
+        pending->h.emplace(std::move(handler));
         auto io = core->io_executor();
-        boost::asio::post(io, [core = std::move(core), start = std::move(start), h = std::move(handler),
-                               work = std::move(work)]() mutable {
+        if (slot.is_connected()) {
+          slot.assign([io, weak = std::weak_ptr<Pending>(pending)](boost::asio::cancellation_type) {
+            boost::asio::post(io, [weak] {
+              if (auto p = weak.lock(); p && p->h) p->complete(boost::asio::error::operation_aborted, T{}...);
+            });
+          });
+        }
+        boost::asio::post(io, [core = std::move(core), start = std::move(start), pending,
+                               abandon = std::move(abandon)]() mutable {
           start(unique_function<void(error_code, T...)>(
-              [h = std::move(h), work = std::move(work)](error_code ec, T... v) mutable {
-                auto ex = work.get_executor();
-                boost::asio::post(ex, [h = std::move(h), ec, tup = std::make_tuple(std::move(v)...)]() mutable {
-                  std::apply([&](auto&&... a) { std::move(h)(ec, std::move(a)...); }, std::move(tup));
-                });
-                work.reset();
+              [pending = std::move(pending), abandon = std::move(abandon)](error_code ec, T... v) mutable {
+                if (pending->h)
+                  pending->complete(ec, std::move(v)...);
+                else
+                  abandon(ec, std::move(v)...);
               }));
         });
       },
-      token, std::move(core), std::forward<Start>(start));
+      token, std::move(core), std::forward<Start>(start), std::move(abandon));
 }
 
 /// Runs `start(callback)` on the I/O thread and blocks the calling thread until the callback runs.
