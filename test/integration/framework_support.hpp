@@ -358,6 +358,9 @@ class FaultProxy {
 
   std::string connect_string() const { return "127.0.0.1:" + std::to_string(port_); }
 
+  /// Cuts the connection after the next create whose path contains `match` (or the next transaction with such
+  /// a path in it): the request is forwarded (`forward`) or swallowed, the server's replies are swallowed for
+  /// `hold`, then both sides are closed.
   /// `refuse_after`: once the cut is made, refuse new connections (as `set_refuse(true)`) so the client cannot
   /// reconnect until the test allows it.
   void arm_cut_on_create(std::string match, bool forward, std::chrono::milliseconds hold = 300ms,
@@ -497,16 +500,19 @@ class FaultProxy {
           if (!first_frame && len >= 12) {
             const auto type = be32(inbuf.data() + 8);
             const bool is_create = type == 1 || type == 15 || type == 19 || type == 21;
-            if (is_create) {
+            const bool is_multi = type == 14;
+            if (is_create || is_multi) {
               const auto plen = be32(inbuf.data() + 12);
-              std::string path = plen > 0 && 16 + static_cast<std::size_t>(plen) <= frame
+              // A transaction matches when any of its operations' paths does: search the whole frame.
+              std::string path = is_multi ? inbuf.substr(12, frame - 12)
+                                 : plen > 0 && 16 + static_cast<std::size_t>(plen) <= frame
                                      ? inbuf.substr(16, static_cast<std::size_t>(plen))
                                      : std::string();
               std::lock_guard lk(m_);
               if (armed_ && path.find(match_) != std::string::npos) {
                 armed_ = false;
                 fired_ = true;
-                cut_path_ = path;
+                cut_path_ = is_multi ? match_ : path;
                 cut = true;
                 forward = forward_;
                 cut_at = Clock::now() + hold_;

@@ -1,12 +1,15 @@
 // Integration tests of protected create (Curator's withProtection): the `_c_<uuid>-` names, adoption of our own
 // node after a connection loss between request and reply, no adoption of an ephemeral node of an earlier
-// session, and the background clean-up when the retries give up.
+// session, the background clean-up when the retries give up, and the multi-lock's transaction of protected
+// creates retried after its reply was lost.
 //
 // The connection loss "after the server applied the create, before the reply" is made exactly with FaultProxy
 // (framework_support.hpp): the client talks to the server through it, and the proxy forwards the create request,
 // swallows the server's reply and cuts the connection.
 
 #include "framework_support.hpp"
+
+#include <zkr/zkrecipes.hpp>
 
 #include <algorithm>
 #include <set>
@@ -292,4 +295,34 @@ TEST_CASE("protected create: adoption with a paused server (no proxy)", "[framew
   auto plain = started(test_builder(server.connect_string()));
   CHECK(children_with_prefix(*plain, root, protected_prefix_of(r.value.path)).size() == 1);
   CHECK(plain->get_children(root).size() == 1);
+}
+
+TEST_CASE("protected: a multi-lock transaction whose reply is lost leaves no node behind", "[protected][multi]") {
+  // The transaction reaches the server and commits, its reply is lost with the connection, and the core
+  // retries it on the same session. The first try's nodes (same protected names, lower sequence numbers) must
+  // not stay queued ahead of the second try's: that would be a wait on ourselves until the session ends.
+  FaultProxy proxy(shared_server().port());
+  auto c = started(test_builder(proxy.connect_string()).session_timeout(10s).connection_timeout(5s));
+  auto admin = connect_shared();
+  const auto base = unique_path("multi-lost-reply");
+  std::vector<std::string> paths;
+  for (int i = 0; i < 3; ++i) {
+    paths.push_back(base + "/l" + std::to_string(i));
+    admin->create(paths.back(), {.creating_parents = true});
+  }
+  InterProcessMultiLock multi(*c, paths);
+  proxy.arm_cut_on_create(paths[0] + "/_c_", /*forward=*/true, 300ms);
+  REQUIRE(multi.acquire(20s));
+  CHECK(proxy.wait_fired(0ms));
+  for (const auto& p : paths) {
+    INFO(p);
+    CHECK(eventually([&] { return admin->get_children(p).size() == 1; }, 10s));  // our node only
+  }
+  // Another client takes the locks once we let go.
+  auto other = connect_shared();
+  InterProcessMultiLock theirs(*other, paths);
+  CHECK_FALSE(theirs.acquire(300ms));
+  multi.release();
+  CHECK(theirs.acquire(10s));
+  theirs.release();
 }
