@@ -60,7 +60,7 @@ void LeaseCore::set_status(LeaseStatus s) {
   if (s == LeaseStatus::lost || s == LeaseStatus::released) {
     auto waiters = std::move(lost_waiters);
     lost_waiters.clear();
-    for (auto& w : waiters) w({}, s);
+    for (auto& [id, w] : waiters) w({}, s);
   }
 }
 
@@ -161,12 +161,21 @@ void Lease::release_start(const std::shared_ptr<detail::LeaseCore>& c, detail::V
   c->release(std::move(cb));
 }
 
-void Lease::wait_lost_start(const std::shared_ptr<detail::LeaseCore>& c,
-                            detail::unique_function<void(error_code, LeaseStatus)> cb) {
+std::uint64_t Lease::wait_lost_start(const std::shared_ptr<detail::LeaseCore>& c,
+                                     detail::unique_function<void(error_code, LeaseStatus)> cb) {
   auto s = c->status.load();
-  if (s == LeaseStatus::lost || s == LeaseStatus::released) return cb({}, s);
-  c->lost_waiters.push_back(std::move(cb));
+  if (s == LeaseStatus::lost || s == LeaseStatus::released) {
+    cb({}, s);
+    return 0;
+  }
+  const auto id = ++c->next_lost_waiter;
+  c->lost_waiters.emplace(id, std::move(cb));
   c->watch_node();
+  return id;
+}
+
+void Lease::forget_lost_waiter(const std::shared_ptr<detail::LeaseCore>& c, std::uint64_t id) {
+  if (id) c->lost_waiters.erase(id);
 }
 
 void Lease::release(error_code& ec) {

@@ -6,7 +6,11 @@
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
 #include <algorithm>
@@ -18,6 +22,8 @@
 #include <vector>
 
 #include "fixture.hpp"
+
+#include <zkr/recipes/detail/lease_core.hpp>
 
 using namespace zkr;
 using namespace zkr::test;
@@ -286,6 +292,45 @@ TEST_CASE("contract: the loss signal fires when the lock node is deleted by some
   auto lease = m.async_acquire(boost::asio::use_future).get();
   auto wait_lost = lease.async_wait_lost(boost::asio::use_future);
   std::this_thread::sleep_for(100ms);  // let the node watch be set; the wait is bounded below either way
+  fx.admin->remove(lease.node_path());
+  REQUIRE(wait_lost.wait_for(20s) == std::future_status::ready);
+  CHECK(wait_lost.get() == LeaseStatus::lost);
+}
+
+TEST_CASE("contract: a wait for the loss signal raced against a timer withdraws when the timer wins",
+          "[contract][loss]") {
+  // The common "is my lock still mine, or is it time to do the next piece of work" loop. The losing wait is
+  // cancelled by the `||`: it must complete at once (the `||` waits for it) and leave no waiter behind.
+  using namespace boost::asio::experimental::awaitable_operators;
+  ServerFixture fx;
+  auto c1 = fx.client();
+  InterProcessMutex m(*c1, "/locks/loss-race");
+  auto lease = m.async_acquire(boost::asio::use_future).get();
+  REQUIRE(lease.valid());
+  boost::asio::io_context ioc;
+  int timer_won = 0;
+  auto loop = [&]() -> boost::asio::awaitable<void> {
+    for (int i = 0; i < 50; ++i) {
+      boost::asio::steady_timer t(ioc, 2ms);
+      auto r = co_await (lease.async_wait_lost(boost::asio::use_awaitable) || t.async_wait(boost::asio::use_awaitable));
+      timer_won += r.index() == 1;
+    }
+  };
+  auto done = boost::asio::co_spawn(ioc, loop(), boost::asio::use_future);
+  std::thread runner([&] { ioc.run(); });
+  const bool finished = done.wait_for(20s) == std::future_status::ready;
+  if (!finished) ioc.stop();
+  runner.join();
+  REQUIRE(finished);
+  done.get();
+  CHECK(timer_won == 50);
+  // No withdrawn waiter is left registered (read on the client's I/O thread, which owns the list).
+  auto count = std::make_shared<std::promise<std::size_t>>();
+  boost::asio::post(c1->core()->io_executor(), [count, s = lease.state()] { count->set_value(s->lost_waiters.size()); });
+  CHECK(count->get_future().get() == 0);
+  // And a wait that is not cancelled still sees the loss.
+  auto wait_lost = lease.async_wait_lost(boost::asio::use_future);
+  std::this_thread::sleep_for(100ms);
   fx.admin->remove(lease.node_path());
   REQUIRE(wait_lost.wait_for(20s) == std::future_status::ready);
   CHECK(wait_lost.get() == LeaseStatus::lost);

@@ -67,11 +67,15 @@ class Lease {
   /// someone else). The node is watched from the first call on (one extra request).
   void on_status_change(std::function<void(LeaseStatus)> listener);
 
-  /// Completes once the grant is lost (or released): `void(error_code, LeaseStatus)`.
+  /// Completes once the grant is lost (or released): `void(error_code, LeaseStatus)`. Cancelled (the handler's
+  /// cancellation slot, e.g. racing a timer with `||`), it completes with `operation_aborted` and withdraws.
   template <class Token>
   auto async_wait_lost(Token&& token) {
-    return detail::async_run<LeaseStatus>(core_of(), std::forward<Token>(token),
-                                          [c = core_](auto cb) mutable { wait_lost_start(c, std::move(cb)); });
+    auto id = std::make_shared<std::uint64_t>(0);
+    return detail::async_run<LeaseStatus>(
+        core_of(), std::forward<Token>(token),
+        [c = core_, id](auto cb) mutable { *id = wait_lost_start(c, std::move(cb)); }, detail::NoAbandon{},
+        [c = core_, id] { forget_lost_waiter(c, *id); });
   }
 
   /// Gives the grant back: deletes the node (guaranteed delete: a retryable failure leaves it to the
@@ -93,8 +97,10 @@ class Lease {
  private:
   std::shared_ptr<detail::Core> core_of() const;
   static void release_start(const std::shared_ptr<detail::LeaseCore>& c, detail::VoidCallback cb);
-  static void wait_lost_start(const std::shared_ptr<detail::LeaseCore>& c,
-                              detail::unique_function<void(error_code, LeaseStatus)> cb);
+  /// Registers `cb` (or calls it at once: returns 0); returns its id for `forget_lost_waiter`.
+  static std::uint64_t wait_lost_start(const std::shared_ptr<detail::LeaseCore>& c,
+                                       detail::unique_function<void(error_code, LeaseStatus)> cb);
+  static void forget_lost_waiter(const std::shared_ptr<detail::LeaseCore>& c, std::uint64_t id);
   std::shared_ptr<detail::LeaseCore> core_;
 };
 

@@ -27,17 +27,24 @@ struct NoAbandon {
   void operator()(error_code, A&&...) const noexcept {}
 };
 
+/// What runs when a cancellation completes the handler (I/O thread), before any late result: for an
+/// operation that can withdraw itself, such as a registered waiter.
+struct NoCancelHook {
+  void operator()() const noexcept {}
+};
+
 /// Starts `start(callback)` on the client's I/O thread and completes the Asio handler made from `token` with
 /// the callback's arguments, on the handler's associated executor (default: the client's completion
 /// executor). The handler is never invoked inline.
 ///
 /// Cancellation (any type, through the handler's cancellation slot) is terminal: the handler completes at once
 /// with `operation_aborted`, the request may still reach the server, and its result, when it comes, goes to
-/// `abandon` instead of the handler.
-template <class... T, class Token, class Start, class Abandon = NoAbandon>
-auto async_run(std::shared_ptr<Core> core, Token&& token, Start&& start, Abandon abandon = {}) {
+/// `abandon` instead of the handler. `on_cancel` runs once the cancellation has completed the handler.
+template <class... T, class Token, class Start, class Abandon = NoAbandon, class OnCancel = NoCancelHook>
+auto async_run(std::shared_ptr<Core> core, Token&& token, Start&& start, Abandon abandon = {},
+               OnCancel on_cancel = {}) {
   return boost::asio::async_initiate<Token, void(error_code, T...)>(
-      [](auto handler, std::shared_ptr<Core> core, auto start, Abandon abandon) {
+      [](auto handler, std::shared_ptr<Core> core, auto start, Abandon abandon, OnCancel on_cancel) {
         using Handler = decltype(handler);
         auto ex = boost::asio::get_associated_executor(handler, core->completion_executor());
         // The handler and its work guard, until one of the result and the cancellation takes them (I/O thread).
@@ -64,9 +71,13 @@ auto async_run(std::shared_ptr<Core> core, Token&& token, Start&& start, Abandon
         pending->h.emplace(std::move(handler));
         auto io = core->io_executor();
         if (slot.is_connected()) {
-          slot.assign([io, weak = std::weak_ptr<Pending>(pending)](boost::asio::cancellation_type) {
-            boost::asio::post(io, [weak] {
-              if (auto p = weak.lock(); p && p->h) p->complete(boost::asio::error::operation_aborted, T{}...);
+          slot.assign([io, weak = std::weak_ptr<Pending>(pending),
+                       on_cancel = std::move(on_cancel)](boost::asio::cancellation_type) mutable {
+            boost::asio::post(io, [weak, on_cancel = std::move(on_cancel)]() mutable {
+              if (auto p = weak.lock(); p && p->h) {
+                p->complete(boost::asio::error::operation_aborted, T{}...);
+                on_cancel();
+              }
             });
           });
         }
@@ -81,7 +92,7 @@ auto async_run(std::shared_ptr<Core> core, Token&& token, Start&& start, Abandon
               }));
         });
       },
-      token, std::move(core), std::forward<Start>(start), std::move(abandon));
+      token, std::move(core), std::forward<Start>(start), std::move(abandon), std::move(on_cancel));
 }
 
 /// Runs `start(callback)` on the I/O thread and blocks the calling thread until the callback runs.

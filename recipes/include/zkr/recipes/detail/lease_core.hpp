@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -35,7 +36,9 @@ class LeaseCore : public std::enable_shared_from_this<LeaseCore> {
   WatchId node_watch = 0;
   std::mutex mu;
   std::vector<std::function<void(LeaseStatus)>> listeners;
-  std::vector<unique_function<void(error_code, LeaseStatus)>> lost_waiters;
+  /// `async_wait_lost` waiters by id (I/O thread); a cancelled wait takes itself out.
+  std::map<std::uint64_t, unique_function<void(error_code, LeaseStatus)>> lost_waiters;
+  std::uint64_t next_lost_waiter = 0;
 };
 
 }  // namespace zkr::detail
