@@ -130,6 +130,9 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
                      self->our_path = std::move(r.path);
                      self->czxid = r.stat.czxid;
                      self->session = r.stat.ephemeral_owner;
+                     if (self->options.on_queued)
+                       boost::asio::post(self->core->completion_executor(),
+                                         [f = self->options.on_queued, p = self->our_path] { f(p); });
                    }
                    if (!self->listing_pending) self->round_done();
                  });

@@ -297,6 +297,37 @@ TEST_CASE("contract: the loss signal fires when the lock node is deleted by some
   CHECK(wait_lost.get() == LeaseStatus::lost);
 }
 
+TEST_CASE("contract: async_acquire tells when our node is queued, before the wait ends (CURATOR-592)",
+          "[contract][async]") {
+  ServerFixture fx;
+  auto c1 = fx.client();
+  auto c2 = fx.client();
+  InterProcessMutex holder(*c1, "/locks/queued");
+  InterProcessMutex waiter(*c2, "/locks/queued");
+  holder.acquire();
+  std::promise<std::string> queued;
+  int calls = 0;
+  auto lease = waiter.async_acquire(
+      [&](const std::string& node) {
+        if (++calls == 1) queued.set_value(node);
+      },
+      boost::asio::use_future);
+  auto q = queued.get_future();
+  REQUIRE(q.wait_for(10s) == std::future_status::ready);
+  const auto node = q.get();
+  CHECK(node.rfind("/locks/queued/_c_", 0) == 0);
+  CHECK(lease.wait_for(200ms) == std::future_status::timeout);  // told while still waiting
+  const auto st = fx.admin->exists(node);
+  REQUIRE(st);
+  CHECK(st->ephemeral_owner == c2->session_id());
+  holder.release();
+  REQUIRE(lease.wait_for(10s) == std::future_status::ready);
+  auto l = lease.get();
+  CHECK(l.node_path() == node);  // the node we were told of is the one granted
+  CHECK(calls == 1);
+  l.release();
+}
+
 TEST_CASE("contract: a wait for the loss signal raced against a timer withdraws when the timer wins",
           "[contract][loss]") {
   // The common "is my lock still mine, or is it time to do the next piece of work" loop. The losing wait is

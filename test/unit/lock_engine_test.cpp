@@ -565,6 +565,38 @@ TEST_CASE_METHOD(Fixture, "engine: our node vanishes before the listing -> a new
   }
 }
 
+TEST_CASE_METHOD(Fixture, "engine: on_queued is told every node the attempt makes, before the grant",
+                 "[engine]") {
+  auto e = engine();
+  std::vector<std::string> told;
+  zkr::AcquireOptions o;
+  o.on_queued = [&](const std::string& node) { told.push_back(node); };
+  SECTION("one node") {
+    auto out = start(e, o);
+    REQUIRE(wait(*out));
+    REQUIRE(out->lease.valid());
+    REQUIRE(told.size() == 1);
+    CHECK(told[0] == out->lease.node_path());
+  }
+  SECTION("the node is made again after its session expired: told again, with the new path") {
+    core->before_next(Op::get_children, [&] { core->expire_session(); });
+    auto out = start(e, o);
+    REQUIRE(wait(*out));
+    INFO(core->describe_log());
+    REQUIRE(out->lease.valid());
+    REQUIRE(told.size() == 2);
+    CHECK(told[0] != told[1]);
+    CHECK(told[1] == out->lease.node_path());
+  }
+  SECTION("a failed create tells nothing") {
+    core->fail_next(Op::create, zk_errc::no_auth);
+    auto out = start(e, o);
+    REQUIRE(wait(*out));
+    CHECK(out->ec == zk_errc::no_auth);
+    CHECK(told.empty());
+  }
+}
+
 TEST_CASE_METHOD(Fixture, "engine: the predecessor is gone before get_data -> listed again at once",
                  "[engine][fault]") {
   auto e = engine();

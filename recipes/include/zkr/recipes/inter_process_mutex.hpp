@@ -127,6 +127,19 @@ class InterProcessMutex : public InterProcessLock {
           e->attempt_lock(std::move(o), std::move(cancel), std::move(done));
         });
   }
+  /// As `async_acquire`, telling `on_queued` (on the client's completion executor) the path of our lock node as
+  /// soon as it exists, before the wait (CURATOR-592). A node made again after a session loss is told again.
+  template <class Token>
+  auto async_acquire(std::function<void(const std::string& node_path)> on_queued, Token&& token) {
+    return detail::async_run_cancellable<Lease>(
+        engine_->core(), std::forward<Token>(token),
+        [e = engine_, data = node_data(), on_queued = std::move(on_queued)](auto cancel, auto done) mutable {
+          AcquireOptions o;
+          o.node_data = std::move(data);
+          o.on_queued = std::move(on_queued);
+          e->attempt_lock(std::move(o), std::move(cancel), std::move(done));
+        });
+  }
   /// Releases a lease from `async_acquire` (same as `lease.async_release(token)`).
   template <class Token>
   auto async_release(Lease lease, Token&& token) {

@@ -80,6 +80,10 @@ struct AcquireOptions {
     std::int64_t session = 0;
   };
   std::optional<ExistingNode> existing_node;
+  /// Runs on the client's completion executor once our node exists, with its path (un-namespaced), before the
+  /// attempt learns whether it holds the lock (CURATOR-592: "tell me when I am in line"). Runs again with the
+  /// new path if the node has to be made again (its session was lost while waiting).
+  std::function<void(const std::string& node_path)> on_queued;
 };
 
 /// The data a revocable lock's node is set to by `Revoker::attempt_revoke` (Curator's `REVOKE_MESSAGE`).
