@@ -106,13 +106,7 @@ class InterProcessMutex : public InterProcessLock {
   /// node before completing with `operation_aborted`.
   template <class Token>
   auto async_acquire(Token&& token) {
-    return detail::async_run_cancellable<Lease>(
-        engine_->core(), std::forward<Token>(token),
-        [e = engine_, data = node_data()](auto cancel, auto done) mutable {
-          AcquireOptions o;
-          o.node_data = std::move(data);
-          e->attempt_lock(std::move(o), std::move(cancel), std::move(done));
-        });
+    return async_acquire(std::function<void(const std::string&)>(), std::forward<Token>(token));
   }
   /// As `async_acquire`, giving up after `timeout`: completes with no error and an empty Lease on timeout.
   template <class Token>
