@@ -49,6 +49,8 @@ using Clock = std::chrono::steady_clock;
 
 /// Internal result code: no connection within the connection timeout (mapped to errc::connection_timeout).
 constexpr int kConnectionTimeoutRc = -100000;
+/// Internal result code: the operation's stop was requested before a try (mapped to operation_aborted).
+constexpr int kAbortedRc = -100001;
 
 std::string local_address() {
   char host[256] = {};
@@ -125,15 +127,15 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
     return std::chrono::milliseconds(negotiated_timeout_ms_.load());
   }
 
-  void create(std::string path, CreateOptions options, CreateCallback cb) override;
+  void create(std::string path, CreateOptions options, CreateCallback cb, RequestOptions ro) override;
   void remove(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb,
               RequestOptions ro) override;
   WatchId exists(std::string path, WatchCallback watch, StatCallback cb, RequestOptions ro) override;
   WatchId get_data(std::string path, WatchCallback watch, DataCallback cb, RequestOptions ro) override;
   WatchId get_children(std::string path, WatchCallback watch, ChildrenCallback cb, RequestOptions ro) override;
-  void set_data(std::string path, std::string data, int version, StatCallback cb) override;
-  void multi(std::vector<Op> ops, MultiCallback cb) override;
-  void sync(std::string path, VoidCallback cb) override;
+  void set_data(std::string path, std::string data, int version, StatCallback cb, RequestOptions ro) override;
+  void multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) override;
+  void sync(std::string path, VoidCallback cb, RequestOptions ro) override;
   void remove_watch(WatchId id) override;
   std::uint64_t add_state_listener(StateCallback cb) override;
   void remove_state_listener(std::uint64_t id) override;
@@ -147,7 +149,8 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   std::size_t pending_deletes() const { return pending_delete_count_; }
   const ClientConfig& config() const { return cfg_; }
   void remove_all_watches(std::string path, VoidCallback cb) override;
-  void delete_children_then(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb);
+  void delete_children_then(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb,
+                            StopPtr stop = {});
   error_code inject_session_expiration();
 
   // C-client callback entry points (called inside zookeeper_process, on the I/O thread).
@@ -176,7 +179,11 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   void emit(ConnectionState s);
   void handle_session_lost(const char* why);
   void fail_all_watches();
-  void when_connected(std::chrono::milliseconds timeout, unique_function<void(bool)> k);
+  /// Calls `k(true)` once connected, `k(false)` after `timeout` or on close; returns an id for
+  /// `cancel_connection_wait` (0 when `k` was posted at once).
+  std::uint64_t when_connected(std::chrono::milliseconds timeout, unique_function<void(bool)> k);
+  /// Ends a wait of `when_connected` early: its `k(false)` runs now.
+  void cancel_connection_wait(std::uint64_t id);
 
   // plumbing
   std::string fix(std::string_view path) const;
@@ -190,9 +197,11 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   error_code map_rc(int rc) const {
     if (rc == ZCLOSING) return closed_ ? error_code(errc::closed) : error_code(zk_errc::session_expired);
     if (rc == kConnectionTimeoutRc) return errc::connection_timeout;
+    if (rc == kAbortedRc) return asio::error::operation_aborted;
     return zk_error(rc);
   }
-  void with_retry(bool retry, std::shared_ptr<unique_function<void(unique_function<void(int)>)>> attempt,
+  void with_retry(const RequestOptions& ro,
+                  std::shared_ptr<unique_function<void(unique_function<void(int)>)>> attempt,
                   unique_function<void(int)> done);
   void ensure_namespace(unique_function<void(error_code)> k);
   void mkdirs(std::string full_path, bool make_last, bool containers, unique_function<void(int)> k);
@@ -783,9 +792,11 @@ void CoreImpl::remove_public_listener(std::uint64_t id) {
   public_listeners_.erase(id);
 }
 
-void CoreImpl::when_connected(std::chrono::milliseconds timeout, unique_function<void(bool)> k) {
-  if (closed_) return post([k = std::move(k)]() mutable { k(false); });
-  if (connected_) return post([k = std::move(k)]() mutable { k(true); });
+std::uint64_t CoreImpl::when_connected(std::chrono::milliseconds timeout, unique_function<void(bool)> k) {
+  if (closed_ || connected_) {
+    post([k = std::move(k), ok = !closed_]() mutable { k(ok); });
+    return 0;
+  }
   auto id = next_waiter_id_++;
   auto& w = conn_waiters_[id];
   w.k = std::move(k);
@@ -798,6 +809,15 @@ void CoreImpl::when_connected(std::chrono::milliseconds timeout, unique_function
     conn_waiters_.erase(it);
     k(false);
   });
+  return id;
+}
+
+void CoreImpl::cancel_connection_wait(std::uint64_t id) {
+  auto it = conn_waiters_.find(id);
+  if (it == conn_waiters_.end()) return;
+  auto k = std::move(it->second.k);
+  conn_waiters_.erase(it);  // its timer is destroyed with it, so its handler finds no waiter
+  k(false);
 }
 
 std::uint64_t CoreImpl::add_sleeper(asio::steady_timer* t) {
@@ -817,26 +837,36 @@ struct CoreImpl::RetryState {
   Clock::time_point start = Clock::now();
   int retries = 0;
   bool retry = true;
+  StopPtr stop;
   std::unique_ptr<asio::steady_timer> timer;
+
+  bool stopped() const noexcept { return stop && stop->requested(); }
+  /// While the loop waits, a stop request runs `wake` (empty: the wait is over).
+  void wake_on_stop(unique_function<void()> wake) {
+    if (stop) stop->on_request(std::move(wake));
+  }
 };
 
-void CoreImpl::with_retry(bool retry, std::shared_ptr<unique_function<void(unique_function<void(int)>)>> attempt,
+void CoreImpl::with_retry(const RequestOptions& ro,
+                          std::shared_ptr<unique_function<void(unique_function<void(int)>)>> attempt,
                           unique_function<void(int)> done) {
   auto st = std::make_shared<RetryState>();
   st->attempt = std::move(attempt);
   st->done = std::move(done);
-  st->retry = retry;
+  st->retry = ro.retry;
+  st->stop = ro.stop;
   auto run = std::make_shared<unique_function<void()>>();
   *run = [this, st, weak_run = std::weak_ptr(run)]() {
     auto self_run = weak_run.lock();
     if (closed_) return st->done(ZCLOSING);
+    if (st->stopped()) return st->done(kAbortedRc);
     auto go = [this, st, self_run] {
       (*st->attempt)([this, st, self_run](int rc) {
         // A request cut off because we replaced the handle after a session loss (not because the client
         // closed) failed with its session: retry it like an expiry.
         if (rc == ZCLOSING && !closed_) rc = ZSESSIONEXPIRED;
         error_code ec = zk_error(rc);
-        if (rc != ZOK && st->retry && !closed_ && cfg_.retry_policy->allow_retry(ec)) {
+        if (rc != ZOK && st->retry && !closed_ && !st->stopped() && cfg_.retry_policy->allow_retry(ec)) {
           auto elapsed = std::chrono::duration_cast<Millis>(Clock::now() - st->start);
           if (auto sleep = cfg_.retry_policy->allow_retry(st->retries++, elapsed)) {
             if (log_->should_log(spdlog::level::debug))
@@ -844,9 +874,13 @@ void CoreImpl::with_retry(bool retry, std::shared_ptr<unique_function<void(uniqu
                           sleep->count());
             st->timer = std::make_unique<asio::steady_timer>(rt_->ioc, *sleep);
             auto sid = add_sleeper(st->timer.get());
-            st->timer->async_wait([this, sid, self_run](error_code) {
+            st->timer->async_wait([this, sid, st, self_run](error_code) {
               remove_sleeper(sid);
+              st->wake_on_stop({});
               (*self_run)();
+            });
+            st->wake_on_stop([weak = std::weak_ptr(st)] {
+              if (auto s = weak.lock(); s && s->timer) s->timer->cancel();
             });
             return;
           }
@@ -855,11 +889,14 @@ void CoreImpl::with_retry(bool retry, std::shared_ptr<unique_function<void(uniqu
       });
     };
     if (connected_) return go();
-    when_connected(cfg_.connection_timeout, [this, st, go](bool ok) mutable {
+    auto wid = when_connected(cfg_.connection_timeout, [this, st, go](bool ok) mutable {
+      st->wake_on_stop({});
       if (closed_) return st->done(ZCLOSING);
+      if (st->stopped()) return st->done(kAbortedRc);
       if (!ok) return st->done(kConnectionTimeoutRc);
       go();
     });
+    if (wid != 0) st->wake_on_stop([this, wid] { cancel_connection_wait(wid); });
   };
   (*run)();
 }
@@ -1105,7 +1142,7 @@ void CoreImpl::zk_get_children(const std::string& full, WatchId watch,
 // ---------------------------------------------------------------------------------------------------------
 // Operations
 
-void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb) {
+void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb, RequestOptions ro) {
   const bool sequential = is_sequential(options.mode);
   if (auto ec = gate(path, sequential)) return post_result(std::move(cb), ec, CreateResult{});
   std::string data = options.data ? *options.data : default_data_;
@@ -1175,12 +1212,15 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
                          do_create(std::move(k));
                        });
       });
-  ensure_namespace([this, st, attempt, cb = std::move(cb)](error_code nec) mutable {
+  ensure_namespace([this, st, attempt, ro = std::move(ro), cb = std::move(cb)](error_code nec) mutable {
     if (nec) return cb(nec, CreateResult{});
-    with_retry(true, attempt, [this, st, cb = std::move(cb)](int rc) mutable {
+    with_retry(ro, attempt, [this, st, cb = std::move(cb)](int rc) mutable {
       if (rc != ZOK) {
-        if (!st->protected_id.empty() && !closed_ && (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT ||
-                                                      rc == kConnectionTimeoutRc))
+        // A try whose outcome is unknown may have made the node: find it by its protected id and delete it.
+        // A stop after a failed try counts as unknown (the loop did not get to look).
+        if (!st->protected_id.empty() && !closed_ &&
+            (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == kConnectionTimeoutRc ||
+             (rc == kAbortedRc && st->attempts > 0)))
           find_and_delete_in_background(parent_path(st->full), st->protected_id, 0);
         return cb(map_rc(rc), CreateResult{});
       }
@@ -1301,6 +1341,7 @@ void CoreImpl::background_delete(std::string full_path, int attempt) {
 
 void CoreImpl::remove(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb,
                       RequestOptions ro) {
+  if (guaranteed) ro.stop.reset();  // a guaranteed delete keeps its guarantee when its caller stops waiting
   if (auto ec = gate(path)) return post_result(std::move(cb), ec);
   if (path == "/") return post_result(std::move(cb), error_code(errc::invalid_path));
   auto full = fix(path);
@@ -1308,7 +1349,7 @@ void CoreImpl::remove(std::string path, int version, bool guaranteed, bool quiet
       [this, full, version](unique_function<void(int)> k) { zk_delete(full, version, std::move(k)); });
   ensure_namespace([this, full, guaranteed, quietly, attempt, ro, cb = std::move(cb)](error_code nec) mutable {
     if (nec) return cb(nec);
-    with_retry(ro.retry, attempt, [this, full, guaranteed, quietly, cb = std::move(cb)](int rc) mutable {
+    with_retry(ro, attempt, [this, full, guaranteed, quietly, cb = std::move(cb)](int rc) mutable {
       if (rc == ZNONODE && quietly) return cb({});
       if (rc != ZOK && guaranteed && !closed_ &&
           (is_retryable(zk_error(rc)) || rc == kConnectionTimeoutRc))
@@ -1318,9 +1359,11 @@ void CoreImpl::remove(std::string path, int version, bool guaranteed, bool quiet
   });
 }
 
-void CoreImpl::delete_children_then(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb) {
+void CoreImpl::delete_children_then(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb,
+                                    StopPtr stop) {
+  if (guaranteed) stop.reset();  // as in remove
   get_children(path, nullptr,
-               [this, path, version, guaranteed, quietly, cb = std::move(cb)](error_code ec, Children c) mutable {
+               [this, path, version, guaranteed, quietly, stop, cb = std::move(cb)](error_code ec, Children c) mutable {
                  if (ec == zk_errc::no_node) return quietly ? cb({}) : cb(ec);
                  if (ec) {
                    // As Curator: a guaranteed delete that failed for a connection reason is kept (the path only;
@@ -1331,19 +1374,21 @@ void CoreImpl::delete_children_then(std::string path, int version, bool guarante
                  }
                  auto names = std::make_shared<std::vector<std::string>>(std::move(c.names));
                  auto step = std::make_shared<unique_function<void(std::size_t)>>();
-                 *step = [this, path, version, guaranteed, quietly, names, weak = std::weak_ptr(step),
+                 *step = [this, path, version, guaranteed, quietly, names, stop, weak = std::weak_ptr(step),
                           cb = std::move(cb)](std::size_t i) mutable {
-                   if (i == names->size()) return remove(path, version, guaranteed, quietly, std::move(cb), {});
+                   if (i == names->size())
+                     return remove(path, version, guaranteed, quietly, std::move(cb), {.stop = stop});
                    auto self = weak.lock();
                    delete_children_then(make_path(path, (*names)[i]), -1, guaranteed, true,
                                         [self, i, &cb](error_code ec) mutable {
                                           if (ec) return cb(ec);
                                           (*self)(i + 1);
-                                        });
+                                        },
+                                        stop);
                  };
                  (*step)(0);
                },
-               {});
+               {.stop = stop});
 }
 
 WatchId CoreImpl::exists(std::string path, WatchCallback watch, StatCallback cb, RequestOptions ro) {
@@ -1370,7 +1415,7 @@ WatchId CoreImpl::exists(std::string path, WatchCallback watch, StatCallback cb,
       watches_.erase(id);
       return cb(nec, zkr::Stat{});
     }
-    with_retry(ro.retry, attempt, [this, id, result, cb = std::move(cb)](int rc) mutable {
+    with_retry(ro, attempt, [this, id, result, cb = std::move(cb)](int rc) mutable {
       if (rc != ZOK && rc != ZNONODE) watches_.erase(id);
       cb(map_rc(rc), *result);
     });
@@ -1403,7 +1448,7 @@ WatchId CoreImpl::get_data(std::string path, WatchCallback watch, DataCallback c
       watches_.erase(id);
       return cb(nec, NodeData{});
     }
-    with_retry(ro.retry, attempt, [this, id, result, cb = std::move(cb)](int rc) mutable {
+    with_retry(ro, attempt, [this, id, result, cb = std::move(cb)](int rc) mutable {
       if (rc != ZOK) watches_.erase(id);
       cb(map_rc(rc), std::move(*result));
     });
@@ -1436,7 +1481,7 @@ WatchId CoreImpl::get_children(std::string path, WatchCallback watch, ChildrenCa
       watches_.erase(id);
       return cb(nec, Children{});
     }
-    with_retry(ro.retry, attempt, [this, id, result, cb = std::move(cb)](int rc) mutable {
+    with_retry(ro, attempt, [this, id, result, cb = std::move(cb)](int rc) mutable {
       if (rc != ZOK) watches_.erase(id);
       cb(map_rc(rc), std::move(*result));
     });
@@ -1444,7 +1489,8 @@ WatchId CoreImpl::get_children(std::string path, WatchCallback watch, ChildrenCa
   return id;
 }
 
-void CoreImpl::set_data(std::string path, std::string data, int version, StatCallback cb) {
+void CoreImpl::set_data(std::string path, std::string data, int version, StatCallback cb,
+                        RequestOptions ro) {
   if (auto ec = gate(path)) return post_result(std::move(cb), ec, zkr::Stat{});
   if (data.size() > cfg_.max_data_size) return post_result(std::move(cb), error_code(errc::data_too_large), zkr::Stat{});
   auto full = fix(path);
@@ -1474,13 +1520,13 @@ void CoreImpl::set_data(std::string path, std::string data, int version, StatCal
         }
         request_pump();
       });
-  ensure_namespace([this, attempt, result, cb = std::move(cb)](error_code nec) mutable {
+  ensure_namespace([this, attempt, result, ro = std::move(ro), cb = std::move(cb)](error_code nec) mutable {
     if (nec) return cb(nec, zkr::Stat{});
-    with_retry(true, attempt, [this, result, cb = std::move(cb)](int rc) mutable { cb(map_rc(rc), *result); });
+    with_retry(ro, attempt, [this, result, cb = std::move(cb)](int rc) mutable { cb(map_rc(rc), *result); });
   });
 }
 
-void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb) {
+void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) {
   if (closed_) return post_result(std::move(cb), error_code(errc::closed), std::vector<OpResult>{});
   if (!started_) return post_result(std::move(cb), error_code(errc::not_started), std::vector<OpResult>{});
   for (auto& op : ops) {
@@ -1572,9 +1618,9 @@ void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb) {
         }
         request_pump();
       });
-  ensure_namespace([this, st, attempt, cb = std::move(cb)](error_code nec) mutable {
+  ensure_namespace([this, st, attempt, ro = std::move(ro), cb = std::move(cb)](error_code nec) mutable {
     if (nec) return cb(nec, std::vector<OpResult>{});
-    with_retry(true, attempt, [this, st, cb = std::move(cb)](int rc) mutable {
+    with_retry(ro, attempt, [this, st, cb = std::move(cb)](int rc) mutable {
       for (auto& o : st->out)
         if (!o.path.empty()) o.path = unfix(o.path);
       cb(map_rc(rc), std::move(st->out));
@@ -1582,7 +1628,7 @@ void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb) {
   });
 }
 
-void CoreImpl::sync(std::string path, VoidCallback cb) {
+void CoreImpl::sync(std::string path, VoidCallback cb, RequestOptions ro) {
   if (auto ec = gate(path)) return post_result(std::move(cb), ec);
   auto full = fix(path);
   auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>(
@@ -1605,7 +1651,7 @@ void CoreImpl::sync(std::string path, VoidCallback cb) {
         }
         request_pump();
       });
-  with_retry(true, attempt, [this, cb = std::move(cb)](int rc) mutable { cb(map_rc(rc)); });
+  with_retry(ro, attempt, [this, cb = std::move(cb)](int rc) mutable { cb(map_rc(rc)); });
 }
 
 void CoreImpl::remove_watch(WatchId id) {
@@ -1725,12 +1771,14 @@ CreateResult CuratorFramework::create(const std::string& path, const CreateOptio
 }
 
 void CuratorFramework::remove_start(const std::shared_ptr<detail::Core>& core, std::string path,
-                                    DeleteOptions options, detail::VoidCallback cb) {
+                                    DeleteOptions options, detail::VoidCallback cb, detail::StopPtr stop) {
   auto* impl = static_cast<detail::CoreImpl*>(core.get());
   if (options.deleting_children)
-    impl->delete_children_then(std::move(path), options.version, options.guaranteed, options.quietly, std::move(cb));
+    impl->delete_children_then(std::move(path), options.version, options.guaranteed, options.quietly, std::move(cb),
+                               std::move(stop));
   else
-    impl->remove(std::move(path), options.version, options.guaranteed, options.quietly, std::move(cb), {});
+    impl->remove(std::move(path), options.version, options.guaranteed, options.quietly, std::move(cb),
+                 {.stop = std::move(stop)});
 }
 void CuratorFramework::remove(const std::string& path, const DeleteOptions& options, error_code& ec) {
   detail::run_blocking_void(
@@ -1749,13 +1797,18 @@ detail::WatchCallback CuratorFramework::wrap_watcher(const std::shared_ptr<detai
   };
 }
 
-void CuratorFramework::exists_start(const std::shared_ptr<detail::Core>& core, std::string path, Watcher w,
-                                    detail::unique_function<void(error_code, std::optional<Stat>)> cb) {
-  core->exists(std::move(path), wrap_watcher(core, std::move(w)), [cb = std::move(cb)](error_code ec, Stat s) {
-    if (ec == zk_errc::no_node) return cb({}, std::nullopt);
-    if (ec) return cb(ec, std::nullopt);
-    cb({}, s);
-  });
+detail::WatchId CuratorFramework::exists_start(const std::shared_ptr<detail::Core>& core, std::string path,
+                                               Watcher w,
+                                               detail::unique_function<void(error_code, std::optional<Stat>)> cb,
+                                               detail::StopPtr stop) {
+  return core->exists(
+      std::move(path), wrap_watcher(core, std::move(w)),
+      [cb = std::move(cb)](error_code ec, Stat s) {
+        if (ec == zk_errc::no_node) return cb({}, std::nullopt);
+        if (ec) return cb(ec, std::nullopt);
+        cb({}, s);
+      },
+      {.stop = std::move(stop)});
 }
 std::optional<Stat> CuratorFramework::exists(const std::string& path, Watcher watcher, error_code& ec) {
   return detail::run_blocking<std::optional<Stat>>(

@@ -286,6 +286,11 @@ error_code thrown_by(F&& f) {
   return {};
 }
 
+/// "_c_<uuid>-" of a protected path's last segment.
+inline std::string protected_prefix_of(const std::string& path) {
+  return node_name(path).substr(0, protected_names::prefix_with_uuid_length);
+}
+
 /// Names of `parent`'s children seen by `client` that start with `prefix`.
 inline std::vector<std::string> children_with_prefix(CuratorFramework& client, const std::string& parent,
                                                      const std::string& prefix) {

@@ -1003,6 +1003,25 @@ TEST_CASE("cancellation: an async framework operation completes at once with ope
     std::this_thread::sleep_for(100ms);
     CHECK(calls == 1);
   }
+  {
+    // A cancelled read whose reply comes after all leaves no watch behind: its watcher never runs.
+    server.pause();
+    asio::cancellation_signal sig;
+    EventRecorder cancelled_watch;
+    auto f = c->async_get_data(root, cancelled_watch.watcher(),
+                               asio::bind_cancellation_slot(sig.slot(), asio::use_future));
+    std::this_thread::sleep_for(100ms);
+    sig.emit(asio::cancellation_type::terminal);
+    CHECK(from_future(std::move(f), 2s).ec == asio::error::operation_aborted);
+    server.resume();
+    c->sync(root);  // the cancelled read's reply has come
+    admin->set_data(root, "first");  // a watch left by the cancelled read would fire here
+    EventRecorder marker;
+    REQUIRE(c->exists(root, marker.watcher()));
+    admin->set_data(root, "second");
+    REQUIRE(marker.wait_count(1, 10s));  // the session's events arrive in order: "first" would have come before
+    CHECK(cancelled_watch.size() == 0);
+  }
   // An operation with a slot bound but never cancelled completes normally, and the client is fine.
   asio::cancellation_signal sig;
   auto f = c->async_create(root + "/kept", {.data = std::string("x")},
@@ -1011,4 +1030,79 @@ TEST_CASE("cancellation: an async framework operation completes at once with ope
   REQUIRE_FALSE(r.ec);
   CHECK(r.value.path == root + "/kept");
   CHECK(c->get_data(root + "/kept").data == "x");
+}
+
+TEST_CASE("framework: a cancelled operation is not tried again when the connection comes back", "[framework][cancel]") {
+  FaultProxy proxy(shared_server().port());
+  StateRecorder states;
+  auto c = test_builder(proxy.connect_string())
+               .session_timeout(30s)
+               .connection_timeout(20s)
+               .retry_policy(std::make_shared<RetryNTimes>(100, Millis(50)))
+               .build();
+  c->add_connection_state_listener(states.sink());
+  c->start();
+  REQUIRE(c->block_until_connected(10s));
+  auto admin = connect_shared();
+  const auto root = unique_path("cancel-retry");
+  admin->create(root, {.data = std::string("old")});
+  admin->create(root + "/existing");
+  const auto before = *admin->exists(root);
+
+  // 1. Operations waiting for the connection: cancelled, they are never sent.
+  proxy.set_refuse(true);
+  proxy.drop_connections();
+  REQUIRE(states.wait_for(ConnectionState::suspended, 10s));
+  asio::cancellation_signal s1, s2, s3, s4, s5;
+  auto set = c->async_set_data(root, "new", -1, asio::bind_cancellation_slot(s1.slot(), asio::use_future));
+  auto made = c->async_create(root + "/never", {}, asio::bind_cancellation_slot(s2.slot(), asio::use_future));
+  auto gone = c->async_remove(root + "/existing", {}, asio::bind_cancellation_slot(s3.slot(), asio::use_future));
+  auto txn = c->async_multi({Op::create(root + "/never-in-txn")},
+                            asio::bind_cancellation_slot(s4.slot(), asio::use_future));
+  EventRecorder watch;
+  auto read = c->async_get_children(root, watch.watcher(), asio::bind_cancellation_slot(s5.slot(), asio::use_future));
+  std::this_thread::sleep_for(200ms);
+  CHECK(set.wait_for(0s) == std::future_status::timeout);  // they really wait
+  for (auto* s : {&s1, &s2, &s3, &s4, &s5}) s->emit(asio::cancellation_type::terminal);
+  CHECK(from_future(std::move(set), 2s).ec == asio::error::operation_aborted);
+  CHECK(from_future(std::move(made), 2s).ec == asio::error::operation_aborted);
+  CHECK(from_void_future(std::move(gone), 2s) == asio::error::operation_aborted);
+  CHECK(from_future(std::move(txn), 2s).ec == asio::error::operation_aborted);
+  CHECK(from_future(std::move(read), 2s).ec == asio::error::operation_aborted);
+
+  // 2. A protected create whose first try reached the server but lost its reply: cancelled before the retry
+  // could look for the node, the node is found and deleted in the background once connected again.
+  proxy.set_refuse(false);
+  REQUIRE(c->block_until_connected(10s));
+  proxy.arm_cut_on_create("/_c_", /*forward=*/true, 300ms, /*refuse_after=*/true);
+  asio::cancellation_signal s6;
+  auto prot = c->async_create(root + "/p-", {.mode = CreateMode::ephemeral_sequential, .protection = true},
+                              asio::bind_cancellation_slot(s6.slot(), asio::use_future));
+  REQUIRE(proxy.wait_fired(10s));
+  const auto prefix = protected_prefix_of(proxy.cut_path());
+  REQUIRE(eventually([&] { return proxy.cut_done(); }, 5s));
+  std::this_thread::sleep_for(200ms);  // the try has failed with the connection: the loop waits for it
+  s6.emit(asio::cancellation_type::terminal);
+  CHECK(from_future(std::move(prot), 2s).ec == asio::error::operation_aborted);
+  CHECK(children_with_prefix(*admin, root, prefix).size() == 1);  // the server did apply the cut create
+
+  // The connection comes back in the same session.
+  const auto sid = c->session_id();
+  proxy.set_refuse(false);
+  REQUIRE(c->block_until_connected(10s));
+  CHECK(c->session_id() == sid);
+  CHECK(eventually([&] { return children_with_prefix(*admin, root, prefix).empty(); }, 10s));
+  c->sync(root);
+  std::this_thread::sleep_for(300ms);  // time for a retry that should not happen to reach the server
+  const auto after = admin->get_data(root);
+  CHECK(after.data == "old");
+  CHECK(after.stat.version == before.version);
+  CHECK(admin->exists(root + "/existing"));
+  CHECK_FALSE(admin->exists(root + "/never"));
+  CHECK_FALSE(admin->exists(root + "/never-in-txn"));
+  // Children changed only by the protected node's create and delete.
+  CHECK(admin->exists(root)->cversion == before.cversion + 2);
+  admin->create(root + "/later");
+  CHECK(watch.size() == 0);  // the cancelled read left no watch
+  CHECK(c->pending_guaranteed_deletes() == 0);
 }

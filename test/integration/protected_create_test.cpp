@@ -42,11 +42,6 @@ bool all_digits(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
 }
 
-/// "_c_<uuid>-" of a protected path's last segment.
-std::string protected_prefix_of(const std::string& path) {
-  return node_name(path).substr(0, protected_names::prefix_with_uuid_length);
-}
-
 struct ModeCase {
   CreateMode mode;
   const char* name;

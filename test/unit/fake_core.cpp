@@ -482,7 +482,7 @@ void FakeCore::background_find_and_delete(std::string parent, std::string protec
 // ---------------------------------------------------------------------------------------------------------
 // Requests
 
-void FakeCore::create(std::string path, zkr::CreateOptions o, detail::CreateCallback cb) {
+void FakeCore::create(std::string path, zkr::CreateOptions o, detail::CreateCallback cb, detail::RequestOptions) {
   auto seq = log_request(Op::create, path);
   enqueue([this, seq, path = std::move(path), o = std::move(o), cb = std::move(cb)]() mutable {
     auto v = judge(Op::create, path);
@@ -600,7 +600,8 @@ detail::WatchId FakeCore::get_children(std::string path, detail::WatchCallback w
   return id;
 }
 
-void FakeCore::set_data(std::string path, std::string data, int version, detail::StatCallback cb) {
+void FakeCore::set_data(std::string path, std::string data, int version, detail::StatCallback cb,
+                        detail::RequestOptions) {
   auto seq = log_request(Op::set_data, path);
   enqueue([this, seq, path = std::move(path), data = std::move(data), version, cb = std::move(cb)]() mutable {
     auto v = judge(Op::set_data, path);
@@ -612,7 +613,7 @@ void FakeCore::set_data(std::string path, std::string data, int version, detail:
   });
 }
 
-void FakeCore::multi(std::vector<zkr::Op> ops, detail::MultiCallback cb) {
+void FakeCore::multi(std::vector<zkr::Op> ops, detail::MultiCallback cb, detail::RequestOptions) {
   // Not modelled: the lock engine and the semaphore do not use transactions.
   auto seq = log_request(Op::multi, ops.empty() ? std::string() : ops.front().path);
   enqueue([this, seq, cb = std::move(cb)]() mutable {
@@ -621,7 +622,7 @@ void FakeCore::multi(std::vector<zkr::Op> ops, detail::MultiCallback cb) {
   });
 }
 
-void FakeCore::sync(std::string path, detail::VoidCallback cb) {
+void FakeCore::sync(std::string path, detail::VoidCallback cb, detail::RequestOptions) {
   auto seq = log_request(Op::sync, path);
   enqueue([this, seq, path = std::move(path), cb = std::move(cb)]() mutable {
     auto v = judge(Op::sync, path);

@@ -156,7 +156,8 @@ class FakeCore final : public zkr::detail::Core {
   bool is_connected() const noexcept override { return open_ && connected_; }
   std::chrono::milliseconds session_timeout() const noexcept override { return std::chrono::seconds(10); }
 
-  void create(std::string path, zkr::CreateOptions options, zkr::detail::CreateCallback cb) override;
+  void create(std::string path, zkr::CreateOptions options, zkr::detail::CreateCallback cb,
+              zkr::detail::RequestOptions ro = {}) override;
   void remove(std::string path, int version, bool guaranteed, bool quietly, zkr::detail::VoidCallback cb,
               zkr::detail::RequestOptions ro = {}) override;
   zkr::detail::WatchId exists(std::string path, zkr::detail::WatchCallback watch,
@@ -166,9 +167,10 @@ class FakeCore final : public zkr::detail::Core {
   zkr::detail::WatchId get_children(std::string path, zkr::detail::WatchCallback watch,
                                     zkr::detail::ChildrenCallback cb,
                                     zkr::detail::RequestOptions ro = {}) override;
-  void set_data(std::string path, std::string data, int version, zkr::detail::StatCallback cb) override;
-  void multi(std::vector<zkr::Op> ops, zkr::detail::MultiCallback cb) override;
-  void sync(std::string path, zkr::detail::VoidCallback cb) override;
+  void set_data(std::string path, std::string data, int version, zkr::detail::StatCallback cb,
+                zkr::detail::RequestOptions ro = {}) override;
+  void multi(std::vector<zkr::Op> ops, zkr::detail::MultiCallback cb, zkr::detail::RequestOptions ro = {}) override;
+  void sync(std::string path, zkr::detail::VoidCallback cb, zkr::detail::RequestOptions ro = {}) override;
   void remove_watch(zkr::detail::WatchId id) override;
   void remove_all_watches(std::string path, zkr::detail::VoidCallback cb) override;
   std::uint64_t add_state_listener(zkr::detail::StateCallback cb) override;

@@ -122,14 +122,15 @@ class CuratorFramework {
   // create ---------------------------------------------------------------------------------------------------
   CreateResult create(const std::string& path, const CreateOptions& options = {});
   CreateResult create(const std::string& path, const CreateOptions& options, error_code& ec);
-  /// Cancelled (the handler's cancellation slot), it completes at once with `operation_aborted`; a node the
-  /// create makes after all is deleted in the background (if its version is unchanged).
+  /// Cancelled (the handler's cancellation slot), it completes at once with `operation_aborted` and is not
+  /// tried again; a node the create makes after all is deleted in the background (if its version is unchanged;
+  /// in protected mode also after a try whose outcome is unknown).
   template <class Token>
   auto async_create(std::string path, CreateOptions options, Token&& token) {
     return detail::async_run<CreateResult>(
         core(), std::forward<Token>(token),
-        [core = core(), path = std::move(path), options = std::move(options)](auto cb) mutable {
-          core->create(std::move(path), std::move(options), std::move(cb));
+        [core = core(), path = std::move(path), options = std::move(options)](auto cb, detail::StopPtr stop) mutable {
+          core->create(std::move(path), std::move(options), std::move(cb), {.stop = std::move(stop)});
         },
         [weak = std::weak_ptr<detail::Core>(core())](error_code ec, CreateResult r) {
           if (auto c = weak.lock(); c && !ec) c->remove(std::move(r.path), r.stat.version, true, true, [](error_code) {});
@@ -139,12 +140,14 @@ class CuratorFramework {
   // delete ---------------------------------------------------------------------------------------------------
   void remove(const std::string& path, const DeleteOptions& options = {});
   void remove(const std::string& path, const DeleteOptions& options, error_code& ec);
+  /// Cancelled, a guaranteed delete completes at once but keeps its guarantee: it goes on in the background.
   template <class Token>
   auto async_remove(std::string path, DeleteOptions options, Token&& token) {
-    return detail::async_run<>(core(), std::forward<Token>(token),
-                               [this_core = core(), path = std::move(path), options](auto cb) mutable {
-                                 remove_start(this_core, std::move(path), options, std::move(cb));
-                               });
+    return detail::async_run<>(
+        core(), std::forward<Token>(token),
+        [this_core = core(), path = std::move(path), options](auto cb, detail::StopPtr stop) mutable {
+          remove_start(this_core, std::move(path), options, std::move(cb), std::move(stop));
+        });
   }
 
   // exists ---------------------------------------------------------------------------------------------------
@@ -153,11 +156,13 @@ class CuratorFramework {
   std::optional<Stat> exists(const std::string& path, Watcher watcher, error_code& ec);
   template <class Token>
   auto async_exists(std::string path, Watcher watcher, Token&& token) {
+    auto id = std::make_shared<detail::WatchId>(0);
     return detail::async_run<std::optional<Stat>>(
         core(), std::forward<Token>(token),
-        [this_core = core(), path = std::move(path), w = std::move(watcher)](auto cb) mutable {
-          exists_start(this_core, std::move(path), std::move(w), std::move(cb));
-        });
+        [this_core = core(), path = std::move(path), w = std::move(watcher), id](auto cb, detail::StopPtr stop) mutable {
+          *id = exists_start(this_core, std::move(path), std::move(w), std::move(cb), std::move(stop));
+        },
+        forget_watch<std::optional<Stat>>(core(), id));
   }
 
   // get_data -------------------------------------------------------------------------------------------------
@@ -165,11 +170,14 @@ class CuratorFramework {
   NodeData get_data(const std::string& path, Watcher watcher, error_code& ec);
   template <class Token>
   auto async_get_data(std::string path, Watcher watcher, Token&& token) {
+    auto id = std::make_shared<detail::WatchId>(0);
     return detail::async_run<NodeData>(
         core(), std::forward<Token>(token),
-        [this_core = core(), path = std::move(path), w = std::move(watcher)](auto cb) mutable {
-          this_core->get_data(std::move(path), wrap_watcher(this_core, std::move(w)), std::move(cb));
-        });
+        [this_core = core(), path = std::move(path), w = std::move(watcher), id](auto cb, detail::StopPtr stop) mutable {
+          *id = this_core->get_data(std::move(path), wrap_watcher(this_core, std::move(w)), std::move(cb),
+                                    {.stop = std::move(stop)});
+        },
+        forget_watch<NodeData>(core(), id));
   }
 
   // get_children ---------------------------------------------------------------------------------------------
@@ -177,14 +185,16 @@ class CuratorFramework {
   std::vector<std::string> get_children(const std::string& path, Watcher watcher, error_code& ec);
   template <class Token>
   auto async_get_children(std::string path, Watcher watcher, Token&& token) {
+    auto id = std::make_shared<detail::WatchId>(0);
     return detail::async_run<std::vector<std::string>>(
         core(), std::forward<Token>(token),
-        [this_core = core(), path = std::move(path), w = std::move(watcher)](auto cb) mutable {
-          this_core->get_children(std::move(path), wrap_watcher(this_core, std::move(w)),
-                                  [cb = std::move(cb)](error_code ec, Children c) mutable {
-                                    cb(ec, std::move(c.names));
-                                  });
-        });
+        [this_core = core(), path = std::move(path), w = std::move(watcher), id](auto cb, detail::StopPtr stop) mutable {
+          *id = this_core->get_children(
+              std::move(path), wrap_watcher(this_core, std::move(w)),
+              [cb = std::move(cb)](error_code ec, Children c) mutable { cb(ec, std::move(c.names)); },
+              {.stop = std::move(stop)});
+        },
+        forget_watch<std::vector<std::string>>(core(), id));
   }
 
   // set_data -------------------------------------------------------------------------------------------------
@@ -194,9 +204,9 @@ class CuratorFramework {
   auto async_set_data(std::string path, std::string data, int version, Token&& token) {
     return detail::async_run<Stat>(core(), std::forward<Token>(token),
                                    [this_core = core(), path = std::move(path), data = std::move(data),
-                                    version](auto cb) mutable {
+                                    version](auto cb, detail::StopPtr stop) mutable {
                                      this_core->set_data(std::move(path), std::move(data), version,
-                                                         std::move(cb));
+                                                         std::move(cb), {.stop = std::move(stop)});
                                    });
   }
 
@@ -209,8 +219,9 @@ class CuratorFramework {
   template <class Token>
   auto async_multi(std::vector<Op> ops, Token&& token) {
     return detail::async_run<std::vector<OpResult>>(
-        core(), std::forward<Token>(token), [this_core = core(), ops = std::move(ops)](auto cb) mutable {
-          this_core->multi(std::move(ops), std::move(cb));
+        core(), std::forward<Token>(token),
+        [this_core = core(), ops = std::move(ops)](auto cb, detail::StopPtr stop) mutable {
+          this_core->multi(std::move(ops), std::move(cb), {.stop = std::move(stop)});
         });
   }
 
@@ -220,8 +231,8 @@ class CuratorFramework {
   template <class Token>
   auto async_sync(std::string path, Token&& token) {
     return detail::async_run<>(core(), std::forward<Token>(token),
-                               [this_core = core(), path = std::move(path)](auto cb) mutable {
-                                 this_core->sync(std::move(path), std::move(cb));
+                               [this_core = core(), path = std::move(path)](auto cb, detail::StopPtr stop) mutable {
+                                 this_core->sync(std::move(path), std::move(cb), {.stop = std::move(stop)});
                                });
   }
   /// Removes every watch this client holds on `path` (server side and local; their watchers never run). A path
@@ -248,9 +259,18 @@ class CuratorFramework {
 
  private:
   static void remove_start(const std::shared_ptr<detail::Core>& core, std::string path, DeleteOptions options,
-                           detail::VoidCallback cb);
-  static void exists_start(const std::shared_ptr<detail::Core>& core, std::string path, Watcher w,
-                           detail::unique_function<void(error_code, std::optional<Stat>)> cb);
+                           detail::VoidCallback cb, detail::StopPtr stop = {});
+  static detail::WatchId exists_start(const std::shared_ptr<detail::Core>& core, std::string path, Watcher w,
+                                      detail::unique_function<void(error_code, std::optional<Stat>)> cb,
+                                      detail::StopPtr stop = {});
+  /// The abandon hook of a cancelled read with a watcher: a late success set the watch, so remove it again; the
+  /// caller was told the read was cancelled and must not hear from its watcher.
+  template <class T>
+  static auto forget_watch(const std::shared_ptr<detail::Core>& core, std::shared_ptr<detail::WatchId> id) {
+    return [weak = std::weak_ptr<detail::Core>(core), id = std::move(id)](error_code, T) {
+      if (auto c = weak.lock(); c && *id != 0) c->remove_watch(*id);
+    };
+  }
   static detail::WatchCallback wrap_watcher(const std::shared_ptr<detail::Core>& core, Watcher w);
 
   std::shared_ptr<detail::CoreImpl> impl_;

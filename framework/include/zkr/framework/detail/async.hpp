@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <tuple>
+#include <type_traits>
 
 #include <zkr/framework/detail/core.hpp>
 
@@ -38,8 +39,10 @@ struct NoCancelHook {
 /// executor). The handler is never invoked inline.
 ///
 /// Cancellation (any type, through the handler's cancellation slot) is terminal: the handler completes at once
-/// with `operation_aborted`, the request may still reach the server, and its result, when it comes, goes to
-/// `abandon` instead of the handler. `on_cancel` runs once the cancellation has completed the handler.
+/// with `operation_aborted`. A `start` that also takes a `StopPtr` (`start(callback, stop)`) gets one when the
+/// handler has a slot, and the cancellation requests it, so the operation's retry loop sends no further try.
+/// A try already sent may still reach the server; its result, when it comes, goes to `abandon` instead of the
+/// handler. `on_cancel` runs once the cancellation has completed the handler.
 template <class... T, class Token, class Start, class Abandon = NoAbandon, class OnCancel = NoCancelHook>
 auto async_run(std::shared_ptr<Core> core, Token&& token, Start&& start, Abandon abandon = {},
                OnCancel on_cancel = {}) {
@@ -70,26 +73,33 @@ auto async_run(std::shared_ptr<Core> core, Token&& token, Start&& start, Abandon
         pending->work.emplace(boost::asio::make_work_guard(ex));
         pending->h.emplace(std::move(handler));
         auto io = core->io_executor();
+        StopPtr stop;
         if (slot.is_connected()) {
-          slot.assign([io, weak = std::weak_ptr<Pending>(pending),
+          stop = std::make_shared<StopSignal>();
+          slot.assign([io, weak = std::weak_ptr<Pending>(pending), stop,
                        on_cancel = std::move(on_cancel)](boost::asio::cancellation_type) mutable {
-            boost::asio::post(io, [weak, on_cancel = std::move(on_cancel)]() mutable {
+            boost::asio::post(io, [weak, stop, on_cancel = std::move(on_cancel)]() mutable {
               if (auto p = weak.lock(); p && p->h) {
                 p->complete(boost::asio::error::operation_aborted, T{}...);
                 on_cancel();
+                stop->request();
               }
             });
           });
         }
-        boost::asio::post(io, [core = std::move(core), start = std::move(start), pending,
+        boost::asio::post(io, [core = std::move(core), start = std::move(start), pending, stop = std::move(stop),
                                abandon = std::move(abandon)]() mutable {
-          start(unique_function<void(error_code, T...)>(
-              [pending = std::move(pending), abandon = std::move(abandon)](error_code ec, T... v) mutable {
-                if (pending->h)
-                  pending->complete(ec, std::move(v)...);
-                else
-                  abandon(ec, std::move(v)...);
-              }));
+          using Callback = unique_function<void(error_code, T...)>;
+          Callback cb([pending = std::move(pending), abandon = std::move(abandon)](error_code ec, T... v) mutable {
+            if (pending->h)
+              pending->complete(ec, std::move(v)...);
+            else
+              abandon(ec, std::move(v)...);
+          });
+          if constexpr (std::is_invocable_v<decltype(start)&, Callback&&, StopPtr>)
+            start(std::move(cb), std::move(stop));
+          else
+            start(std::move(cb));
         });
       },
       token, std::move(core), std::forward<Start>(start), std::move(abandon), std::move(on_cancel));

@@ -34,10 +34,37 @@ using StateCallback = unique_function<void(ConnectionState)>;
 /// Identifies a registered one-shot watch (0 = none).
 using WatchId = std::uint64_t;
 
-/// Per-request knobs used by the lock engine.
+/// A request to stop one operation (I/O thread only). The public async twins make one when their handler has a
+/// cancellation slot, and request it when that slot is emitted. The retry loop then sends no further try: it
+/// checks before each try, and a request ends its sleep between tries or its wait for the connection at once.
+/// A try already sent is not recalled; its result goes to the operation's abandon hook.
+class StopSignal {
+ public:
+  bool requested() const noexcept { return requested_; }
+  void request() {
+    if (requested_) return;
+    requested_ = true;
+    if (wake_) {
+      auto w = std::move(wake_);
+      wake_ = {};
+      w();
+    }
+  }
+  /// What ends the operation's current wait early; replaced by each wait, cleared (empty) when it ends.
+  void on_request(unique_function<void()> wake) { wake_ = std::move(wake); }
+
+ private:
+  bool requested_ = false;
+  unique_function<void()> wake_;
+};
+using StopPtr = std::shared_ptr<StopSignal>;
+
+/// Per-request knobs.
 struct RequestOptions {
   /// Run under the client's retry policy (Curator's `RetryLoop.callWithRetry`).
   bool retry = true;
+  /// Optional: stops the retry loop (the operation then fails with `operation_aborted`).
+  StopPtr stop;
 };
 
 class Core {
@@ -63,7 +90,7 @@ class Core {
   /// The negotiated (or configured) session timeout.
   virtual std::chrono::milliseconds session_timeout() const noexcept = 0;
 
-  virtual void create(std::string path, CreateOptions options, CreateCallback cb) = 0;
+  virtual void create(std::string path, CreateOptions options, CreateCallback cb, RequestOptions ro = {}) = 0;
   /// `guaranteed`: a retryable failure leaves the delete to the background until it succeeds or the client
   /// closes. No-node counts as success when `quietly`.
   virtual void remove(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb,
@@ -74,9 +101,10 @@ class Core {
   virtual WatchId get_data(std::string path, WatchCallback watch, DataCallback cb, RequestOptions ro = {}) = 0;
   virtual WatchId get_children(std::string path, WatchCallback watch, ChildrenCallback cb,
                                RequestOptions ro = {}) = 0;
-  virtual void set_data(std::string path, std::string data, int version, StatCallback cb) = 0;
-  virtual void multi(std::vector<Op> ops, MultiCallback cb) = 0;
-  virtual void sync(std::string path, VoidCallback cb) = 0;
+  virtual void set_data(std::string path, std::string data, int version, StatCallback cb,
+                        RequestOptions ro = {}) = 0;
+  virtual void multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro = {}) = 0;
+  virtual void sync(std::string path, VoidCallback cb, RequestOptions ro = {}) = 0;
   /// Forgets a watch: its callback will not run. The server-side registration is removed in the background.
   virtual void remove_watch(WatchId id) = 0;
   /// Removes every watch this client holds on `path`, locally (their callbacks will not run) and on the server.
