@@ -295,17 +295,18 @@ error_code FakeCore::do_create(const std::string& path, zkr::CreateMode mode, co
   if (nodes_.count(actual)) return zk_errc::node_exists;
   Node n;
   n.data = data;
-  n.stat.czxid = n.stat.mzxid = n.stat.pzxid = ++zxid_;
+  n.stat.czxid = n.stat.mzxid = n.stat.pzxid = next_zxid();
   n.stat.ctime = n.stat.mtime = std::chrono::duration_cast<std::chrono::milliseconds>(
                                     std::chrono::system_clock::now().time_since_epoch())
                                     .count();
   n.stat.ephemeral_owner = zkr::is_ephemeral(mode) ? owner : 0;
   n.stat.data_length = static_cast<std::int32_t>(data.size());
   n.container = mode == zkr::CreateMode::container;
+  const auto n_czxid = n.stat.czxid;
   nodes_[actual] = std::move(n);
   ++p.stat.cversion;
   ++p.stat.num_children;
-  p.stat.pzxid = zxid_;
+  p.stat.pzxid = n_czxid;
   created = actual;
   fire(WatchKind::exists, actual, zkr::EventType::node_created);
   fire(WatchKind::children, parent, zkr::EventType::node_children_changed);
@@ -323,7 +324,7 @@ error_code FakeCore::do_remove(const std::string& path, int version) {
   auto& p = nodes_.at(parent);
   ++p.stat.cversion;
   --p.stat.num_children;
-  p.stat.pzxid = ++zxid_;
+  p.stat.pzxid = next_zxid();
   fire(WatchKind::data, path, zkr::EventType::node_deleted);
   fire(WatchKind::exists, path, zkr::EventType::node_deleted);
   fire(WatchKind::children, path, zkr::EventType::node_deleted);
@@ -339,7 +340,7 @@ error_code FakeCore::do_set(const std::string& path, std::string data, int versi
   n.stat.data_length = static_cast<std::int32_t>(data.size());
   n.data = std::move(data);
   ++n.stat.version;
-  n.stat.mzxid = ++zxid_;
+  n.stat.mzxid = next_zxid();
   if (out) *out = n.stat;
   fire(WatchKind::data, path, zkr::EventType::node_data_changed);
   fire(WatchKind::exists, path, zkr::EventType::node_data_changed);
@@ -363,7 +364,49 @@ void FakeCore::deliver(detail::WatchId id, std::shared_ptr<detail::WatchCallback
   });
 }
 
+error_code FakeCore::do_multi(const std::vector<zkr::Op>& ops, std::vector<zkr::OpResult>& results) {
+  results.assign(ops.size(), zkr::OpResult{});
+  auto saved = nodes_;
+  std::vector<Fire> fires;
+  deferred_fires_ = &fires;
+  txn_zxid_ = zxid_ + 1;
+  error_code failed;
+  std::size_t at = 0;  // the failing operation
+  for (; at < ops.size(); ++at) {
+    const auto& op = ops[at];
+    auto& r = results[at];
+    switch (op.kind) {
+      case zkr::Op::Kind::create:
+        r.ec = do_create(op.path, op.mode, op.data, false, false, zkr::is_ephemeral(op.mode) ? session_ : 0, r.path);
+        break;
+      case zkr::Op::Kind::remove: r.ec = do_remove(op.path, op.version); break;
+      case zkr::Op::Kind::set_data: r.ec = do_set(op.path, op.data, op.version, &r.stat); break;
+      case zkr::Op::Kind::check: {
+        auto it = nodes_.find(op.path);
+        if (it == nodes_.end()) r.ec = zk_errc::no_node;
+        else if (op.version != -1 && op.version != it->second.stat.version) r.ec = zk_errc::bad_version;
+        break;
+      }
+    }
+    if ((failed = r.ec)) break;
+  }
+  deferred_fires_ = nullptr;
+  const auto zxid = *txn_zxid_;
+  txn_zxid_.reset();
+  if (failed) {
+    nodes_ = std::move(saved);
+    for (std::size_t i = 0; i < results.size(); ++i)
+      results[i] = zkr::OpResult{i < at ? error_code{} : i == at ? failed : error_code(zk_errc::runtime_inconsistency),
+                                 {}, {}};
+    return failed;
+  }
+  zxid_ = zxid;
+  for (auto& f : fires) fire(f.kind, f.path, f.type);
+  return {};
+}
+
 void FakeCore::fire(WatchKind kind, const std::string& path, zkr::EventType type) {
+  if (deferred_fires_) return deferred_fires_->push_back(Fire{kind, path, type});
   for (auto it = watches_.begin(); it != watches_.end();) {
     if (it->second.kind != kind || it->second.path != path) {
       ++it;
@@ -614,11 +657,16 @@ void FakeCore::set_data(std::string path, std::string data, int version, detail:
 }
 
 void FakeCore::multi(std::vector<zkr::Op> ops, detail::MultiCallback cb, detail::RequestOptions) {
-  // Not modelled: the lock engine and the semaphore do not use transactions.
-  auto seq = log_request(Op::multi, ops.empty() ? std::string() : ops.front().path);
-  enqueue([this, seq, cb = std::move(cb)]() mutable {
-    reply(seq, zk_errc::unimplemented);
-    cb(zk_errc::unimplemented, {});
+  // The log and the rules see a transaction by its first operation's path.
+  auto path = ops.empty() ? std::string() : ops.front().path;
+  auto seq = log_request(Op::multi, path);
+  enqueue([this, seq, path = std::move(path), ops = std::move(ops), cb = std::move(cb)]() mutable {
+    auto v = judge(Op::multi, path);
+    error_code ec;
+    std::vector<zkr::OpResult> results;
+    if (v.apply) ec = do_multi(ops, results);
+    if (v.ec) ec = v.ec, results.clear();
+    complete(v, seq, ec, [cb = std::move(cb), ec, results = std::move(results)]() mutable { cb(ec, std::move(results)); });
   });
 }
 

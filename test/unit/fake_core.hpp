@@ -16,6 +16,9 @@
 ///    is the session id; containers are never reaped;
 ///  - one-shot watches (data, exists, children) fired in posted steps; `remove_watch` guarantees the callback
 ///    does not run, even if the event is already queued;
+///  - a transaction (`multi`) is applied in one step, all or nothing, with one zxid for all its operations;
+///    its watches fire only when it commits; a failed one reports, as the server does, the failing operation's
+///    error, `ok` for the operations before it and `runtime_inconsistency` for those after;
 ///  - "other clients" are direct tree edits by the test (`put`, `erase`), which fire watches like any change;
 ///  - the fake never retries: an injected error reaches the caller as is. It does model the two background
 ///    clean-ups the real core promises (a guaranteed delete after a retryable failure; the deletion of a
@@ -219,6 +222,10 @@ class FakeCore final : public zkr::detail::Core {
                             bool parents, bool containers, std::int64_t owner, std::string& created);
   zkr::error_code do_remove(const std::string& path, int version);
   zkr::error_code do_set(const std::string& path, std::string data, int version, zkr::Stat* out);
+  /// All of `ops` or none; `results` gets one entry per operation.
+  zkr::error_code do_multi(const std::vector<zkr::Op>& ops, std::vector<zkr::OpResult>& results);
+  /// The zxid of the next change (inside a transaction: the transaction's).
+  std::int64_t next_zxid() { return txn_zxid_ ? *txn_zxid_ : ++zxid_; }
   void fire(WatchKind kind, const std::string& path, zkr::EventType type);
   void fire_all(zkr::EventType type);
   zkr::detail::WatchId new_watch_id() { return ++next_watch_id_; }
@@ -237,6 +244,13 @@ class FakeCore final : public zkr::detail::Core {
   bool background_cleanup_ = true;
   std::int64_t session_ = 0x1000;
   std::int64_t zxid_ = 0;
+  std::optional<std::int64_t> txn_zxid_;  // set while a transaction applies
+  struct Fire {
+    WatchKind kind;
+    std::string path;
+    zkr::EventType type;
+  };
+  std::vector<Fire>* deferred_fires_ = nullptr;  // set while a transaction applies: fired if it commits
   std::map<std::string, Node> nodes_;
   std::map<zkr::detail::WatchId, Watch> watches_;
   std::set<zkr::detail::WatchId> removed_before_armed_;
@@ -248,5 +262,19 @@ class FakeCore final : public zkr::detail::Core {
   std::vector<Request> log_;
   std::size_t log_base_ = 0;  // sequence number of log_.front()
 };
+
+/// Releases `lease` (a `Lease` or a `MultiLease`) through its async twin and runs `core` until that completes;
+/// nullopt when it did not complete within the run's limit.
+template <class L>
+std::optional<zkr::error_code> run_release(FakeCore& core, L& lease) {
+  bool done = false;
+  zkr::error_code ec;
+  lease.async_release([&](zkr::error_code e) {
+    ec = e;
+    done = true;
+  });
+  if (!core.run_until([&] { return done; })) return std::nullopt;
+  return ec;
+}
 
 }  // namespace fake

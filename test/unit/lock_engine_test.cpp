@@ -113,14 +113,9 @@ struct Fixture {
   }
 
   error_code release(Lease& l) {
-    bool done = false;
-    error_code ec;
-    l.async_release([&](error_code e) {
-      ec = e;
-      done = true;
-    });
-    REQUIRE(core->run_until([&] { return done; }));
-    return ec;
+    const auto ec = fake::run_release(*core, l);
+    REQUIRE(ec);
+    return *ec;
   }
 
   /// A contender of another session, queued now (as another client would).
