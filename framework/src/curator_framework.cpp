@@ -1217,10 +1217,11 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
     with_retry(ro, attempt, [this, st, cb = std::move(cb)](int rc) mutable {
       if (rc != ZOK) {
         // A try whose outcome is unknown may have made the node: find it by its protected id and delete it.
-        // A stop after a failed try counts as unknown (the loop did not get to look).
-        if (!st->protected_id.empty() && !closed_ &&
+        // A stop after a failed try counts as unknown (the loop did not get to look). With no try sent (never
+        // connected), there is nothing to look for.
+        if (!st->protected_id.empty() && !closed_ && st->attempts > 0 &&
             (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == kConnectionTimeoutRc ||
-             (rc == kAbortedRc && st->attempts > 0)))
+             rc == kAbortedRc))
           find_and_delete_in_background(parent_path(st->full), st->protected_id, 0);
         return cb(map_rc(rc), CreateResult{});
       }

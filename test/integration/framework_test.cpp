@@ -876,6 +876,9 @@ TEST_CASE("an unreachable ensemble: operations fail within the connection timeou
   CHECK(op_multi(*c, Twin::error_code, {Op::check("/x", 0)}).ec == errc::connection_timeout);
   CHECK(op_sync(*c, Twin::error_code, "/x") == errc::connection_timeout);
   CHECK(ms_since(t1) < 2 * 500 + 2000);
+  // A protected create that never got to send a try leaves nothing to look for (no background clean-up).
+  CHECK(op_create(*c, Twin::error_code, "/x", {.protection = true}).ec == errc::connection_timeout);
+  CHECK(c->pending_guaranteed_deletes() == 0);
   // A guaranteed delete that cannot connect is left to the background.
   CHECK(thrown_by([&] { c->remove("/x", {.guaranteed = true}); }) == errc::connection_timeout);
   CHECK(c->pending_guaranteed_deletes() == 1);
