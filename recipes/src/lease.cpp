@@ -36,10 +36,14 @@ void LeaseCore::start_monitoring() {
       case ConnectionState::connected:
       case ConnectionState::reconnected:
       case ConnectionState::read_only:
-        if (self->core->session_id() == self->session)
-          self->set_status(LeaseStatus::held);
-        else
+        if (self->core->session_id() != self->session)
           self->set_status(LeaseStatus::lost);  // CURATOR-604: a new session never owns the old node
+        else if (s == ConnectionState::read_only)
+          // A read-only server is cut off from its quorum: the quorum hears nothing of our session and may
+          // expire it, deleting the node and granting the lock to someone else.
+          self->set_status(LeaseStatus::maybe_lost);
+        else
+          self->set_status(LeaseStatus::held);
         break;
     }
   });

@@ -4,6 +4,12 @@
 
 #include "framework_support.hpp"
 
+#include <algorithm>
+#include <mutex>
+
+#include <zkr/recipes/inter_process_mutex.hpp>
+#include <zkr/testing/testing_cluster.hpp>
+
 using namespace zkr;
 using namespace zkr::itest;
 
@@ -199,4 +205,68 @@ TEST_CASE("connection state: a paused server gives SUSPENDED, then RECONNECTED w
   INFO("states: " << to_text(o.states.items()));
   CHECK(o.client->session_id() == sid);
   CHECK_FALSE(o.states.wait_for(ConnectionState::lost, 0ms));
+}
+
+TEST_CASE("connection state: READ_ONLY on a server cut off from its quorum; the lock held before is lost",
+          "[framework][connection_state][read_only]") {
+  // ZooKeeper 3.5+ refuses to carry a session established with the quorum over to a read-only server. So a
+  // holder sees SUSPENDED (maybe_lost), then LOST once its session is given up (lost), and only then a new,
+  // read-only session: reads work, writes and acquires fail at once with not_readonly.
+  zkr::testing::ServerOptions opts;
+  opts.jvm_flags.push_back("-Dreadonlymode.enabled=true");
+  // A read-only server opens local sessions only; upgrading lets a local session make ephemeral nodes.
+  opts.extra_config.push_back("localSessionsEnabled=true");
+  opts.extra_config.push_back("localSessionsUpgradingEnabled=true");
+  zkr::testing::TestingCluster cluster(3, opts);
+  // Only member 0 in the connect string: when it loses its quorum, a read-only client stays with it.
+  Observed o(test_builder(cluster.member_connect_string(0))
+                 .can_be_read_only(true)
+                 .session_timeout(4s)
+                 .connection_timeout(5s)
+                 .retry_policy(std::make_shared<RetryNTimes>(0, Millis(0))));
+  auto& c = *o.client;
+  const auto sid = c.session_id();
+  const auto root = unique_path("read-only");
+  InterProcessMutex mutex(c, root + "/lock");
+  auto lease = from_future(mutex.async_acquire(asio::use_future));
+  REQUIRE_FALSE(lease.ec);
+  REQUIRE(lease.value.status() == LeaseStatus::held);
+  Recorder<LeaseStatus> seen;
+  lease.value.on_status_change(seen.sink());
+
+  cluster.kill(1);
+  cluster.kill(2);
+  const auto suspended = o.states.wait_for(ConnectionState::suspended, 20s);
+  REQUIRE(suspended);
+  const auto lost = o.states.wait_for(ConnectionState::lost, 30s, *suspended);
+  REQUIRE(lost);
+  const auto ro = o.states.wait_for(ConnectionState::read_only, 60s, *lost);
+  INFO("states: " << to_text(o.states.items()));
+  REQUIRE(ro);
+  CHECK(c.session_id() != sid);
+  CHECK(lease.value.status() == LeaseStatus::lost);
+  CHECK(seen.items() == std::vector<LeaseStatus>{LeaseStatus::maybe_lost, LeaseStatus::lost});
+  // Reads are served; writes and new acquires fail with a clear error, at once.
+  CHECK(c.exists(root + "/lock"));
+  error_code ec;
+  c.create(root + "/x", {}, ec);
+  CHECK(ec == zk_errc::not_readonly);
+  InterProcessMutex other(c, root + "/lock");
+  CHECK_FALSE(other.acquire(5s, ec));
+  CHECK(ec == zk_errc::not_readonly);
+
+  // The quorum comes back: the client gets a read-write session again, and the lock can be taken (once the
+  // quorum has expired the old session and its node).
+  cluster.start(1);
+  cluster.start(2);
+  CHECK(eventually(
+      [&] {
+        error_code e;
+        c.create(root + "/after", {}, e);
+        return !e || e == zk_errc::node_exists;
+      },
+      60s));
+  CHECK(other.acquire(30s));
+  other.release();
+  CHECK(seen.items().size() == 2);  // nothing after lost
 }

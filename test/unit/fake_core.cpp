@@ -489,9 +489,9 @@ void FakeCore::suspend() {
   notify_state({zkr::ConnectionState::suspended});
 }
 
-void FakeCore::reconnect() {
+void FakeCore::reconnect(bool read_only) {
   connected_ = true;
-  notify_state({zkr::ConnectionState::reconnected});
+  notify_state({read_only ? zkr::ConnectionState::read_only : zkr::ConnectionState::reconnected});
 }
 
 void FakeCore::close() {

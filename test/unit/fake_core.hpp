@@ -140,8 +140,9 @@ class FakeCore final : public zkr::detail::Core {
   void expire_session(bool drop_ephemerals = true);
   /// The connection drops (SUSPENDED); requests fail with connection_loss until `reconnect()`.
   void suspend();
-  /// The connection comes back with the same session (RECONNECTED).
-  void reconnect();
+  /// The connection comes back with the same session (RECONNECTED), or, with `read_only`, to a server cut off
+  /// from its quorum (READ_ONLY; requests still run, as the fake has no write refusal).
+  void reconnect(bool read_only = false);
   /// The client closes: requests fail with `errc::closed`, watches fire with `session_lost`.
   void close();
 

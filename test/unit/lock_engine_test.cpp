@@ -778,13 +778,22 @@ TEST_CASE_METHOD(Fixture, "engine: the lease's loss signal follows the connectio
   core->reconnect();
   core->settle();
   CHECK(out->lease.status() == LeaseStatus::held);
+  // A read-only server is cut off from its quorum, which may expire the session: not held.
+  core->suspend();
+  core->reconnect(/*read_only=*/true);
+  core->settle();
+  CHECK(out->lease.status() == LeaseStatus::maybe_lost);
+  core->reconnect();
+  core->settle();
+  CHECK(out->lease.status() == LeaseStatus::held);
   bool lost = false;
   out->lease.async_wait_lost([&](error_code ec, LeaseStatus s) { lost = !ec && s == LeaseStatus::lost; });
   core->expire_session();
   core->settle();
   CHECK(out->lease.status() == LeaseStatus::lost);
   CHECK(lost);
-  CHECK(seen == std::vector<LeaseStatus>{LeaseStatus::maybe_lost, LeaseStatus::held, LeaseStatus::lost});
+  CHECK(seen == std::vector<LeaseStatus>{LeaseStatus::maybe_lost, LeaseStatus::held, LeaseStatus::maybe_lost,
+                                         LeaseStatus::held, LeaseStatus::lost});
   CHECK(core->state_listener_count() == 0);
 }
 

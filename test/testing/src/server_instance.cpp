@@ -57,7 +57,8 @@ ServerInstance::ServerInstance(const ServerOptions& options, fs::path java, std:
       container_check_interval_(options.container_check_interval),
       start_timeout_(options.start_timeout),
       force_sync_(options.force_sync),
-      jvm_flags_(options.jvm_flags) {}
+      jvm_flags_(options.jvm_flags),
+      extra_config_(options.extra_config) {}
 
 ServerInstance::~ServerInstance() {
   if (auto c = child()) c->kill_and_wait();
@@ -101,6 +102,7 @@ void ServerInstance::write_config() const {
   for (const auto& peer : config_.peers) {
     cfg << "server." << peer.id << "=127.0.0.1:" << peer.quorum_port << ':' << peer.election_port << '\n';
   }
+  for (const auto& line : extra_config_) cfg << line << '\n';
   write_file(config_.dir / "zoo.cfg", cfg.str());
   if (config_.myid != 0) write_file(data / "myid", std::to_string(config_.myid) + "\n");
 }

@@ -85,6 +85,7 @@ class ServerInstance {
   std::chrono::milliseconds start_timeout_;
   bool force_sync_;
   std::vector<std::string> jvm_flags_;
+  std::vector<std::string> extra_config_;
 
   std::mutex control_mutex_;        // serializes start/stop/kill/pause/resume
   mutable std::mutex state_mutex_;  // guards child_

@@ -17,7 +17,8 @@ namespace zkr {
 /// What is known about a grant.
 enum class LeaseStatus {
   held,        ///< the node exists and the session is connected
-  maybe_lost,  ///< the connection is SUSPENDED: the session (and the lock) may already be gone
+  maybe_lost,  ///< the connection is SUSPENDED, or READ_ONLY (a server cut off from its quorum, which may
+               ///< expire the session): the session (and the lock) may already be gone
   lost,        ///< the session expired, the client closed, or the node was deleted: the grant is void
   released,    ///< given back by its holder
 };
@@ -63,8 +64,8 @@ class Lease {
   /// The loss signal, as a query.
   LeaseStatus status() const noexcept;
   /// The loss signal, as a callback: runs on the client's executor on every change of `status()` (maybe_lost on
-  /// SUSPENDED, held again on RECONNECTED to the same session, lost on expiry or when the node is deleted by
-  /// someone else). The node is watched from the first call on (one extra request).
+  /// SUSPENDED and READ_ONLY, held again on RECONNECTED to the same session, lost on expiry or when the node is
+  /// deleted by someone else). The node is watched from the first call on (one extra request).
   void on_status_change(std::function<void(LeaseStatus)> listener);
 
   /// Completes once the grant is lost (or released): `void(error_code, LeaseStatus)`. Cancelled (the handler's

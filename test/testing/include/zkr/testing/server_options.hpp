@@ -37,6 +37,9 @@ struct ServerOptions {
   /// or were killed are removed by the next process that creates one. A directory given here is created if
   /// needed and never removed.
   std::optional<std::filesystem::path> data_dir;
+  /// Extra `zoo.cfg` lines ("key=value"), appended after the defaults (a later line wins), e.g.
+  /// "localSessionsEnabled=true", which a read-only server needs to open sessions.
+  std::vector<std::string> extra_config;
   /// Extra JVM flags, placed before the class path. The defaults keep each server small and light on CPU.
   std::vector<std::string> jvm_flags{"-Xmx512m", "-XX:+UseSerialGC", "-XX:-UsePerfData"};
 };
