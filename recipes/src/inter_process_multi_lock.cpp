@@ -2,6 +2,7 @@
 
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <algorithm>
 #include <exception>
@@ -91,6 +92,8 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
   bool finished = false;
   bool timed_out = false;
   std::shared_ptr<CancelState> engine_cancel;
+  std::vector<StopPtr> batch_stops;  // the transaction and its listings: stopped while waiting for the connection
+  std::unique_ptr<asio::steady_timer> deadline_timer;
 
   std::size_t n() const { return s->engines.size(); }
   /// Cancellation stops at any step. The deadline only stops a *wait* (as the engine: a timed acquire of free
@@ -101,6 +104,15 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
 
   void begin() {
     cancel->on_cancel = [self = shared_from_this()] { self->interrupt(); };
+    if (deadline) {
+      // At the deadline, a batch still waiting for the connection is not sent (an outage must not hold a timed
+      // acquire for the connection timeout); requests already sent finish, as everywhere.
+      deadline_timer = std::make_unique<asio::steady_timer>(core->io_executor(), *deadline);
+      deadline_timer->async_wait([self = shared_from_this()](error_code ec) {
+        if (ec || self->finished || !self->in_flight || self->in_engine) return;
+        for (auto& st : self->batch_stops) st->request();
+      });
+    }
     next();
   }
 
@@ -108,7 +120,11 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
   void interrupt() {
     if (finished) return;
     if (in_engine) return engine_cancel->fire();
-    if (in_flight) return;
+    if (in_flight) {
+      // Requests of the batch still waiting for the connection are never sent (as the engine's create).
+      for (auto& st : batch_stops) st->request();
+      return;
+    }
     stop({});
   }
 
@@ -162,19 +178,26 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
     };
     auto shared_arrived = std::make_shared<decltype(arrived)>(std::move(arrived));
     in_flight = true;
-    core->multi(std::move(ops), [round, shared_arrived](error_code ec, std::vector<OpResult> results) {
-      round->ec = ec;
-      round->results = std::move(results);
-      (*shared_arrived)();
-    });
+    batch_stops.clear();
+    auto new_stop = [this] { return batch_stops.emplace_back(std::make_shared<StopSignal>()); };
+    core->multi(
+        std::move(ops),
+        [round, shared_arrived](error_code ec, std::vector<OpResult> results) {
+          round->ec = ec;
+          round->results = std::move(results);
+          (*shared_arrived)();
+        },
+        {.stop = new_stop()});
     for (std::size_t i = k; i < n(); ++i) {
-      core->get_children(s->engines[i]->base_path(), nullptr,
-                         [round, shared_arrived, at = i - k](error_code ec, Children c) {
-                           if (ec == zk_errc::no_node) c.names.clear(), ec = {};
-                           if (ec && !round->list_ec) round->list_ec = ec;
-                           round->children[at] = std::move(c.names);
-                           (*shared_arrived)();
-                         });
+      core->get_children(
+          s->engines[i]->base_path(), nullptr,
+          [round, shared_arrived, at = i - k](error_code ec, Children c) {
+            if (ec == zk_errc::no_node) c.names.clear(), ec = {};
+            if (ec && !round->list_ec) round->list_ec = ec;
+            round->children[at] = std::move(c.names);
+            (*shared_arrived)();
+          },
+          {.stop = new_stop()});
     }
   }
 
@@ -182,6 +205,7 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
                    std::vector<OpResult> results, std::vector<std::vector<std::string>>* listed,
                    error_code list_ec) {
     in_flight = false;
+    batch_stops.clear();
     const std::size_t m = n() - k;
     if (!ec && results.size() == m + 3) {
       batch_czxid = results[m + 1].stat.mzxid;
@@ -198,8 +222,13 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
     }
     // Nothing of this transaction exists (all or none), but a retried transaction whose first try committed
     // unseen may have left nodes: find them by their protected prefixes.
-    if (is_retryable(ec) || is_connection_loss(ec)) sweep(k, prefixes);
+    // (A stopped transaction counts too: a try sent before the stop may have committed.)
+    if (is_retryable(ec) || is_connection_loss(ec) || ec == asio::error::operation_aborted) sweep(k, prefixes);
     if (stopping()) return stop({});
+    if (ec == asio::error::operation_aborted && past_deadline()) {  // stopped by the deadline timer
+      timed_out = true;
+      return stop({});
+    }
     // A directory missing (first use, or a container reaped), or created by someone else since we looked.
     const bool dirs_changed = ec == zk_errc::no_node || ec == zk_errc::node_exists ||
                               std::any_of(results.begin(), results.end(), [](const OpResult& r) {
@@ -394,6 +423,7 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
 
   void succeed() {
     finished = true;
+    if (deadline_timer) deadline_timer->cancel();
     cancel->on_cancel = nullptr;
     auto d = std::move(done);
     if (d) d({}, MultiLease(std::move(held)));
@@ -404,6 +434,7 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
   void stop(error_code ec) {
     if (finished) return;
     finished = true;
+    if (deadline_timer) deadline_timer->cancel();
     cancel->on_cancel = nullptr;
     if (!ec && cancel->cancelled && !timed_out) ec = asio::error::operation_aborted;
     std::vector<std::string> nodes;

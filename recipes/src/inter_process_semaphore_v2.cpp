@@ -51,6 +51,7 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
   bool create_pending = false, pipelined_pending = false;  // the lease's create and the listing behind it
   error_code create_ec, pipelined_ec;
   std::vector<std::string> pipelined_children;
+  StopPtr create_stop;  // stops the lease create's retry loop (as the engine's create; see interrupt)
   int retries = 0;
   int pending_deletes = 0;  // stop(): deletes not yet answered
   error_code stop_ec;
@@ -79,7 +80,11 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
       if (cancel->cancelled) mutex_cancel->fire();
       return;
     }
-    if (in_flight) return;
+    if (in_flight) {
+      // A lease create still waiting for the connection is never sent (LockInternals::Attempt::interrupt).
+      if (create_pending && create_stop) create_stop->request();
+      return;
+    }
     if (retry_timer) retry_timer->cancel();
     stop({});
   }
@@ -123,6 +128,7 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
     in_flight = true;
     create_pending = true;
     create_ec = {};
+    create_stop = std::make_shared<StopSignal>();
     s->core->create(make_path(s->leases_path, InterProcessSemaphoreV2::lease_base_name), std::move(co),
                     [self = shared_from_this()](error_code ec, CreateResult r) {
                       self->create_pending = false;
@@ -132,8 +138,10 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
                         self->czxid = r.stat.czxid;
                         self->session = r.stat.ephemeral_owner;
                       }
-                      if (!self->pipelined_pending) self->after_create();
-                    });
+                      // Stopping with no lease node: the pipelined listing is not needed.
+                      if (!self->pipelined_pending || (ec && self->stopping())) self->after_create();
+                    },
+                    {.stop = create_stop});
     // The listing goes out right behind the create, before its reply: the session's requests are applied in
     // order, so it already shows our lease (one round trip for both). Not trusted when it does not.
     list_leases(true);
@@ -142,7 +150,7 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
   void after_create() {
     in_flight = false;
     if (finished) return;
-    if (create_ec) return stop(create_ec);
+    if (create_ec) return stop(stopping() ? error_code{} : create_ec);  // a timeout or cancel, not its error
     on_children(pipelined_ec, std::move(pipelined_children), true);
   }
 

@@ -68,6 +68,7 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
   bool timed_out = false;
   std::unique_ptr<asio::steady_timer> deadline_timer;
   std::unique_ptr<asio::steady_timer> retry_timer;
+  detail::StopPtr create_stop;  // stops the create's retry loop (a try not yet sent is never sent)
 
   void begin() {
     if (options.deadline) {
@@ -95,9 +96,16 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
   bool stopping() const { return timed_out || cancel->cancelled; }
   bool cancelled() const { return cancel->cancelled; }
 
-  /// Timeout or cancellation: if nothing is in flight we clean up now, else when the reply comes.
+  /// Timeout or cancellation: if nothing is in flight we clean up now, else when the reply comes. A create
+  /// still waiting for the connection (or sleeping between tries) is stopped, so an outage does not hold the
+  /// acquire for the create's whole retry loop; a try already sent is not recalled, and if its reply is lost,
+  /// the framework finds and deletes its node once connected (protected mode).
   void interrupt() {
-    if (finished || in_flight) return;
+    if (finished) return;
+    if (in_flight) {
+      if (create_pending && create_stop) create_stop->request();
+      return;
+    }
     if (retry_timer) retry_timer->cancel();
     give_up({});
   }
@@ -122,6 +130,7 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
     create_pending = true;
     listing_pending = true;
     create_ec = {};
+    create_stop = std::make_shared<detail::StopSignal>();
     core->create(make_path(engine->base_path_, engine->lock_name_ + options.fixed_sequence), std::move(co),
                  [self = shared_from_this()](error_code ec, CreateResult r) {
                    self->create_pending = false;
@@ -134,8 +143,10 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
                        boost::asio::post(self->core->completion_executor(),
                                          [f = self->options.on_queued, p = self->our_path] { f(p); });
                    }
-                   if (!self->listing_pending) self->round_done();
-                 });
+                   // Stopping with no node: the pipelined listing (shared, still waiting) is not needed.
+                   if (!self->listing_pending || (ec && self->stopping())) self->round_done();
+                 },
+                 {.stop = create_stop});
     // Pipelined: sent behind the create before its reply (see the file comment).
     engine->join_listing(shared_from_this());
   }
@@ -162,6 +173,7 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
     listing.reset();
     if (finished) return;
     const bool created = std::exchange(round_created, false);
+    if (created && create_ec && stopping()) return give_up({});  // a timeout or cancel, not the create's error
     if (created) {
       if (create_ec == zk_errc::no_node) return retry_with_new_node(create_ec);
       if (create_ec) return give_up(create_ec);

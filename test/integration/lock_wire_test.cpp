@@ -1,10 +1,14 @@
 // The lock engine's requests as they pass on the wire, traced by FaultProxy (framework_support.hpp): a lock's
 // listing is sent right behind its create, before the create's reply has come back (one round trip for both),
 // for the mutex, the semaphore's lease and the multi-lock's transaction. And every request leaves in one piece:
-// the C client writes a frame's length and body with two send() calls, which the framework corks together. The fake core of the unit tests
-// cannot show this: it only sees the order of calls, not what is on the socket when a reply arrives.
+// the C client writes a frame's length and body with two send() calls, which the framework corks together.
+// The fake core of the unit tests cannot show this: it only sees the order of calls, not what is on the socket
+// when a reply arrives. Last, a lock taken during an outage: what is sent, and what is not.
 
 #include "framework_support.hpp"
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 
 #include <zkr/zkrecipes.hpp>
 
@@ -151,4 +155,58 @@ TEST_CASE("wire: every request reaches the server in one piece, length and body 
   INFO(describe(t) << "split:" << which);
   CHECK(requests >= 5 * 5);  // per round: create, listing, delete, set_data, get_data
   CHECK(split == 0);
+}
+
+TEST_CASE("lock: a timed-out or cancelled acquire during an outage completes at once and leaves no node",
+          "[lock][outage]") {
+  // The create of a lock node waits for the connection (up to the connection timeout, then again for every
+  // retry). A timeout or a cancellation must not wait for all that: the create is stopped before it is sent.
+  FaultProxy proxy(shared_server().port());
+  StateRecorder states;
+  auto c = test_builder(proxy.connect_string()).session_timeout(30s).connection_timeout(20s).build();
+  c->add_connection_state_listener(states.sink());
+  c->start();
+  REQUIRE(c->block_until_connected(10s));
+  auto admin = connect_shared();
+  const auto path = unique_path("outage");
+  admin->create(path);
+
+  proxy.set_refuse(true);
+  proxy.drop_connections();
+  REQUIRE(states.wait_for(ConnectionState::suspended, 10s));
+  InterProcessMutex mutex(*c, path);
+  InterProcessSemaphoreMutex semaphore(*c, path + "-semaphore");
+  InterProcessReadWriteLock rw(*c, path + "-rw");
+  InterProcessMultiLock multi(*c, {path + "-multi/a", path + "-multi/b"});
+  const std::pair<const char*, InterProcessLock*> locks[] = {
+      {"mutex", &mutex}, {"semaphore mutex", &semaphore}, {"write lock", &rw.write_lock()}, {"multi-lock", &multi}};
+  for (auto [name, lock] : locks) {
+    INFO(name);
+    const auto t0 = Clock::now();
+    error_code ec;
+    CHECK_FALSE(lock->acquire(300ms, ec));
+    CHECK_FALSE(ec);
+    CHECK(ms_since(t0) < 5000);  // a bound far below the 20 s connection timeout, not a speed test
+  }
+
+  auto t0 = Clock::now();
+  asio::cancellation_signal sig;
+  auto f = mutex.async_acquire(asio::bind_cancellation_slot(sig.slot(), asio::use_future));
+  std::this_thread::sleep_for(100ms);
+  t0 = Clock::now();
+  sig.emit(asio::cancellation_type::terminal);
+  CHECK(from_future(std::move(f), 5s).ec == asio::error::operation_aborted);
+  CHECK(ms_since(t0) < 5000);
+
+  // Connected again: no node was made, and the lock works.
+  proxy.set_refuse(false);
+  REQUIRE(c->block_until_connected(10s));
+  c->sync(path);
+  std::this_thread::sleep_for(300ms);
+  CHECK(admin->get_children(path).empty());
+  CHECK(admin->exists(path)->cversion == 0);  // no node was ever created in it
+  for (const auto* p : {"-semaphore", "-rw", "-multi/a", "-multi/b", "-multi"}) CHECK_FALSE(admin->exists(path + p));
+  CHECK(mutex.acquire(10s));
+  mutex.release();
+  CHECK(eventually([&] { return c->pending_guaranteed_deletes() == 0; }, 5s));
 }
