@@ -210,3 +210,48 @@ TEST_CASE("lock: a timed-out or cancelled acquire during an outage completes at 
   mutex.release();
   CHECK(eventually([&] { return c->pending_guaranteed_deletes() == 0; }, 5s));
 }
+
+TEST_CASE("lock: a semaphore's lease create cut by an outage is never sent after its deadline", "[lock][outage]") {
+  // The internal mutex is granted, then the connection is cut on the lease's create (swallowed, and new
+  // connections refused until 1.5 s later). The create's retry loop waits for the connection; the deadline
+  // (0.5 s) stops it, so once connected again the create is not sent: no lease node is ever made.
+  FaultProxy proxy(shared_server().port());
+  auto c = started(test_builder(proxy.connect_string())
+                       .session_timeout(30s)
+                       .connection_timeout(20s)
+                       .retry_policy(std::make_shared<RetryNTimes>(5, Millis(100))));
+  auto admin = connect_shared();
+  const auto path = unique_path("outage-lease");
+  const auto leases_dir = path + "/" + std::string(InterProcessSemaphoreV2::lease_parent);
+  const auto locks_dir = path + "/" + std::string(InterProcessSemaphoreV2::lock_parent);
+  InterProcessSemaphoreV2 semaphore(*c, path, 1);
+  proxy.arm_cut_on_create("/" + std::string(InterProcessSemaphoreV2::lease_parent) + "/", /*forward=*/false, 0ms,
+                          /*refuse_after=*/true);
+  std::thread reopen([&] {
+    if (proxy.wait_fired(20s)) std::this_thread::sleep_for(1500ms);
+    proxy.set_refuse(false);
+  });
+  const auto t0 = Clock::now();
+  error_code ec;
+  auto leases = semaphore.acquire(1, 500ms, ec);
+  reopen.join();
+  REQUIRE(proxy.wait_fired(0ms));
+  CHECK_FALSE(ec);
+  CHECK(leases.empty());
+  CHECK(ms_since(t0) < 15000);  // a hang bound, not a speed test
+
+  REQUIRE(c->block_until_connected(10s));
+  c->sync(path);
+  std::this_thread::sleep_for(300ms);  // time for a create that should not be sent to arrive
+  // Nothing was ever created under the lease directory (not even the directory, made with the first lease).
+  if (auto st = admin->exists(leases_dir)) CHECK(st->cversion == 0);
+  CHECK(eventually(  // the internal mutex was given back (its container directory may be reaped too)
+      [&] {
+        error_code e;
+        return admin->get_children(locks_dir, {}, e).empty();
+      },
+      10s));
+  CHECK(eventually([&] { return c->pending_guaranteed_deletes() == 0; }, 10s));
+  auto again = semaphore.acquire(1, 10s);
+  CHECK(again.size() == 1);
+}
