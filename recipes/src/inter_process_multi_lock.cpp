@@ -99,11 +99,11 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
   /// Cancellation stops at any step. The deadline only stops a *wait* (as the engine: a timed acquire of free
   /// locks succeeds even with a zero timeout): it is checked where we would wait, and the engine applies it to
   /// its own waits.
-  bool stopping() const { return cancel->cancelled; }
+  bool stopping() const { return cancel->requested(); }
   bool past_deadline() const { return deadline && Clock::now() >= *deadline; }
 
   void begin() {
-    cancel->on_cancel = [self = shared_from_this()] { self->interrupt(); };
+    cancel->on_request([self = shared_from_this()] { self->interrupt(); });
     if (deadline) {
       // At the deadline, a batch still waiting for the connection is not sent (an outage must not hold a timed
       // acquire for the connection timeout); requests already sent finish, as everywhere.
@@ -119,7 +119,7 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
   /// Cancellation: the engine cleans up its own attempt; a request in flight finishes first.
   void interrupt() {
     if (finished) return;
-    if (in_engine) return engine_cancel->fire();
+    if (in_engine) return engine_cancel->request();
     if (in_flight) {
       // Requests of the batch still waiting for the connection are never sent (as the engine's create).
       for (auto& st : batch_stops) st->request();
@@ -416,7 +416,7 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
         return self->next();  // stops (and gives it back) if we were interrupted meanwhile
       }
       if (ec && !(ec == asio::error::operation_aborted && self->stopping())) return self->stop(ec);
-      self->timed_out = !self->cancel->cancelled;  // the engine's deadline
+      self->timed_out = !self->cancel->requested();  // the engine's deadline
       self->stop({});
     });
   }
@@ -424,7 +424,7 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
   void succeed() {
     finished = true;
     if (deadline_timer) deadline_timer->cancel();
-    cancel->on_cancel = nullptr;
+    cancel->on_request({});
     auto d = std::move(done);
     if (d) d({}, MultiLease(std::move(held)));
   }
@@ -435,8 +435,8 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
     if (finished) return;
     finished = true;
     if (deadline_timer) deadline_timer->cancel();
-    cancel->on_cancel = nullptr;
-    if (!ec && cancel->cancelled && !timed_out) ec = asio::error::operation_aborted;
+    cancel->on_request({});
+    if (!ec && cancel->requested() && !timed_out) ec = asio::error::operation_aborted;
     std::vector<std::string> nodes;
     for (auto& q : queued)
       if (q) nodes.push_back(std::exchange(q, std::nullopt)->path);
@@ -514,7 +514,7 @@ void multi_acquire(std::shared_ptr<MultiShared> s, std::optional<std::chrono::st
   a->deadline = deadline;
   a->cancel = cancel ? std::move(cancel) : std::make_shared<CancelState>();
   a->done = std::move(done);
-  if (a->cancel->cancelled) {
+  if (a->cancel->requested()) {
     a->finished = true;
     return a->done(asio::error::operation_aborted, MultiLease());
   }

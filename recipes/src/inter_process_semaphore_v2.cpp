@@ -58,10 +58,10 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
   Clock::time_point start = Clock::now();
   std::unique_ptr<asio::steady_timer> deadline_timer, retry_timer;
 
-  bool stopping() const { return timed_out || cancel->cancelled; }
+  bool stopping() const { return timed_out || cancel->requested(); }
 
   void begin() {
-    cancel->on_cancel = [self = shared_from_this()] { self->interrupt(); };
+    cancel->on_request([self = shared_from_this()] { self->interrupt(); });
     if (deadline) {
       deadline_timer = std::make_unique<asio::steady_timer>(s->core->io_executor(), *deadline);
       deadline_timer->async_wait([self = shared_from_this()](error_code ec) {
@@ -77,7 +77,7 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
     if (finished) return;
     if (in_mutex) {
       // The engine has the same deadline; only a cancellation needs passing on.
-      if (cancel->cancelled) mutex_cancel->fire();
+      if (cancel->requested()) mutex_cancel->request();
       return;
     }
     if (in_flight) {
@@ -116,7 +116,7 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
   }
 
   void create_lease() {
-    if (cancel->cancelled) return stop({});
+    if (cancel->requested()) return stop({});
     CreateOptions co;
     co.mode = CreateMode::ephemeral_sequential;
     co.parents_as_containers = true;
@@ -155,7 +155,7 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
   }
 
   void check() {
-    if (cancel->cancelled) return stop({});
+    if (cancel->requested()) return stop({});
     list_leases(false);
   }
 
@@ -191,7 +191,7 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
   void on_children(error_code ec, std::vector<std::string> names, bool pipelined) {
     in_flight = false;
     if (finished) return;
-    if (cancel->cancelled) return stop({});
+    if (cancel->requested()) return stop({});
     if (ec && ec != zk_errc::no_node) return stop(ec);
     auto ours = node_name(lease_path);
     if (ec || std::find(names.begin(), names.end(), ours) == names.end()) {
@@ -238,7 +238,7 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
     if (finished) return;
     finished = true;
     if (watch) s->core->remove_watch(watch), watch = 0;
-    if (!ec && cancel->cancelled && !timed_out) ec = asio::error::operation_aborted;
+    if (!ec && cancel->requested() && !timed_out) ec = asio::error::operation_aborted;
     stop_ec = ec;
     // Every delete is waited for: the leases already taken, the internal mutex and the lease being made are
     // all gone (or left to the guaranteed delete after a failure) before the operation completes.
@@ -265,7 +265,7 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
   void deleted() {
     if (--pending_deletes > 0) return;
     if (deadline_timer) deadline_timer->cancel();
-    cancel->on_cancel = nullptr;
+    cancel->on_request({});
     auto d = std::move(done);
     if (d) d(stop_ec, {});
   }
@@ -273,7 +273,7 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
   void finish(error_code ec) {
     finished = true;
     if (deadline_timer) deadline_timer->cancel();
-    cancel->on_cancel = nullptr;
+    cancel->on_request({});
     auto d = std::move(done);
     if (d) d(ec, std::move(got));
   }

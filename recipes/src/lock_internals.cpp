@@ -79,7 +79,7 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
         self->interrupt();
       });
     }
-    cancel->on_cancel = [self = shared_from_this()] { self->interrupt(); };
+    cancel->on_request([self = shared_from_this()] { self->interrupt(); });
     if (options.existing_node) {  // adopt a node the caller queued (multi-lock batch): no create
       auto node = std::move(*options.existing_node);
       options.existing_node.reset();
@@ -93,8 +93,8 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
 
   /// Cancellation stops at any step. A timeout only stops a *wait*: requests in flight finish and a listing
   /// that shows the lock held still grants it (Curator: acquire(0) on a free lock succeeds).
-  bool stopping() const { return timed_out || cancel->cancelled; }
-  bool cancelled() const { return cancel->cancelled; }
+  bool stopping() const { return timed_out || cancel->requested(); }
+  bool cancelled() const { return cancel->requested(); }
 
   /// Timeout or cancellation: if nothing is in flight we clean up now, else when the reply comes. A create
   /// still waiting for the connection (or sleeping between tries) is stopped, so an outage does not hold the
@@ -308,9 +308,9 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
   }
 
   void complete_stopped(error_code ec) {
-    if (!ec && cancel->cancelled && !timed_out) ec = asio::error::operation_aborted;
+    if (!ec && cancel->requested() && !timed_out) ec = asio::error::operation_aborted;
     if (deadline_timer) deadline_timer->cancel();
-    cancel->on_cancel = nullptr;
+    cancel->on_request({});
     auto d = std::move(done);
     if (d) d(ec, Lease());
   }
@@ -318,7 +318,7 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
   void finish(error_code ec, Lease lease) {
     finished = true;
     if (deadline_timer) deadline_timer->cancel();
-    cancel->on_cancel = nullptr;
+    cancel->on_request({});
     if (ec && !our_path.empty()) core->remove(our_path, -1, true, true, [](error_code) {});
     auto d = std::move(done);
     if (d) d(ec, std::move(lease));
@@ -366,7 +366,7 @@ void LockInternals::attempt_lock(AcquireOptions options, std::shared_ptr<detail:
   a->options = std::move(options);
   a->cancel = cancel ? std::move(cancel) : std::make_shared<detail::CancelState>();
   a->done = std::move(done);
-  if (a->cancel->cancelled) {
+  if (a->cancel->requested()) {
     if (a->options.existing_node)  // ours from now on: delete it before completing
       return a->core->remove(a->options.existing_node->path, -1, true, true,
                              [a](error_code) { a->finish_stopped({}); });

@@ -109,7 +109,7 @@ struct Fixture {
   }
 
   void fire(const CancelPtr& c) {
-    boost::asio::post(core->context(), [c] { c->fire(); });
+    boost::asio::post(core->context(), [c] { c->request(); });
   }
 
   error_code release(Lease& l) {
@@ -647,18 +647,18 @@ TEST_CASE_METHOD(Fixture, "engine: cancellation at each step deletes our node be
   std::shared_ptr<Outcome> out;
   std::size_t expected_requests = 0;
   SECTION("before the create reply") {
-    core->before_next(Op::create, [&] { cancel->fire(); });
+    core->before_next(Op::create, [&] { cancel->request(); });
     out = start(e, {}, cancel);
     expected_requests = 3;  // create, the listing pipelined behind it, remove
   }
   SECTION("while listing") {
-    core->before_next(Op::get_children, [&] { cancel->fire(); });
+    core->before_next(Op::get_children, [&] { cancel->request(); });
     out = start(e, {}, cancel);
     expected_requests = 3;  // create, get_children, remove
   }
   SECTION("while get_data is in flight") {
     pred = other();
-    core->before_next(Op::get_data, [&] { cancel->fire(); });
+    core->before_next(Op::get_data, [&] { cancel->request(); });
     out = start(e, {}, cancel);
     expected_requests = 4;  // create, get_children, get_data, remove
   }
@@ -707,7 +707,7 @@ TEST_CASE_METHOD(Fixture, "engine: cancelled before it starts -> operation_abort
                  "[engine][cancel]") {
   auto e = engine();
   auto cancel = std::make_shared<zkr::detail::CancelState>();
-  cancel->fire();
+  cancel->request();
   auto out = start(e, {}, cancel);
   REQUIRE(wait(*out));
   CHECK(out->ec == boost::asio::error::operation_aborted);

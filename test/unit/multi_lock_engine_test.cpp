@@ -260,11 +260,11 @@ TEST_CASE_METHOD(Fixture, "multi-lock engine: cancellation at each step deletes 
   std::string holder;
   std::shared_ptr<Outcome> out;
   SECTION("while the transaction is in flight") {
-    core->before_next(Op::multi, [&] { cancel->fire(); });
+    core->before_next(Op::multi, [&] { cancel->request(); });
     out = start(std::nullopt, cancel);
   }
   SECTION("while listing") {
-    core->before_next(Op::get_children, [&] { cancel->fire(); });
+    core->before_next(Op::get_children, [&] { cancel->request(); });
     out = start(std::nullopt, cancel);
   }
   SECTION("while waiting in the second lock, holding the first") {
@@ -272,7 +272,7 @@ TEST_CASE_METHOD(Fixture, "multi-lock engine: cancellation at each step deletes 
     out = start(std::nullopt, cancel);
     REQUIRE(core->run_until([&] { return core->watch_count(holder) == 1; }));
     core->settle();
-    boost::asio::post(core->context(), [cancel] { cancel->fire(); });
+    boost::asio::post(core->context(), [cancel] { cancel->request(); });
   }
   REQUIRE(wait(*out));
   INFO(core->describe_log());

@@ -38,19 +38,9 @@
 namespace zkr {
 
 namespace detail {
-/// Cancellation of one operation, on the I/O thread.
-struct CancelState {
-  bool cancelled = false;
-  unique_function<void()> on_cancel;
-  void fire() {
-    if (cancelled) return;
-    cancelled = true;
-    if (on_cancel) {
-      auto f = std::move(on_cancel);
-      f();
-    }
-  }
-};
+/// Cancellation of one recipe operation, on the I/O thread: the framework's stop signal, which the recipe
+/// requests on cancellation and whose callback (`on_request`) interrupts the operation's state machine.
+using CancelState = StopSignal;
 }  // namespace detail
 
 /// One acquire's inputs.
@@ -157,7 +147,7 @@ auto async_run_cancellable(std::shared_ptr<Core> core, Token&& token, Start&& st
         if (slot.is_connected()) {
           slot.assign([io, weak = std::weak_ptr<CancelState>(cancel)](boost::asio::cancellation_type) {
             boost::asio::post(io, [weak] {
-              if (auto c = weak.lock()) c->fire();
+              if (auto c = weak.lock()) c->request();
             });
           });
         }
