@@ -64,7 +64,11 @@ SERVER_JARS = ["zookeeper", "zookeeper-jute", "slf4j-api", "slf4j-nop", "netty-h
                "commons-io", "commons-cli", "snappy-java"]
 CLIENT_JARS = ["curator-recipes", "curator-framework", "curator-client", "zookeeper", "zookeeper-jute",
                "guava", "slf4j-api", "slf4j-nop"]
-LIBRARIES = ["zkrecipes", "curator", "kazoo"]
+# "zkrecipes-prewatch": zkr_bench with --lock-driver prewatch (PrewatchLockDriver, opt-in), run only where a
+# case names it (the queues where the listing after a wake-up is on the hand-off's critical path).
+LIBRARIES = ["zkrecipes", "zkrecipes-prewatch", "curator", "kazoo"]
+DEFAULT_LIBRARIES = ["zkrecipes", "curator", "kazoo"]  # the libraries of a case that names none
+WITH_PREWATCH = ["zkrecipes", "zkrecipes-prewatch", "curator", "kazoo"]
 WATCH_KEYS = ("zk_sum_node_created_watch_count", "zk_sum_node_deleted_watch_count",
               "zk_sum_node_changed_watch_count", "zk_sum_node_children_watch_count")
 
@@ -83,7 +87,7 @@ class SetupError(Exception):
 
 
 def cases(quick):
-    """(case id, scenario, row label, driver arguments, libraries or None for all)."""
+    """(case id, scenario, row label, driver arguments, libraries or None for DEFAULT_LIBRARIES)."""
     if quick:
         pairs, warm, handoffs, waiters, sem, rw_ms, rw_warm = 200, 20, 200, 50, 100, 1000, 200
         multi_k, multi_ops, multi_warm, async_ops = (1, 2, 4), 50, 10, 1000
@@ -92,11 +96,11 @@ def cases(quick):
         multi_k, multi_ops, multi_warm, async_ops = (1, 2, 4, 8), 500, 50, 10000
     out = [("uncontended", "uncontended", "uncontended mutex acquire+release",
             {"ops": pairs, "warmup": warm}, None)]
-    for k in (2, 8, 32):
+    for k in (2, 8, 32):  # K=2: the one waiter is always next in line, so the pre-watch never applies
         out.append(("contended-%d" % k, "contended", "contended, K=%d sessions" % k,
-                    {"clients": k, "ops": handoffs, "warmup": warm}, None))
+                    {"clients": k, "ops": handoffs, "warmup": warm}, None if k == 2 else WITH_PREWATCH))
     out.append(("drain-%d" % waiters, "drain", "drain, W=%d waiters (per handoff)" % waiters,
-                {"waiters": waiters, "clients": 8}, None))
+                {"waiters": waiters, "clients": 8}, WITH_PREWATCH))
     # One waiter behind the holder: its watched node is the only one ahead, so the wake-up needs no read
     # (ZK reads/op 0; Curator re-lists: 1). Its rate is one handoff's and means little.
     out.append(("drain-1", "drain", "drain, W=1 waiter (reads after the wake-up)",
@@ -294,6 +298,10 @@ def make_drivers(args, notes):
                 help_text = ""
             drivers["zkrecipes"] = Driver("zkrecipes", [str(Path(args.zkr_bench).resolve())],
                                           "--mntr" in help_text)
+            if "zkrecipes-prewatch" in wanted and "--lock-driver" in help_text:
+                drivers["zkrecipes-prewatch"] = Driver(
+                    "zkrecipes-prewatch", drivers["zkrecipes"].argv + ["--lock-driver", "prewatch"],
+                    drivers["zkrecipes"].supports_mntr)
         elif args.zkr_bench:
             notes.append("zkrecipes skipped: %s is not an executable" % args.zkr_bench)
         else:
@@ -642,8 +650,12 @@ def targets(rows):
     z, c = get("contended-8", "zkrecipes"), get("contended-8", "curator")
     if z and c:
         r = ratio(z["ops_per_sec"], c["ops_per_sec"])
-        out.append(("contended K=8 handoffs/s ≥ 2× Curator",
-                    "%s/s vs %s/s (%s×)" % (fmt(z["ops_per_sec"]), fmt(c["ops_per_sec"]), fmt(r, 2)),
+        p = get("contended-8", "zkrecipes-prewatch")
+        opt = ("; opt-in PrewatchLockDriver: %s/s (%s×), %s reads and %s watch events per handoff"
+               % (fmt(p["ops_per_sec"]), fmt(ratio(p["ops_per_sec"], c["ops_per_sec"]), 2),
+                  fmt(p["reads_per_op"], 1), fmt(p["watches_per_op"], 2)) if p else "")
+        out.append(("contended K=8 handoffs/s ≥ 2× Curator (default driver)",
+                    "%s/s vs %s/s (%s×)%s" % (fmt(z["ops_per_sec"]), fmt(c["ops_per_sec"]), fmt(r, 2), opt),
                     verdict(r is not None and r >= 2)))
     drains = sorted({r["case"] for r in rows if r["scenario"] == "drain" and r["case"] != "drain-1"})
     one, one_c = get("drain-1", "zkrecipes"), get("drain-1", "curator")
@@ -858,7 +870,7 @@ def main(argv=None):
         meta["zookeeper"] = server.version()
         log("ZooKeeper %s on 127.0.0.1:%d (pid %d)" % (meta["zookeeper"], server.port, server.proc.pid))
         order = [lib for lib in LIBRARIES if lib in drivers]
-        jobs = [(c[0], lib) for c in selected for lib in order if c[4] is None or lib in c[4]]
+        jobs = [(c[0], lib) for c in selected for lib in order if lib in (c[4] or DEFAULT_LIBRARIES)]
         by_id = {c[0]: c for c in selected}
 
         def case_reps(case):  # a case may cap its reps ("_reps": the 10,000-waiter case runs once)

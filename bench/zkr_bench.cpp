@@ -4,7 +4,7 @@
 // bench/run_bench.py drives all three the same way:
 //
 //   zkr_bench --connect HOSTS --scenario S --path P [--clients K] [--ops N] [--waiters W] [--warmup N]
-//             [--session-timeout-ms MS] [--timeout-s S] [--mntr HOST:PORT]
+//             [--session-timeout-ms MS] [--timeout-s S] [--mntr HOST:PORT] [--lock-driver standard|prewatch]
 //
 // Scenarios (defaults in brackets); every session is its own CuratorFramework:
 //   uncontended      one session, N [2000] InterProcessMutex acquire+release pairs; latency per pair.
@@ -22,6 +22,8 @@
 //                    K sessions (clamped to [4, 8]; the first also holds the lock while the others queue), then
 //                    a FIFO drain. extra: enqueue time, drain rate, fifo_ok, peak RSS (VmHWM) and the largest
 //                    thread count seen (/proc/self/task).
+// --lock-driver: the LockDriver of the plain mutexes (uncontended, contended, drain, zkr_async10k): standard
+// [default] or prewatch (PrewatchLockDriver). The runner reports the latter as library "zkrecipes-prewatch".
 // --warmup: unmeasured pairs/handoffs before the measured part [100; drain 0]; for rwlock it is milliseconds of
 // unmeasured running [500].
 //
@@ -89,6 +91,7 @@ using namespace std::chrono_literals;
 constexpr const char* usage_text =
     "usage: zkr_bench --connect HOSTS --scenario S --path P [--clients K] [--ops N] [--waiters W]\n"
     "                 [--warmup N] [--session-timeout-ms MS] [--timeout-s S] [--mntr HOST:PORT]\n"
+    "                 [--lock-driver standard|prewatch]\n"
     "\n"
     "scenarios: uncontended, contended, drain, semaphore-mutex, rwlock, multilock, zkr_async10k\n"
     "  --clients K           sessions (contended [8], drain [min(8,W)], zkr_async10k [4, clamped to 4..8]),\n"
@@ -99,6 +102,7 @@ constexpr const char* usage_text =
     "  --warmup N            unmeasured pairs/handoffs [100; drain 0]; rwlock: milliseconds [500]\n"
     "  --session-timeout-ms  [30000]\n"
     "  --timeout-s S         watchdog: exit 3 after S seconds [600]\n"
+    "  --lock-driver D       the plain mutexes' LockDriver: standard [default] or prewatch\n"
     "  --mntr HOST:PORT      read ZooKeeper's mntr counters just before and after the measured part\n"
     "                        (extra.mntr: reads, writes, watch_events, packets_received)\n"
     "Prints one JSON line. Exit status: 0 ok, 1 failed, 2 usage, 3 timed out.\n";
@@ -122,6 +126,7 @@ struct Args {
   int session_timeout_ms = 30000;
   int timeout_s = 600;
   std::string mntr;  // host:port, empty = none
+  bool prewatch = false;  // --lock-driver prewatch
 };
 
 int or_default(int value, int dflt) { return value >= 0 ? value : dflt; }
@@ -156,6 +161,10 @@ Args parse(int argc, char** argv) {
     else if (k == "--session-timeout-ms") a.session_timeout_ms = number();
     else if (k == "--timeout-s") a.timeout_s = number();
     else if (k == "--mntr") a.mntr = v;
+    else if (k == "--lock-driver") {
+      if (v != "standard" && v != "prewatch") die(2, "--lock-driver: standard or prewatch, not " + v);
+      a.prewatch = v == "prewatch";
+    }
     else die(2, "unknown option " + k);
   }
   if (a.connect.empty() || a.scenario.empty() || a.path.empty()) {
@@ -442,6 +451,13 @@ class Bench {
 
   ~Bench() { close_sessions(); }
 
+  /// A plain mutex on the benchmark's path, over the driver chosen with --lock-driver.
+  std::unique_ptr<zkr::InterProcessMutex> mutex(zkr::CuratorFramework& c) const {
+    if (a_.prewatch)
+      return std::make_unique<zkr::InterProcessMutex>(c, a_.path, std::make_shared<zkr::PrewatchLockDriver>());
+    return std::make_unique<zkr::InterProcessMutex>(c, a_.path);
+  }
+
   int run() {
     Result r;
     const auto& s = a_.scenario;
@@ -461,7 +477,8 @@ class Bench {
                       {"ops", param(a_.ops)},
                       {"waiters", param(a_.waiters)},
                       {"warmup", param(a_.warmup)},
-                      {"path", a_.path}};
+                      {"path", a_.path},
+                      {"lock_driver", a_.prewatch ? "prewatch" : "standard"}};
     r.extra.emplace_back("cpu_seconds_total", rusage_cpu_seconds());
     r.extra.emplace_back("peak_rss_mb", peak_rss_mb());
     r.extra.emplace_back("max_threads", max_threads.load());
@@ -593,8 +610,8 @@ class Bench {
 
   Result uncontended() {
     auto& c = new_session();
-    zkr::InterProcessMutex m(c, a_.path);
-    Result r = pairs(m, or_default(a_.ops, 2000), or_default(a_.warmup, 100));
+    auto m = mutex(c);
+    Result r = pairs(*m, or_default(a_.ops, 2000), or_default(a_.warmup, 100));
     r.extra.emplace_back("sessions", 1);
     return r;
   }
@@ -624,7 +641,7 @@ class Bench {
     const int n = or_default(a_.ops, 2000);
     const int warm = or_default(a_.warmup, 100);
     std::vector<std::unique_ptr<zkr::InterProcessMutex>> locks;
-    for (int i = 0; i < k; ++i) locks.push_back(std::make_unique<zkr::InterProcessMutex>(new_session(), a_.path));
+    for (int i = 0; i < k; ++i) locks.push_back(mutex(new_session()));
     std::vector<std::vector<std::int64_t>> lats(static_cast<std::size_t>(k));
     std::atomic<long> warm_left{warm}, left{n};
     Countdown warm_done(k);
@@ -696,7 +713,7 @@ class Bench {
                            long w, Clock::duration poll_every) {
     holder.acquire();
     std::vector<std::unique_ptr<zkr::InterProcessMutex>> mutexes;
-    for (auto* s : waiter_sessions) mutexes.push_back(std::make_unique<zkr::InterProcessMutex>(*s, a_.path));
+    for (auto* s : waiter_sessions) mutexes.push_back(mutex(*s));
 
     std::vector<std::int64_t> acquired_at(std::size_t(w), 0);  // by acquisition order
     std::vector<std::int64_t> seq_by_order(std::size_t(w), -1);
@@ -797,8 +814,8 @@ class Bench {
     auto& holder_session = new_session();
     std::vector<zkr::CuratorFramework*> cs;
     for (int i = 0; i < k; ++i) cs.push_back(&new_session());
-    zkr::InterProcessMutex holder(holder_session, a_.path);
-    auto d = async_drain(holder, cs, w, 5ms);
+    auto holder = mutex(holder_session);
+    auto d = async_drain(*holder, cs, w, 5ms);
     d.r.extra.emplace_back("sessions", k + 1);
     d.r.extra.emplace_back("waiters", w);
     d.r.extra.emplace_back("total_ops", w + 1);
@@ -814,8 +831,8 @@ class Bench {
     std::vector<zkr::CuratorFramework*> cs;
     for (int i = 0; i < k; ++i) cs.push_back(&new_session());
     // The holder shares the first session: no extra I/O thread.
-    zkr::InterProcessMutex holder(*cs.front(), a_.path);
-    auto d = async_drain(holder, cs, n, 20ms);
+    auto holder = mutex(*cs.front());
+    auto d = async_drain(*holder, cs, n, 20ms);
     Result r = std::move(d.r);
     r.extra.emplace_back("sessions", k);
     r.extra.emplace_back("waiters", n);

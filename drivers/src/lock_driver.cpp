@@ -72,6 +72,18 @@ std::optional<PredicateResults> StandardLockDriver::gets_the_lock(const std::vec
   return r;
 }
 
+std::optional<PredicateResults> PrewatchLockDriver::gets_the_lock(const std::vector<std::string>& children,
+                                                                  std::string_view our_node,
+                                                                  std::size_t max_leases) const {
+  auto r = StandardLockDriver::gets_the_lock(children, our_node, max_leases);
+  if (!r || r->gets_the_lock || r->granted_when_watched_node_goes || max_leases == 0) return r;
+  // Not granted, and more than the watched node ahead of the holders' places: index > max_leases.
+  const auto index = static_cast<std::size_t>(std::find(children.begin(), children.end(), our_node) -
+                                              children.begin());
+  r->path_to_prewatch = children[index - max_leases - 1];
+  return r;
+}
+
 const StandardLockDriver& standard_lock_driver() noexcept {
   static const StandardLockDriver instance;
   return instance;

@@ -61,7 +61,12 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
   std::string our_path;  // un-namespaced
   std::int64_t czxid = 0;
   std::int64_t session = 0;
-  detail::WatchId watch = 0;
+  detail::WatchId watch = 0;     // on the node the driver names (path_to_watch), while waiting
+  std::string watched;           // its name
+  bool shortcut = false;         // its deletion grants the lock (the latest listing: the only one ahead)
+  detail::WatchId prewatch = 0;  // on the node ahead of it (path_to_prewatch), while waiting
+  std::string prewatched;        // its name
+  std::uint64_t prewatch_gen = 0;
   bool in_flight = false;  // a request of ours is outstanding
   bool woken = false;      // the watch fired while a request was in flight: look again when it returns
   bool finished = false;
@@ -195,23 +200,45 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
       timed_out = true;
       return give_up({});
     }
+    // An event seen while this listing was in flight may postdate it: look again.
+    if (std::exchange(woken, false)) return check();
     // The shortcut relies on nothing sorting ahead of us later; a foreign child (not a node of the lock:
     // CURATOR-43) shows that this directory holds names outside that rule, so re-list after the wake-up.
-    const bool shortcut = r->granted_when_watched_node_goes && !l.foreign;
+    shortcut = r->granted_when_watched_node_goes && !l.foreign;
+    watch_node(r->path_to_watch);
+    prewatch_node(shortcut || l.foreign ? std::string() : r->path_to_prewatch);
+  }
+
+  /// A watch of ours fired. True when the attempt should act on it now; false when finished, when a request
+  /// is in flight (its reply looks again: `woken`) or when stopping (cleaned up here).
+  bool wake_now() {
+    if (finished) return false;
+    if (in_flight) {
+      woken = true;
+      return false;
+    }
+    if (stopping()) {
+      give_up({});
+      return false;
+    }
+    return true;
+  }
+
+  /// Waits on `name` (get_data with a watch, so a vanished node leaves no watch). Already watching it (a
+  /// re-listing after the pre-watched node went): that watch is kept, and its deletion now reads `shortcut`.
+  void watch_node(const std::string& name) {
+    if (watch && watched == name) return;
+    if (watch) core->remove_watch(watch), watch = 0;
     in_flight = true;
-    woken = false;
+    watched = name;
     auto self = shared_from_this();
     watch = core->get_data(
-        make_path(engine->base_path_, r->path_to_watch),
-        [self, shortcut](const WatchedEvent& ev) {
+        make_path(engine->base_path_, name),
+        [self](const WatchedEvent& ev) {
           self->watch = 0;
-          if (self->finished) return;
-          if (self->in_flight) {
-            self->woken = true;
-            return;
-          }
-          if (self->stopping()) return self->give_up({});
-          if (shortcut && ev.type == EventType::node_deleted && self->core->session_id() == self->session)
+          self->watched.clear();
+          if (!self->wake_now()) return;
+          if (self->shortcut && ev.type == EventType::node_deleted && self->core->session_id() == self->session)
             return self->grant();
           self->check();
         },
@@ -219,11 +246,52 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
           self->in_flight = false;
           if (self->finished) return;
           if (self->stopping()) return self->give_up({});
-          if (ec == zk_errc::no_node) return self->check();  // already gone: look again at once
+          if (ec == zk_errc::no_node) {  // already gone, no watch set: look again at once
+            self->watch = 0;
+            self->watched.clear();
+            return self->check();
+          }
           if (ec) return self->give_up(ec);
           if (std::exchange(self->woken, false)) return self->check();
           // else: wait for the watch
         });
+  }
+
+  /// Watches the node ahead of the watched one (`PredicateResults::path_to_prewatch`; empty: none). Its
+  /// deletion, or its absence, leads to a re-listing while the watched node still exists; when that listing
+  /// shows the watched node as the only one ahead, the watched node's deletion grants the lock at once. Not a
+  /// wait of its own: the attempt is not in flight for it, and a failed read only loses the optimization.
+  void prewatch_node(const std::string& name) {
+    if (prewatch && prewatched == name) return;
+    if (prewatch) core->remove_watch(prewatch), prewatch = 0;
+    prewatched = name;
+    if (name.empty()) return;
+    const auto gen = ++prewatch_gen;
+    auto self = shared_from_this();
+    auto went = [self, gen] {
+      if (gen != self->prewatch_gen) return;  // replaced or dropped meanwhile
+      self->prewatch = 0;
+      self->prewatched.clear();
+      if (self->wake_now()) self->check();
+    };
+    prewatch = core->get_data(
+        make_path(engine->base_path_, name),
+        [self, gen, went](const WatchedEvent& ev) {
+          if (ev.type == EventType::node_deleted) return went();
+          if (gen == self->prewatch_gen) self->prewatch = 0, self->prewatched.clear();  // spent: nothing learnt
+        },
+        [went](error_code ec, NodeData) {
+          if (ec == zk_errc::no_node) went();
+        });
+  }
+
+  /// Forgets both watches (their callbacks will not run).
+  void drop_watches() {
+    if (watch) core->remove_watch(watch), watch = 0;
+    watched.clear();
+    if (prewatch) core->remove_watch(prewatch), prewatch = 0;
+    prewatched.clear();
+    ++prewatch_gen;
   }
 
   void grant() {
@@ -271,6 +339,7 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
   }
 
   void retry_with_new_node(error_code cause) {
+    drop_watches();
     // Stopping, or out of retries: give_up deletes our node (it may still exist) *before* completing.
     if (stopping()) return give_up({});
     auto elapsed = std::chrono::duration_cast<Millis>(Clock::now() - start);
@@ -293,7 +362,7 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
   /// Timeout, cancellation or error: delete our node, then complete.
   void give_up(error_code ec) {
     if (finished) return;
-    if (watch) core->remove_watch(watch), watch = 0;
+    drop_watches();
     if (our_path.empty() || !core->is_open()) return finish_stopped(ec);
     finished = true;
     auto path = std::move(our_path);
@@ -317,6 +386,7 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
 
   void finish(error_code ec, Lease lease) {
     finished = true;
+    drop_watches();
     if (deadline_timer) deadline_timer->cancel();
     cancel->on_request({});
     if (ec && !our_path.empty()) core->remove(our_path, -1, true, true, [](error_code) {});

@@ -112,6 +112,12 @@ void mixed_contention(const char* recipe, const std::string& path) {
   std::filesystem::remove(log);
 }
 
+/// The mutex over `PrewatchLockDriver`, as a type `cxx_rounds` can construct.
+struct PrewatchMutex : InterProcessMutex {
+  PrewatchMutex(CuratorFramework& c, const std::string& path)
+      : InterProcessMutex(c, path, std::make_shared<PrewatchLockDriver>()) {}
+};
+
 std::int64_t czxid_of(CuratorFramework& c, const std::string& node) {
   auto st = c.exists(node);
   return st ? st->czxid : -1;
@@ -122,6 +128,11 @@ std::int64_t czxid_of(CuratorFramework& c, const std::string& node) {
 TEST_CASE("interop mixed: Java and C++ contenders on one InterProcessMutex exclude each other", "[interop]") {
   if (!peer_available()) return;
   mixed_contention<InterProcessMutex>("mutex", "/interop/mixed/mutex");
+}
+
+TEST_CASE("interop mixed: Java contenders and C++ ones using the pre-watch exclude each other", "[interop]") {
+  if (!peer_available()) return;
+  mixed_contention<PrewatchMutex>("mutex", "/interop/mixed/mutex-prewatch");
 }
 
 TEST_CASE("interop mixed: Java and C++ contenders on one InterProcessSemaphoreMutex exclude each other",

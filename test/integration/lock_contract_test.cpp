@@ -45,6 +45,14 @@ struct MutexAdapter {
   static std::size_t expected_nodes(std::size_t holders, std::size_t waiters) { return holders + waiters; }
 };
 
+/// The mutex over `PrewatchLockDriver`: the same contract must hold with the pre-watch.
+struct PrewatchMutexAdapter : MutexAdapter {
+  static constexpr const char* name = "InterProcessMutex (PrewatchLockDriver)";
+  static std::unique_ptr<Lock> make(CuratorFramework& c, const std::string& path) {
+    return std::make_unique<Lock>(c, path, std::make_shared<PrewatchLockDriver>());
+  }
+};
+
 struct SemaphoreMutexAdapter {
   using Lock = InterProcessSemaphoreMutex;
   static constexpr bool reentrant = false;
@@ -75,7 +83,7 @@ int thread_count() {
 }  // namespace
 
 TEMPLATE_TEST_CASE("contract: mutual exclusion across sessions and threads, tokens increase", "[contract]",
-                   MutexAdapter, SemaphoreMutexAdapter) {
+                   MutexAdapter, PrewatchMutexAdapter, SemaphoreMutexAdapter) {
   ServerFixture fx;
   constexpr int clients = 4, threads_per_client = 2, rounds = 8;
   std::vector<std::unique_ptr<CuratorFramework>> cs;
@@ -112,7 +120,8 @@ TEMPLATE_TEST_CASE("contract: mutual exclusion across sessions and threads, toke
   CHECK(eventually([&] { return TestType::nodes(fx, "/locks/contract") == 0; }));
 }
 
-TEMPLATE_TEST_CASE("contract: FIFO order of waiters", "[contract]", MutexAdapter, SemaphoreMutexAdapter) {
+TEMPLATE_TEST_CASE("contract: FIFO order of waiters", "[contract]", MutexAdapter, PrewatchMutexAdapter,
+                   SemaphoreMutexAdapter) {
   ServerFixture fx;
   auto holder_client = fx.client();
   auto holder = TestType::make(*holder_client, "/locks/fifo");
@@ -144,7 +153,7 @@ TEMPLATE_TEST_CASE("contract: FIFO order of waiters", "[contract]", MutexAdapter
 }
 
 TEMPLATE_TEST_CASE("contract: timed acquire returns false and leaves no node", "[contract]", MutexAdapter,
-                   SemaphoreMutexAdapter) {
+                   PrewatchMutexAdapter, SemaphoreMutexAdapter) {
   ServerFixture fx;
   auto c1 = fx.client();
   auto c2 = fx.client();
@@ -406,6 +415,62 @@ TEMPLATE_TEST_CASE("contract: server restart while waiting", "[contract]", Mutex
   REQUIRE(c1->block_until_connected(30s));
   a->release();
   REQUIRE(fut.get());
+}
+
+TEST_CASE("contract: pre-watch: a waiter leaving mid-queue, then a server restart, never grants early",
+          "[contract][prewatch]") {
+  // Queue: a holds; b, c, d wait. c watches b and pre-watches a; d watches c and pre-watches b. b's session
+  // expires (its node goes: c's watched node, d's pre-watched one), then the server restarts: neither may
+  // take the lock while a holds it, and the order stays a, c, d.
+  ServerFixture fx;
+  const std::string path = "/locks/prewatch-queue";
+  auto driver = std::make_shared<PrewatchLockDriver>();
+  std::vector<std::unique_ptr<CuratorFramework>> cs;
+  for (int i = 0; i < 4; ++i) cs.push_back(fx.client({.session_timeout = i == 1 ? 4s : 20s}));
+  InterProcessMutex a(*cs[0], path, driver);
+  a.acquire();
+  std::atomic<bool> a_holds{true};
+  std::atomic<int> early{0};
+  std::mutex mu;
+  std::vector<std::string> order;
+  auto waiter = [&](int i, const std::string& name) {
+    return std::async(std::launch::async, [&, i, name] {
+      InterProcessMutex m(*cs[std::size_t(i)], path, driver);
+      error_code ec;
+      if (!m.acquire(60s, ec)) return false;
+      if (a_holds) ++early;
+      {
+        std::lock_guard lk(mu);
+        order.push_back(name);
+      }
+      std::this_thread::sleep_for(5ms);
+      m.release();
+      return true;
+    });
+  };
+  auto b = waiter(1, "b");
+  REQUIRE(eventually([&] { return fx.children(path).size() == 2; }));
+  auto c = waiter(2, "c");
+  REQUIRE(eventually([&] { return fx.children(path).size() == 3; }));
+  auto d = waiter(3, "d");
+  REQUIRE(eventually([&] { return fx.children(path).size() == 4; }));
+  std::this_thread::sleep_for(200ms);  // every waiter has set its watches
+
+  cs[1]->inject_session_expiration();  // b's node goes; b itself queues again, behind d
+  std::this_thread::sleep_for(500ms);
+  CHECK(early == 0);
+  fx.server.restart();
+  REQUIRE(cs[0]->block_until_connected(30s));
+  std::this_thread::sleep_for(500ms);
+  CHECK(early == 0);
+  a_holds = false;
+  a.release();
+  CHECK(c.get());
+  CHECK(d.get());
+  CHECK(b.get());
+  CHECK(early == 0);
+  CHECK(order == std::vector<std::string>{"c", "d", "b"});
+  CHECK(eventually([&] { return fx.children(path).empty(); }));
 }
 
 TEMPLATE_TEST_CASE("contract: a closed client gives a clear error", "[contract]", MutexAdapter,

@@ -232,6 +232,36 @@ TEST_CASE("standard driver: shared instance and polymorphic use", "[driver]") {
   CHECK(a->granted_when_watched_node_goes == b->granted_when_watched_node_goes);
 }
 
+TEST_CASE("pre-watch driver: the standard answers, plus the node ahead of the watched one", "[driver]") {
+  const zkr::PrewatchLockDriver prewatch;
+  const auto& standard = zkr::standard_lock_driver();
+  std::vector<std::string> children;
+  for (int i = 0; i < 6; ++i) children.push_back(node(i, 10 + i));
+  children = sorted(children);
+  for (std::size_t max_leases = 0; max_leases <= 3; ++max_leases)
+    for (std::size_t p = 0; p < children.size(); ++p) {
+      INFO("max_leases=" << max_leases << " position=" << p);
+      const auto r = prewatch.gets_the_lock(children, children[p], max_leases);
+      const auto s = standard.gets_the_lock(children, children[p], max_leases);
+      REQUIRE(r);
+      REQUIRE(s);
+      // The decision itself is the standard driver's.
+      CHECK(r->gets_the_lock == s->gets_the_lock);
+      CHECK(r->path_to_watch == s->path_to_watch);
+      CHECK(r->granted_when_watched_node_goes == s->granted_when_watched_node_goes);
+      CHECK(s->path_to_prewatch.empty());  // the standard driver never pre-watches
+      if (max_leases > 0 && p > max_leases) {
+        // Further back than just behind the holders: also the node just ahead of the watched one.
+        CHECK(r->path_to_prewatch == children[p - max_leases - 1]);
+        CHECK(r->path_to_prewatch != r->path_to_watch);
+      } else {
+        // Holding, next in line (the watched node's deletion grants already) or zero leases: nothing more.
+        CHECK(r->path_to_prewatch.empty());
+      }
+    }
+  CHECK_FALSE(prewatch.gets_the_lock(children, node(7, 99), 1).has_value());  // ours missing: as standard
+}
+
 TEST_CASE("sort_children orders exactly as a stable sort by sort_key (random names)", "[driver]") {
   // The sort packs the first 16 bytes of each key into integers; any key shape must still give the plain
   // byte order, ties in input order: short and long keys, equal 16-byte prefixes, bytes above 0x7f (UTF-8).

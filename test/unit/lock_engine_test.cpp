@@ -64,6 +64,12 @@ struct Fixture {
     return std::make_shared<zkr::LockInternals>(core, dir, "lock-", max_leases, nullptr);
   }
 
+  /// An engine over `PrewatchLockDriver`.
+  std::shared_ptr<zkr::LockInternals> prewatch_engine(std::size_t max_leases = 1) {
+    return std::make_shared<zkr::LockInternals>(core, dir, "lock-", max_leases,
+                                                std::make_shared<zkr::PrewatchLockDriver>());
+  }
+
   /// Starts one engine attempt on the I/O thread.
   std::shared_ptr<Outcome> start(const std::shared_ptr<zkr::LockInternals>& e, zkr::AcquireOptions o = {},
                                  CancelPtr cancel = nullptr) {
@@ -238,27 +244,33 @@ TEST_CASE_METHOD(Fixture,
 }
 
 TEST_CASE_METHOD(Fixture, "engine: a queue of waiters in one process wakes one at a time", "[engine]") {
-  auto e = engine();
+  // With the pre-watch, the third waiter also watches the first node and lists again while the second holds,
+  // so that it too is granted by its watch alone.
+  const bool pre = GENERATE(false, true);
+  CAPTURE(pre);
+  auto e = pre ? prewatch_engine() : engine();
   auto a = start(e);
   REQUIRE(wait(*a));
   REQUIRE(a->lease.valid());
   auto b = start(e);
   REQUIRE(core->run_until([&] { return core->watch_count() == 1; }));
   auto c = start(e);
-  REQUIRE(core->run_until([&] { return core->watch_count() == 2; }));
+  REQUIRE(core->run_until([&] { return core->watch_count() == (pre ? 3u : 2u); }));
   core->settle();
   CHECK_FALSE(b->done());
   CHECK_FALSE(c->done());
   const auto k = kids();  // by name; the sequence decides the order
   REQUIRE(k.size() == 3);
-  CHECK(core->watch_count(a->lease.node_path()) == 1);  // b watches a
   std::string b_path, c_path;
   for (auto& n : k) {
     auto p = dir + "/" + n;
     if (p == a->lease.node_path()) continue;
     (zkr::sequential_suffix(n) == "0000000001" ? b_path : c_path) = p;
   }
-  CHECK(core->watch_count(b_path) == 1);  // c watches b, not a: no herd
+  // b watches a; c watches b, not a: no herd. With the pre-watch c watches a too: a release still notifies at
+  // most two waiters, whatever the queue's length.
+  CHECK(core->watch_count(a->lease.node_path()) == (pre ? 2u : 1u));
+  CHECK(core->watch_count(b_path) == 1);
 
   const auto token_a = a->lease.fencing_token();
   core->clear_log();
@@ -267,14 +279,23 @@ TEST_CASE_METHOD(Fixture, "engine: a queue of waiters in one process wakes one a
   REQUIRE(b->lease.valid());
   CHECK(b->lease.node_path() == b_path);
   core->settle();
+  INFO(core->describe_log());
   CHECK_FALSE(c->done());
-  CHECK(core->count_all() == 1);  // the release only: b was granted by its watch
+  // The release only: b was granted by its watch. With the pre-watch, also c's listing (off the path of the
+  // next hand-off); c keeps its watch on b.
+  CHECK(core->count_all() == (pre ? 2u : 1u));
+  CHECK(core->count(Op::get_children) == (pre ? 1u : 0u));
+  CHECK(core->watch_count(b_path) == 1);
 
   const auto token_b = b->lease.fencing_token();
+  core->clear_log();
   CHECK_FALSE(release(b->lease));
   REQUIRE(wait(*c));
   REQUIRE(c->lease.valid());
   CHECK(c->lease.node_path() == c_path);
+  // With the pre-watch, c is granted by its watch: the release is the only request.
+  CHECK(core->count_all() == (pre ? 1u : 2u));
+  CHECK(c->watches_seen == 0);
   CHECK(c->lease.fencing_token() > token_b);  // a later grant always has a larger token
   CHECK(token_b > token_a);
 }
@@ -385,6 +406,148 @@ TEST_CASE_METHOD(Fixture, "engine: a deletion that does not free us leads to a r
   INFO(core->describe_log());
   REQUIRE(out->lease.valid());
   CHECK(core->count(Op::get_children) == 2);
+}
+
+// ===========================================================================================================
+// The pre-watch (PrewatchLockDriver): the listing moves off the hand-off's critical path
+
+TEST_CASE_METHOD(Fixture, "engine, pre-watch: deletions ahead, in order or not, never grant too early",
+                 "[engine][prewatch]") {
+  auto e = prewatch_engine();
+  const auto first = other();
+  const auto second = other();
+  auto out = start(e);
+  REQUIRE(core->run_until([&] { return core->watch_count(second) == 1; }));
+  core->settle();
+  CHECK(core->watch_count(first) == 1);  // pre-watched: the node ahead of the one we wait for
+  SECTION("in order: the listing after the first went makes the second's deletion a grant") {
+    core->erase(first);
+    core->settle();
+    CHECK_FALSE(out->done());
+    CHECK(core->count(Op::get_children) == 2);
+    CHECK(core->count(Op::get_data) == 2);  // the watch on the second was kept, not set again
+    core->erase(second);
+    REQUIRE(wait(*out));
+    INFO(core->describe_log());
+    REQUIRE(out->lease.valid());
+    CHECK(core->count(Op::get_children) == 2);  // no listing after the second went
+  }
+  SECTION("the second leaves first (a timeout, say): no grant, we list again and wait for the first") {
+    core->erase(second);
+    core->settle();
+    INFO(core->describe_log());
+    CHECK_FALSE(out->done());
+    CHECK(core->count(Op::get_children) == 2);
+    CHECK(core->watch_count(first) == 1);  // now the predecessor, watched once (the pre-watch was dropped)
+    core->erase(first);
+    REQUIRE(wait(*out));
+    REQUIRE(out->lease.valid());
+    CHECK(core->count(Op::get_children) == 2);  // the first was the only one ahead: granted by the watch
+  }
+  SECTION("a data change on the pre-watched node is no reason to list") {
+    core->set(first, "x");
+    core->settle();
+    CHECK_FALSE(out->done());
+    CHECK(core->count(Op::get_children) == 1);
+    core->erase(first);  // no longer pre-watched: we learn of it when the second goes
+    core->settle();
+    CHECK(core->count(Op::get_children) == 1);
+    core->erase(second);
+    REQUIRE(wait(*out));
+    REQUIRE(out->lease.valid());
+    CHECK(core->count(Op::get_children) == 2);
+  }
+  SECTION("a node ahead of the pre-watched one goes: not watched, nothing happens") {
+    // Only the second and first are ahead here; queue one more of ours behind to see its pre-watch instead.
+    auto behind = start(e);
+    REQUIRE(core->run_until([&] { return core->watch_count() == 4; }));
+    core->settle();
+    core->clear_log();
+    core->erase(first);  // out's pre-watch fires: out lists; behind (pre-watching second) does nothing
+    core->settle();
+    CHECK(core->count(Op::get_children) == 1);
+    CHECK_FALSE(behind->done());
+    core->erase(second);  // out granted by its watch; behind, pre-watching second, lists
+    REQUIRE(wait(*out));
+    REQUIRE(out->lease.valid());
+    core->settle();
+    CHECK(core->count(Op::get_children) == 2);
+    CHECK_FALSE(behind->done());
+    core->clear_log();
+    CHECK_FALSE(release(out->lease));
+    REQUIRE(wait(*behind));
+    REQUIRE(behind->lease.valid());
+    CHECK(core->count_all() == 1);  // the release: behind was granted by its watch
+    CHECK_FALSE(release(behind->lease));
+  }
+}
+
+TEST_CASE_METHOD(Fixture, "engine, pre-watch: the node to pre-watch is already gone: we list again at once",
+                 "[engine][prewatch]") {
+  auto e = prewatch_engine();
+  const auto first = other();
+  const auto second = other();
+  // The first goes between our listing and our read of it: the read finds no node and sets no watch.
+  core->before_nth(Op::get_data, 2, [&] { core->erase(first); });
+  auto out = start(e);
+  REQUIRE(core->run_until([&] { return core->count(Op::get_children) == 2; }));
+  core->settle();
+  INFO(core->describe_log());
+  CHECK_FALSE(out->done());
+  CHECK(core->watch_count(second) == 1);
+  CHECK(core->watch_count() == 1);
+  core->erase(second);
+  REQUIRE(wait(*out));
+  REQUIRE(out->lease.valid());
+  CHECK(core->count(Op::get_children) == 2);  // the re-listing showed the second as the only one ahead
+}
+
+TEST_CASE_METHOD(Fixture, "engine, pre-watch: the watched node goes while the re-listing is in flight",
+                 "[engine][prewatch]") {
+  auto e = prewatch_engine();
+  const auto first = other();
+  const auto second = other();
+  auto out = start(e);
+  REQUIRE(core->run_until([&] { return core->watch_count() == 2; }));
+  core->settle();
+  // The first goes (our re-listing starts); the second goes while that listing is in flight, its event
+  // arriving after the listing's reply: the listing no longer shows it, so it grants directly.
+  core->before_next(Op::get_children, [&] { core->erase(second); });
+  core->erase(first);
+  REQUIRE(wait(*out));
+  INFO(core->describe_log());
+  REQUIRE(out->lease.valid());
+  CHECK(out->calls == 1);
+  core->run_for(20ms);
+  CHECK(out->calls == 1);
+  CHECK(core->watch_count() == 0);
+}
+
+TEST_CASE_METHOD(Fixture, "engine, pre-watch: a cancel or a timeout while waiting drops both watches",
+                 "[engine][prewatch][cancel]") {
+  auto e = prewatch_engine();
+  const auto first = other();
+  const auto second = other();
+  auto cancel = std::make_shared<zkr::detail::CancelState>();
+  zkr::AcquireOptions o;
+  const bool by_timeout = GENERATE(false, true);
+  if (by_timeout) o.deadline = Clock::now() + 200ms;
+  auto out = start(e, o, cancel);
+  REQUIRE(core->run_until([&] { return core->watch_count() == 2; }));
+  core->settle();
+  if (!by_timeout) fire(cancel);
+  REQUIRE(wait(*out));
+  INFO(core->describe_log());
+  CHECK_FALSE(out->lease.valid());
+  CHECK(out->ec == (by_timeout ? error_code() : error_code(boost::asio::error::operation_aborted)));
+  CHECK(out->watches_seen == 0);
+  CHECK(out->seen == names({first, second}));  // our node deleted before completing
+  const auto before = core->count_all();
+  core->erase(first);
+  core->erase(second);
+  core->run_for(20ms);
+  CHECK(core->count_all() == before);  // neither watch wakes the finished attempt
+  CHECK(out->calls == 1);
 }
 
 // ===========================================================================================================

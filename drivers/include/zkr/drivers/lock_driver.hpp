@@ -27,6 +27,12 @@ struct PredicateResults {
   /// The read-write drivers, whose lock admits non-sequential read nodes with a write node's key (downgrade),
   /// answer true only where such a node cannot matter (see `WriteLockDriver`, `ReadLockDriver`).
   bool granted_when_watched_node_goes = false;
+  /// Optional (empty: none), only where `granted_when_watched_node_goes` is false: the child just ahead of
+  /// `path_to_watch`, for the engine to watch too. Once it is gone, the watched node may be the only one left in
+  /// our way, so the engine lists again *while the watched node still exists*; when that listing says so, the
+  /// watched node's deletion grants the lock at once. The re-listing leaves the hand-off's critical path, for
+  /// one more read and one more watch event per hand-off. Purely an optimization (`PrewatchLockDriver`).
+  std::string path_to_prewatch;
 };
 
 /// Raised (as an error code by the engine) when our node is missing from the listing: the session was lost.
@@ -73,6 +79,20 @@ class LockDriver {
 class StandardLockDriver : public LockDriver {
  public:
   /// See the class comment.
+  std::optional<PredicateResults> gets_the_lock(const std::vector<std::string>& children,
+                                                std::string_view our_node,
+                                                std::size_t max_leases) const override;
+};
+
+/// `StandardLockDriver` that also names the node ahead of the watched one (`path_to_prewatch`) when we are
+/// further back than just behind the holders. For long queues, where the re-listing after each wake-up sits
+/// on the hand-off's critical path: with it, a hand-off is the holder's delete, one watch event and the
+/// grant. The cost is server load: one more read and one more watch event per hand-off, and every node is
+/// watched by up to two waiters (still no herd: a release notifies at most two). Locks and other clients see
+/// nothing different on the wire (which nodes a client watches is its own affair), so it mixes freely with
+/// Curator and with the standard driver on one lock path. Stateless, thread-safe.
+class PrewatchLockDriver : public StandardLockDriver {
+ public:
   std::optional<PredicateResults> gets_the_lock(const std::vector<std::string>& children,
                                                 std::string_view our_node,
                                                 std::size_t max_leases) const override;
