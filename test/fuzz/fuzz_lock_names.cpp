@@ -4,7 +4,9 @@
 //   - sort_children is a permutation ordered by sort_key, independent of the input order when keys are distinct;
 //   - StandardLockDriver: every child gets an answer; exactly min(max_leases, n) hold; a waiter watches a child
 //     max_leases places ahead of it, which sorts before it; granted_when_watched_node_goes iff index == max_leases;
-//     a name that is not a child gets nullopt;
+//     a name that is not a child gets nullopt; the standard driver never names a node to pre-watch;
+//   - PrewatchLockDriver: the standard answers, plus, for a waiter more than max_leases places back, the child
+//     just ahead of the watched one as path_to_prewatch (and nothing to pre-watch otherwise);
 //   - WriteLockDriver: only the first child holds; granted_when_watched_node_goes only for the second child
 //     behind a first child that is a read node (contains "__READ__", not "__WRIT__");
 //   - ReadLockDriver: a reader holds iff no child containing "__WRIT__" precedes its position, otherwise it
@@ -68,6 +70,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   // Standard driver.
   const auto& std_driver = zkr::standard_lock_driver();
+  static const zkr::PrewatchLockDriver prewatch_driver;
   auto sorted = names;
   std_driver.sort_children(sorted, lock_name);
   sorted_invariants(std_driver, lock_name, names, sorted);
@@ -85,6 +88,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       check(w + max_leases == i);
       check(!(std_driver.sort_key(sorted[i], lock_name) < std_driver.sort_key(sorted[w], lock_name)));
     }
+    check(r->path_to_prewatch.empty());
+    const auto p = prewatch_driver.gets_the_lock(sorted, sorted[i], max_leases);
+    check(p.has_value() && p->gets_the_lock == r->gets_the_lock && p->path_to_watch == r->path_to_watch &&
+          p->granted_when_watched_node_goes == r->granted_when_watched_node_goes);
+    if (i > max_leases)
+      check(index_of(sorted, p->path_to_prewatch) + max_leases + 1 == i);
+    else
+      check(p->path_to_prewatch.empty());
   }
   check(holders == std::min(max_leases, sorted.size()));
   if (!seen.count("absent\n")) check(!std_driver.gets_the_lock(sorted, "absent\n", max_leases));

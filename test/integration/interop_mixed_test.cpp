@@ -146,9 +146,15 @@ TEST_CASE("interop mixed: FIFO across languages (Java, C++, Java queued behind a
   ServerFixture fx;
   GrantChecker checker;
   const std::string path = "/interop/mixed/fifo";
+  // With the pre-watch, the C++ waiter (third in line) also watches the holder and lists again once it goes,
+  // while Java's first waiter holds: its grant must still wait for that waiter's release.
+  const bool prewatch = GENERATE(false, true);
+  CAPTURE(prewatch);
   auto hc = fx.client();
   auto wc = fx.client();
-  InterProcessMutex holder(*hc, path), waiter(*wc, path);
+  InterProcessMutex holder(*hc, path);
+  InterProcessMutex waiter(*wc, path, prewatch ? std::make_shared<PrewatchLockDriver>()
+                                               : std::shared_ptr<const LockDriver>());
   CuratorPeer java_a(fx.server.connect_string(), "mutex", {path});
   CuratorPeer java_b(fx.server.connect_string(), "mutex", {path});
 

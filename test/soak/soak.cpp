@@ -2,7 +2,8 @@
 //
 //   zkr_soak [--seconds N] [--sessions S] [--threads T] [--locks L] [--seed X]
 //
-// S client sessions with T threads each contend on L InterProcessMutex paths (each iteration picks a lock at
+// S client sessions with T threads each contend on L InterProcessMutex paths (sessions with an odd index use
+// PrewatchLockDriver, the others the standard driver, so both share every queue; each iteration picks a lock at
 // random and holds it 0-20 ms, writing to the checker's fenced resource), while a fault thread, every 1-3 s,
 // either restarts the ZooKeeper server (down for well under the session timeout) or expires the session of a
 // random client. Grants of an expired session count as lost from the moment of the fault (the fence, not the
@@ -82,10 +83,14 @@ int main(int argc, char** argv) {
   for (int i = 0; i < opt.sessions; ++i) clients.push_back(make_client(connect, soak_client_options()));
   std::vector<std::string> paths;
   for (int l = 0; l < opt.locks; ++l) paths.push_back("/soak/lock-" + std::to_string(l));
-  // One mutex object per (session, lock), shared by that session's threads (holds belong to threads).
+  // One mutex object per (session, lock), shared by that session's threads (holds belong to threads). Odd
+  // sessions wait with the pre-watch: both drivers share every queue.
   std::vector<std::vector<std::unique_ptr<InterProcessMutex>>> mutexes(opt.sessions);
+  const auto prewatch = std::make_shared<PrewatchLockDriver>();
   for (int s = 0; s < opt.sessions; ++s)
-    for (auto& p : paths) mutexes[s].push_back(std::make_unique<InterProcessMutex>(*clients[s], p));
+    for (auto& p : paths)
+      mutexes[s].push_back(s % 2 ? std::make_unique<InterProcessMutex>(*clients[s], p, prewatch)
+                                 : std::make_unique<InterProcessMutex>(*clients[s], p));
 
   std::mutex side_mu;
   std::map<std::size_t, std::int64_t> grant_session;                 // grant id -> session of its node
