@@ -4,7 +4,7 @@
 // bench/run_bench.py drives all three the same way:
 //
 //   zkr_bench --connect HOSTS --scenario S --path P [--clients K] [--ops N] [--waiters W] [--warmup N]
-//             [--session-timeout-ms MS] [--timeout-s S] [--mntr HOST:PORT] [--lock-driver standard|prewatch]
+//             [--session-timeout-ms MS] [--timeout-s S] [--mntr HOST:PORT] [--lock-driver default|standard]
 //
 // Scenarios (defaults in brackets); every session is its own CuratorFramework:
 //   uncontended      one session, N [2000] InterProcessMutex acquire+release pairs; latency per pair.
@@ -22,8 +22,9 @@
 //                    K sessions (clamped to [4, 8]; the first also holds the lock while the others queue), then
 //                    a FIFO drain. extra: enqueue time, drain rate, fifo_ok, peak RSS (VmHWM) and the largest
 //                    thread count seen (/proc/self/task).
-// --lock-driver: the LockDriver of the plain mutexes (uncontended, contended, drain, zkr_async10k): standard
-// [default] or prewatch (PrewatchLockDriver). The runner reports the latter as library "zkrecipes-prewatch".
+// --lock-driver: the LockDriver of the plain mutexes (uncontended, contended, drain, zkr_async10k): default (the
+// mutex's own, PrewatchLockDriver) or standard (StandardLockDriver: Curator's request pattern). The runner
+// reports the latter as library "zkrecipes-standard".
 // --warmup: unmeasured pairs/handoffs before the measured part [100; drain 0]; for rwlock it is milliseconds of
 // unmeasured running [500].
 //
@@ -91,7 +92,7 @@ using namespace std::chrono_literals;
 constexpr const char* usage_text =
     "usage: zkr_bench --connect HOSTS --scenario S --path P [--clients K] [--ops N] [--waiters W]\n"
     "                 [--warmup N] [--session-timeout-ms MS] [--timeout-s S] [--mntr HOST:PORT]\n"
-    "                 [--lock-driver standard|prewatch]\n"
+    "                 [--lock-driver default|standard]\n"
     "\n"
     "scenarios: uncontended, contended, drain, semaphore-mutex, rwlock, multilock, zkr_async10k\n"
     "  --clients K           sessions (contended [8], drain [min(8,W)], zkr_async10k [4, clamped to 4..8]),\n"
@@ -102,7 +103,7 @@ constexpr const char* usage_text =
     "  --warmup N            unmeasured pairs/handoffs [100; drain 0]; rwlock: milliseconds [500]\n"
     "  --session-timeout-ms  [30000]\n"
     "  --timeout-s S         watchdog: exit 3 after S seconds [600]\n"
-    "  --lock-driver D       the plain mutexes' LockDriver: standard [default] or prewatch\n"
+    "  --lock-driver D       the plain mutexes' LockDriver: default (PrewatchLockDriver) or standard\n"
     "  --mntr HOST:PORT      read ZooKeeper's mntr counters just before and after the measured part\n"
     "                        (extra.mntr: reads, writes, watch_events, packets_received)\n"
     "Prints one JSON line. Exit status: 0 ok, 1 failed, 2 usage, 3 timed out.\n";
@@ -126,7 +127,7 @@ struct Args {
   int session_timeout_ms = 30000;
   int timeout_s = 600;
   std::string mntr;  // host:port, empty = none
-  bool prewatch = false;  // --lock-driver prewatch
+  bool standard = false;  // --lock-driver standard
 };
 
 int or_default(int value, int dflt) { return value >= 0 ? value : dflt; }
@@ -162,8 +163,8 @@ Args parse(int argc, char** argv) {
     else if (k == "--timeout-s") a.timeout_s = number();
     else if (k == "--mntr") a.mntr = v;
     else if (k == "--lock-driver") {
-      if (v != "standard" && v != "prewatch") die(2, "--lock-driver: standard or prewatch, not " + v);
-      a.prewatch = v == "prewatch";
+      if (v != "default" && v != "standard") die(2, "--lock-driver: default or standard, not " + v);
+      a.standard = v == "standard";
     }
     else die(2, "unknown option " + k);
   }
@@ -453,8 +454,8 @@ class Bench {
 
   /// A plain mutex on the benchmark's path, over the driver chosen with --lock-driver.
   std::unique_ptr<zkr::InterProcessMutex> mutex(zkr::CuratorFramework& c) const {
-    if (a_.prewatch)
-      return std::make_unique<zkr::InterProcessMutex>(c, a_.path, std::make_shared<zkr::PrewatchLockDriver>());
+    if (a_.standard)
+      return std::make_unique<zkr::InterProcessMutex>(c, a_.path, std::make_shared<zkr::StandardLockDriver>());
     return std::make_unique<zkr::InterProcessMutex>(c, a_.path);
   }
 
@@ -478,7 +479,7 @@ class Bench {
                       {"waiters", param(a_.waiters)},
                       {"warmup", param(a_.warmup)},
                       {"path", a_.path},
-                      {"lock_driver", a_.prewatch ? "prewatch" : "standard"}};
+                      {"lock_driver", a_.standard ? "standard" : "default"}};
     r.extra.emplace_back("cpu_seconds_total", rusage_cpu_seconds());
     r.extra.emplace_back("peak_rss_mb", peak_rss_mb());
     r.extra.emplace_back("max_threads", max_threads.load());

@@ -89,4 +89,9 @@ const StandardLockDriver& standard_lock_driver() noexcept {
   return instance;
 }
 
+const PrewatchLockDriver& prewatch_lock_driver() noexcept {
+  static const PrewatchLockDriver instance;
+  return instance;
+}
+
 }  // namespace zkr

@@ -35,7 +35,8 @@ std::shared_ptr<MultiShared> make_multi_shared(std::shared_ptr<Core> core, const
   auto s = std::make_shared<MultiShared>();
   s->core = core;
   for (const auto& p : paths)
-    s->engines.push_back(std::make_shared<LockInternals>(core, p, std::string(InterProcessMutex::lock_name), 1, nullptr));
+    s->engines.push_back(std::make_shared<LockInternals>(core, p, std::string(InterProcessMutex::lock_name), 1,
+                                                         default_mutex_driver()));
   return s;
 }
 

@@ -11,7 +11,8 @@ InterProcessMutex::InterProcessMutex(CuratorFramework& client, std::string path,
 
 InterProcessMutex::InterProcessMutex(CuratorFramework& client, std::string path, std::string name,
                                      std::shared_ptr<const LockDriver> driver)
-    : engine_(std::make_shared<LockInternals>(client, std::move(path), std::move(name), 1, std::move(driver))),
+    : engine_(std::make_shared<LockInternals>(client, std::move(path), std::move(name), 1,
+                                              driver ? std::move(driver) : detail::default_mutex_driver())),
       revoke_target_(std::make_shared<RevokeTarget>()) {
   revoke_target_->self = this;
 }

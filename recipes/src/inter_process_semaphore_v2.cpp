@@ -311,7 +311,7 @@ std::shared_ptr<SemaphoreShared> make_semaphore_shared(std::shared_ptr<Core> cor
   s->leases_path = make_path(path, InterProcessSemaphoreV2::lease_parent);
   s->max_leases = max_leases;
   s->mutex = std::make_shared<LockInternals>(s->core, make_path(path, InterProcessSemaphoreV2::lock_parent), "lock-",
-                                             1, nullptr);
+                                             1, default_mutex_driver());
   return s;
 }
 

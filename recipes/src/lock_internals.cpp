@@ -38,6 +38,10 @@ LockInternals::LockInternals(std::shared_ptr<detail::Core> core, std::string bas
   if (!driver_) driver_ = std::shared_ptr<const LockDriver>(&standard_lock_driver(), [](const LockDriver*) {});
 }
 
+std::shared_ptr<const LockDriver> detail::default_mutex_driver() {
+  return std::shared_ptr<const LockDriver>(&prewatch_lock_driver(), [](const LockDriver*) {});
+}
+
 /// One listing of the directory, sorted by the engine's driver, shared by every attempt that joined it.
 struct LockInternals::Listing {
   std::vector<std::string> names;

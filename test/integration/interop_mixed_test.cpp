@@ -112,10 +112,11 @@ void mixed_contention(const char* recipe, const std::string& path) {
   std::filesystem::remove(log);
 }
 
-/// The mutex over `PrewatchLockDriver`, as a type `cxx_rounds` can construct.
-struct PrewatchMutex : InterProcessMutex {
-  PrewatchMutex(CuratorFramework& c, const std::string& path)
-      : InterProcessMutex(c, path, std::make_shared<PrewatchLockDriver>()) {}
+/// The mutex over `StandardLockDriver` (no pre-watch; the default has it), as a type `cxx_rounds` can
+/// construct.
+struct StandardMutex : InterProcessMutex {
+  StandardMutex(CuratorFramework& c, const std::string& path)
+      : InterProcessMutex(c, path, std::make_shared<StandardLockDriver>()) {}
 };
 
 std::int64_t czxid_of(CuratorFramework& c, const std::string& node) {
@@ -130,9 +131,9 @@ TEST_CASE("interop mixed: Java and C++ contenders on one InterProcessMutex exclu
   mixed_contention<InterProcessMutex>("mutex", "/interop/mixed/mutex");
 }
 
-TEST_CASE("interop mixed: Java contenders and C++ ones using the pre-watch exclude each other", "[interop]") {
+TEST_CASE("interop mixed: Java contenders and C++ ones on StandardLockDriver exclude each other", "[interop]") {
   if (!peer_available()) return;
-  mixed_contention<PrewatchMutex>("mutex", "/interop/mixed/mutex-prewatch");
+  mixed_contention<StandardMutex>("mutex", "/interop/mixed/mutex-standard");
 }
 
 TEST_CASE("interop mixed: Java and C++ contenders on one InterProcessSemaphoreMutex exclude each other",
@@ -146,15 +147,16 @@ TEST_CASE("interop mixed: FIFO across languages (Java, C++, Java queued behind a
   ServerFixture fx;
   GrantChecker checker;
   const std::string path = "/interop/mixed/fifo";
-  // With the pre-watch, the C++ waiter (third in line) also watches the holder and lists again once it goes,
-  // while Java's first waiter holds: its grant must still wait for that waiter's release.
+  // With the pre-watch (the default driver), the C++ waiter (third in line) also watches the holder and lists
+  // again once it goes, while Java's first waiter holds: its grant must still wait for that waiter's release.
+  // StandardLockDriver: Curator's way (re-list after the wake-up).
   const bool prewatch = GENERATE(false, true);
   CAPTURE(prewatch);
   auto hc = fx.client();
   auto wc = fx.client();
   InterProcessMutex holder(*hc, path);
-  InterProcessMutex waiter(*wc, path, prewatch ? std::make_shared<PrewatchLockDriver>()
-                                               : std::shared_ptr<const LockDriver>());
+  InterProcessMutex waiter(*wc, path, prewatch ? std::shared_ptr<const LockDriver>()
+                                               : std::make_shared<StandardLockDriver>());
   CuratorPeer java_a(fx.server.connect_string(), "mutex", {path});
   CuratorPeer java_b(fx.server.connect_string(), "mutex", {path});
 

@@ -3,8 +3,8 @@
 //   zkr_soak [--seconds N] [--sessions S] [--threads T] [--locks L] [--seed X]
 //
 // S client sessions with T threads each contend on L InterProcessMutex paths (sessions with an odd index use
-// PrewatchLockDriver, the others the standard driver, so both share every queue; each iteration picks a lock at
-// random and holds it 0-20 ms, writing to the checker's fenced resource), while a fault thread, every 1-3 s,
+// StandardLockDriver, the others the default PrewatchLockDriver, so both share every queue; each iteration picks
+// a lock at random and holds it 0-20 ms, writing to the checker's fenced resource), while a fault thread, every 1-3 s,
 // either restarts the ZooKeeper server (down for well under the session timeout) or expires the session of a
 // random client. Grants of an expired session count as lost from the moment of the fault (the fence, not the
 // lock, protects a holder that has not noticed yet). At the end every client is closed and no lock node may be
@@ -84,12 +84,12 @@ int main(int argc, char** argv) {
   std::vector<std::string> paths;
   for (int l = 0; l < opt.locks; ++l) paths.push_back("/soak/lock-" + std::to_string(l));
   // One mutex object per (session, lock), shared by that session's threads (holds belong to threads). Odd
-  // sessions wait with the pre-watch: both drivers share every queue.
+  // sessions wait without the pre-watch (the standard driver): both drivers share every queue.
   std::vector<std::vector<std::unique_ptr<InterProcessMutex>>> mutexes(opt.sessions);
-  const auto prewatch = std::make_shared<PrewatchLockDriver>();
+  const auto standard = std::make_shared<StandardLockDriver>();
   for (int s = 0; s < opt.sessions; ++s)
     for (auto& p : paths)
-      mutexes[s].push_back(s % 2 ? std::make_unique<InterProcessMutex>(*clients[s], p, prewatch)
+      mutexes[s].push_back(s % 2 ? std::make_unique<InterProcessMutex>(*clients[s], p, standard)
                                  : std::make_unique<InterProcessMutex>(*clients[s], p));
 
   std::mutex side_mu;

@@ -85,12 +85,14 @@ class StandardLockDriver : public LockDriver {
 };
 
 /// `StandardLockDriver` that also names the node ahead of the watched one (`path_to_prewatch`) when we are
-/// further back than just behind the holders. For long queues, where the re-listing after each wake-up sits
-/// on the hand-off's critical path: with it, a hand-off is the holder's delete, one watch event and the
-/// grant. The cost is server load: one more read and one more watch event per hand-off, and every node is
-/// watched by up to two waiters (still no herd: a release notifies at most two). Locks and other clients see
-/// nothing different on the wire (which nodes a client watches is its own affair), so it mixes freely with
-/// Curator and with the standard driver on one lock path. Stateless, thread-safe.
+/// further back than just behind the holders: the mutexes' default (`prewatch_lock_driver()`). In a queue,
+/// the re-listing after a wake-up would sit on the hand-off's critical path; with the pre-watch it happens
+/// earlier, and a hand-off is the holder's delete, one watch event and the grant. The cost, only where two or
+/// more nodes are ahead of a waiter: one more read and one more watch event per hand-off, and a node is
+/// watched by up to two waiters (still no herd: a release notifies at most two). Other clients see nothing
+/// different on the wire (which nodes a client watches is its own affair), so it mixes freely with Curator
+/// and with the standard driver on one lock path. Pass `StandardLockDriver` for Curator's exact request
+/// pattern. Stateless, thread-safe.
 class PrewatchLockDriver : public StandardLockDriver {
  public:
   std::optional<PredicateResults> gets_the_lock(const std::vector<std::string>& children,
@@ -100,5 +102,8 @@ class PrewatchLockDriver : public StandardLockDriver {
 
 /// The shared instance of the standard driver (a function-local static: safe from any thread).
 const StandardLockDriver& standard_lock_driver() noexcept;
+/// The shared instance of the pre-watch driver (the mutexes' default: `InterProcessMutex`, the multi-lock's
+/// mutexes and the semaphore's internal mutex).
+const PrewatchLockDriver& prewatch_lock_driver() noexcept;
 
 }  // namespace zkr

@@ -35,9 +35,12 @@ class InterProcessMutex : public InterProcessLock {
  public:
   static constexpr std::string_view lock_name = "lock-";
 
-  /// `path` is validated by Curator's rules (`Error` with `errc::invalid_path`).
+  /// `path` is validated by Curator's rules (`Error` with `errc::invalid_path`). The driver is
+  /// `PrewatchLockDriver` (Curator's policy; a waiter with two or more nodes ahead also watches the node ahead
+  /// of its predecessor, so its turn needs no listing).
   InterProcessMutex(CuratorFramework& client, std::string path);
-  /// With a custom driver (Curator's constructor taking a `LockInternalsDriver`).
+  /// With a custom driver (Curator's constructor taking a `LockInternalsDriver`); null: the default above.
+  /// `std::make_shared<StandardLockDriver>()` gives Curator's exact request pattern.
   InterProcessMutex(CuratorFramework& client, std::string path, std::shared_ptr<const LockDriver> driver);
   virtual ~InterProcessMutex();
 

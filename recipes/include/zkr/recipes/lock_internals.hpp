@@ -129,6 +129,10 @@ class LockInternals : public std::enable_shared_from_this<LockInternals> {
 
 namespace detail {
 
+/// The driver of a mutex built without one (`InterProcessMutex`, the multi-lock's mutexes, the semaphore's
+/// internal mutex): the shared `PrewatchLockDriver`. The engine itself, given none, uses the standard driver.
+std::shared_ptr<const LockDriver> default_mutex_driver();
+
 /// Makes a Lease for a granted node (I/O thread): registers the loss signal.
 Lease make_lease(const std::shared_ptr<Core>& core, std::string path, std::int64_t czxid, std::int64_t session);
 
