@@ -794,6 +794,9 @@ def write_markdown(path, table, meta, notes, plot_note, png_name, rows=()):
         "the driver just before and after its measured part. `~` marks estimates from counters read "
         "around the whole run (session set-up and warmup included, 2 writes per session removed).",
         "- FIFO: in the drain case, whether the waiters acquired in the order of their sequence numbers.",
+        "- zkrecipes-standard: zkrecipes with `StandardLockDriver` (Curator's request pattern: re-list after each "
+        "wake-up) instead of the mutexes' default `PrewatchLockDriver`; run only where the pre-watch changes a "
+        "hand-off (K=8, K=32, the long drain).",
         "- The machine is shared and noisy: compare ratios taken in one run, not absolute numbers "
         "across runs.",
         "",
