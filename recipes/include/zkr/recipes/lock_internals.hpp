@@ -16,7 +16,9 @@
 ///  3. held: done (an uncontended acquire is one round trip). Otherwise watch only the node the driver
 ///     names, with get_data so a vanished node leaves no watch, and wait;
 ///  4. on the watch: when the driver said the watched node was the only one in our way, its deletion grants the
-///     lock with no further round trip (sequence numbers only grow); otherwise list again.
+///     lock with no further round trip (sequence numbers only grow); otherwise list again. A driver may also
+///     name the node ahead of the watched one (`path_to_prewatch`, `PrewatchLockDriver`): its deletion leads to
+///     that listing while the watched node still exists, so the watched node's deletion then grants at once.
 /// Our node missing from a listing means the session was lost: a new node is made under the retry policy.
 /// Timeout, cancellation and errors delete our node (guaranteed delete) before the operation completes. The
 /// timeout is one budget across retries.
