@@ -284,8 +284,10 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
           if (ev.type == EventType::node_deleted) return went();
           if (gen == self->prewatch_gen) self->prewatch = 0, self->prewatched.clear();  // spent: nothing learnt
         },
-        [went](error_code ec, NodeData) {
-          if (ec == zk_errc::no_node) went();
+        [self, gen, went](error_code ec, NodeData) {
+          if (ec == zk_errc::no_node) return went();
+          // Any other error set no watch: forget it, so that the next listing can pre-watch again.
+          if (ec && gen == self->prewatch_gen) self->prewatch = 0, self->prewatched.clear();
         });
   }
 

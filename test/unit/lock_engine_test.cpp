@@ -502,6 +502,31 @@ TEST_CASE_METHOD(Fixture, "engine, pre-watch: the node to pre-watch is already g
   CHECK(core->count(Op::get_children) == 2);  // the re-listing showed the second as the only one ahead
 }
 
+TEST_CASE_METHOD(Fixture, "engine, pre-watch: a failed pre-watch read only loses the pre-watch until the next listing",
+                 "[engine][prewatch]") {
+  auto e = prewatch_engine();
+  const auto first = other();
+  const auto second = other();
+  core->fail_next(Op::get_data, zk_errc::connection_loss, name_of(first));  // the pre-watch's read
+  auto out = start(e);
+  REQUIRE(core->run_until([&] { return core->watch_count(second) == 1; }));
+  core->settle();
+  CHECK_FALSE(out->done());  // not an error of the acquire
+  CHECK(core->watch_count(first) == 0);
+  // A data change on the watched node: we list again, and that listing pre-watches the first again.
+  core->set(second, "x");
+  REQUIRE(core->run_until([&] { return core->watch_count(first) == 1; }));
+  core->settle();
+  CHECK(core->watch_count(second) == 1);
+  core->erase(first);
+  core->settle();
+  core->erase(second);
+  REQUIRE(wait(*out));
+  INFO(core->describe_log());
+  REQUIRE(out->lease.valid());
+  CHECK(core->count(Op::get_children) == 3);  // create's, after the data change, after the first went
+}
+
 TEST_CASE_METHOD(Fixture, "engine, pre-watch: the watched node goes while the re-listing is in flight",
                  "[engine][prewatch]") {
   auto e = prewatch_engine();
