@@ -128,6 +128,7 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   }
 
   void create(std::string path, CreateOptions options, CreateCallback cb, RequestOptions ro) override;
+  bool remove_from_caller(const std::string& path, VoidCallback& cb) override;
   void remove(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb,
               RequestOptions ro) override;
   WatchId exists(std::string path, WatchCallback watch, StatCallback cb, RequestOptions ro) override;
@@ -412,11 +413,11 @@ void CoreImpl::close_handle() {
   ++pump_timer_gen_;
   pump_timer_armed_ = false;
   pump_timer_.cancel();
-  zhandle_t* zh = zh_;
-  zh_ = nullptr;
   handle_ctx_->core = nullptr;  // late callbacks of this handle are ignored
   {
     const std::lock_guard c_lock(c_client_mutex());
+    zhandle_t* zh = zh_;
+    zh_ = nullptr;  // under the mutex: remove_from_caller reads it from other threads
     zookeeper_close(zh);  // completes every pending request (ZCLOSING); their results are posted
   }
   delete handle_ctx_;
@@ -603,6 +604,14 @@ void CoreImpl::pump() {
     bool connected = false;
     {
       const std::lock_guard c_lock(c_client_mutex());
+      const int state = zoo_state(zh_);
+      // A request call (zoo_a*) whose immediate send fails closes the socket and marks the handle not connected
+      // without a session event; its reconnect then reports no CONNECTING either, as the handle was not connected
+      // when it gave up. Deliver that event ourselves, or connected_ stays true, with no SUSPENDED and no
+      // session-timeout clock. A duplicate of a real event still queued is harmless (on_global_event).
+      if (connected_ && state != ZOO_CONNECTED_STATE && state != ZOO_READONLY_STATE &&
+          state != ZOO_EXPIRED_SESSION_STATE && state != ZOO_AUTH_FAILED_STATE)
+        on_global_event(generation_, ZOO_SESSION_EVENT, ZOO_CONNECTING_STATE);
       zookeeper_interest(zh_, &fd, &interest, &tv);
       connected = zoo_state(zh_) == ZOO_CONNECTED_STATE;
     }
@@ -1358,6 +1367,41 @@ void CoreImpl::remove(std::string path, int version, bool guaranteed, bool quiet
       cb(map_rc(rc));
     });
   });
+}
+
+bool CoreImpl::remove_from_caller(const std::string& path, VoidCallback& cb) {
+  if (running_in_io_thread() || !is_open() || !connected_ || gate(path) || path == "/") return false;
+  struct R {
+    CoreImpl* self;
+    std::string path;
+    VoidCallback cb;
+  };
+  auto full = fix(path);
+  auto r = std::make_unique<R>(R{this, path, std::move(cb)});
+  int rc = ZINVALIDSTATE;
+  {
+    // zh_ is written under this mutex too (open_handle, close_handle), so it is read safely here. The
+    // single-threaded C client sends the request from this thread before zoo_adelete returns, unless the socket
+    // is full; the pump posted below then sends the rest.
+    const std::lock_guard c_lock(c_client_mutex());
+    if (zh_)
+      rc = zoo_adelete(zh_, full.c_str(), -1, [](int rc, const void* data) {
+        // On the I/O thread, inside zookeeper_process: continue in a handler of our own, as every callback does.
+        std::unique_ptr<R> r(static_cast<R*>(const_cast<void*>(data)));
+        auto* self = r->self;
+        self->post([r = std::move(r), rc]() mutable {
+          if (rc == ZOK || rc == ZNONODE) return r->cb({});
+          r->self->remove(std::move(r->path), -1, /*guaranteed=*/true, /*quietly=*/true, std::move(r->cb), {});
+        });
+      }, r.get());
+  }
+  if (rc != ZOK) {
+    cb = std::move(r->cb);
+    return false;
+  }
+  r.release();  // owned by the C client's completion now
+  post([this] { request_pump(); });
+  return true;
 }
 
 void CoreImpl::delete_children_then(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb,

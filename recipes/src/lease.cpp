@@ -84,6 +84,9 @@ void LeaseCore::watch_node() {
         auto self = weak.lock();
         if (!self) return;
         self->node_watch = 0;
+        // Our own release deletes the node: that is no loss. (A release from the caller's thread marks the lease
+        // released before its delete leaves; its I/O-thread bookkeeping may run after this event.)
+        if (self->released) return;
         if (ev.type == EventType::node_deleted || ev.type == EventType::session_lost)
           self->set_status(LeaseStatus::lost);
         else
@@ -106,6 +109,22 @@ void LeaseCore::release(VoidCallback cb) {
   core->remove(path, -1, /*guaranteed=*/true, /*quietly=*/true, std::move(cb));
 }
 
+bool LeaseCore::release_from_caller(VoidCallback& cb) {
+  if (core->running_in_io_thread() || !core->is_open()) return false;
+  bool expected = false;
+  if (!released.compare_exchange_strong(expected, true)) return false;  // `release` reports it
+  if (!core->remove_from_caller(path, cb)) {
+    released = false;
+    return false;
+  }
+  // The delete is on its way; the rest of `release` belongs to the I/O thread.
+  boost::asio::post(core->io_executor(), [self = shared_from_this()] {
+    self->set_status(LeaseStatus::released);
+    self->stop_monitoring();
+  });
+  return true;
+}
+
 }  // namespace detail
 
 Lease::Lease() noexcept = default;
@@ -126,6 +145,9 @@ Lease::~Lease() {
   if (!core_) return;
   try {
     auto c = std::move(core_);
+    // As a blocking release, the delete leaves from this thread when it can (not waiting for it).
+    detail::VoidCallback ignore([](error_code) {});
+    if (!c->released && c->release_from_caller(ignore)) return;
     auto io = c->core->io_executor();
     boost::asio::post(io, [c] {
       if (!c->released) c->release([](error_code) {});
@@ -188,7 +210,11 @@ void Lease::release(error_code& ec) {
     return;
   }
   auto c = std::move(core_);
-  detail::run_blocking_void(*c->core, [c](detail::VoidCallback cb) { c->release(std::move(cb)); }, ec);
+  // The delete leaves from this thread when it can, so the next waiter's grant does not wait for this client's
+  // I/O thread to wake (docs/benchmark-targets.md, finding 9).
+  detail::run_blocking_void_from_caller(
+      *c->core, [&c](detail::VoidCallback& cb) { return c->release_from_caller(cb); },
+      [c](detail::VoidCallback cb) { c->release(std::move(cb)); }, ec);
 }
 void Lease::release() {
   std::string path = node_path();

@@ -81,6 +81,31 @@ int thread_count() {
   return n;
 }
 
+/// Holds a client's I/O thread inside a handler until `end()` (at the latest after 30 s, so that a failing test
+/// cannot hang the client): what happens meanwhile was not done by that thread.
+class IoStall {
+ public:
+  explicit IoStall(CuratorFramework& c) {
+    std::promise<void> stalled;
+    boost::asio::post(c.core()->io_executor(), [&stalled, until = unstall_.get_future().share()] {
+      stalled.set_value();
+      until.wait_for(30s);
+    });
+    stalled.get_future().wait();
+  }
+  IoStall(const IoStall&) = delete;
+  IoStall& operator=(const IoStall&) = delete;
+  ~IoStall() { end(); }
+  void end() {
+    if (!ended_) unstall_.set_value();
+    ended_ = true;
+  }
+
+ private:
+  std::promise<void> unstall_;
+  bool ended_ = false;
+};
+
 }  // namespace
 
 TEMPLATE_TEST_CASE("contract: mutual exclusion across sessions and threads, tokens increase", "[contract]",
@@ -305,6 +330,124 @@ TEST_CASE("contract: the loss signal fires when the lock node is deleted by some
   fx.admin->remove(lease.node_path());
   REQUIRE(wait_lost.wait_for(20s) == std::future_status::ready);
   CHECK(wait_lost.get() == LeaseStatus::lost);
+}
+
+TEST_CASE("contract: a blocking release sends its delete from the calling thread and ends released, not lost",
+          "[contract][release]") {
+  // The delete that ends a hold is on the next holder's critical path, so a blocking release sends it itself
+  // instead of waking the client's I/O thread first. Shown here with that I/O thread stalled: the node is gone
+  // before the I/O thread runs again. The lease watches its own node (a status listener), and that deletion
+  // must not read as a loss.
+  ServerFixture fx;
+  auto c1 = fx.client();
+  InterProcessMutex m(*c1, "/locks/release-caller");
+  auto lease = m.async_acquire(boost::asio::use_future).get();
+  REQUIRE(lease.valid());
+  const auto node = lease.node_name();
+  auto state = lease.state();
+  std::mutex seen_mu;
+  std::vector<LeaseStatus> seen;
+  lease.on_status_change([&](LeaseStatus s) {
+    std::lock_guard lk(seen_mu);
+    seen.push_back(s);
+  });
+  auto wait_lost = lease.async_wait_lost(boost::asio::use_future);
+  {
+    // Both queued behind the watch's exists request, which therefore reaches the server before our delete.
+    std::promise<void> queued;
+    boost::asio::post(c1->core()->io_executor(), [&] { queued.set_value(); });
+    REQUIRE(queued.get_future().wait_for(10s) == std::future_status::ready);
+  }
+
+  IoStall stall(*c1);
+  auto released = std::async(std::launch::async, [&] {
+    error_code ec;
+    lease.release(ec);
+    return ec;
+  });
+  const bool gone_while_stalled = eventually(
+      [&] {
+        auto names = fx.children("/locks/release-caller");
+        return std::find(names.begin(), names.end(), node) == names.end();
+      },
+      10s);
+  stall.end();
+  CHECK(gone_while_stalled);
+  REQUIRE(released.wait_for(20s) == std::future_status::ready);
+  CHECK_FALSE(released.get());
+  REQUIRE(wait_lost.wait_for(10s) == std::future_status::ready);
+  CHECK(wait_lost.get() == LeaseStatus::released);
+  CHECK(state->status == LeaseStatus::released);
+  CHECK(eventually(
+      [&] {
+        std::lock_guard lk(seen_mu);
+        return !seen.empty();
+      },
+      10s));
+  std::this_thread::sleep_for(200ms);  // a late `lost` would show here
+  std::lock_guard lk(seen_mu);
+  CHECK(seen == std::vector<LeaseStatus>{LeaseStatus::released});
+  CHECK(c1->pending_guaranteed_deletes() == 0);
+}
+
+TEST_CASE("contract: a blocking release as the server goes down is kept and done after the restart",
+          "[contract][release]") {
+  // The client's I/O thread is stalled while the server stops, so the client still counts itself connected and
+  // the release sends its delete from the calling thread, into a dead connection. That send fails, and the C
+  // client then closes the connection without any session event: the client must notice by itself (else it
+  // would count itself connected and retry against the dead connection until the session timed out). The
+  // delete fails with the connection and continues as a guaranteed delete: kept, and done once the server is
+  // back. (Had the client seen the disconnection first, the release would have gone the usual way, to the same
+  // end.)
+  ServerFixture fx;
+  auto c1 = fx.client({.session_timeout = 30s, .connection_timeout = 1s});
+  InterProcessMutex m(*c1, "/locks/release-down");
+  // A mutex is released by the thread that acquired it: one thread does both, driven from here.
+  std::promise<bool> held;
+  std::promise<void> go;
+  std::promise<error_code> released;
+  std::thread owner([&] {
+    held.set_value(m.acquire(10s));
+    go.get_future().wait();
+    error_code ec;
+    m.release(ec);
+    released.set_value(ec);
+  });
+  bool went = false;
+  struct Join {  // also when a REQUIRE below throws
+    std::thread& t;
+    std::promise<void>& go;
+    bool& went;
+    ~Join() {
+      if (!went) go.set_value();
+      t.join();
+    }
+  } join{owner, go, went};
+  REQUIRE(held.get_future().get());
+  const auto session = c1->session_id();
+  std::atomic<bool> suspended{false};
+  c1->add_connection_state_listener([&](ConnectionState s) {
+    if (s == ConnectionState::suspended) suspended = true;
+  });
+  IoStall stall(*c1);
+  fx.server.stop();
+  CHECK(c1->is_connected());
+  auto result = released.get_future();
+  go.set_value();
+  went = true;
+  std::this_thread::sleep_for(300ms);  // the release reaches its send (ordering only: either way passes)
+  stall.end();
+  REQUIRE(result.wait_for(30s) == std::future_status::ready);
+  const auto ec = result.get();
+  CHECK((ec == errc::connection_timeout || is_retryable(ec)));
+  CHECK(eventually([&] { return suspended.load(); }, 10s));
+  CHECK_FALSE(c1->is_connected());
+  CHECK_FALSE(m.is_acquired_in_this_process());
+  CHECK(c1->pending_guaranteed_deletes() == 1);
+  fx.server.start();
+  CHECK(eventually([&] { return c1->pending_guaranteed_deletes() == 0; }, 20s));
+  CHECK(c1->session_id() == session);  // so the node went by our delete, not with the session
+  CHECK(fx.children("/locks/release-down").empty());
 }
 
 TEST_CASE("contract: async_acquire tells when our node is queued, before the wait ends (CURATOR-592)",

@@ -150,4 +150,36 @@ void run_blocking_void(Core& core, Start&& start, error_code& ec) {
       ec);
 }
 
+/// `run_blocking_void` whose operation first gets a chance on the calling thread: `start_here(done)` either
+/// takes `done` and returns true (`done` then runs on another thread), or returns false and leaves it, and
+/// `start(done)` is posted to the I/O thread as usual.
+template <class StartHere, class Start>
+void run_blocking_void_from_caller(Core& core, StartHere&& start_here, Start&& start, error_code& ec) {
+  if (core.running_in_io_thread()) {
+    ec = errc::would_deadlock;
+    return;
+  }
+  struct State {
+    std::mutex m;
+    std::condition_variable cv;
+    bool done = false;
+    error_code ec;
+  };
+  auto st = std::make_shared<State>();
+  VoidCallback done([st](error_code e) {
+    {
+      std::lock_guard lk(st->m);
+      st->ec = e;
+      st->done = true;
+    }
+    st->cv.notify_one();
+  });
+  if (!start_here(done))
+    boost::asio::post(core.io_executor(),
+                      [start = std::forward<Start>(start), done = std::move(done)]() mutable { start(std::move(done)); });
+  std::unique_lock lk(st->m);
+  st->cv.wait(lk, [&] { return st->done; });
+  ec = st->ec;
+}
+
 }  // namespace zkr::detail

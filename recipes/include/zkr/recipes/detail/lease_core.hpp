@@ -25,6 +25,10 @@ class LeaseCore : public std::enable_shared_from_this<LeaseCore> {
   void set_status(LeaseStatus s);
   void watch_node();
   void release(VoidCallback cb);
+  /// `release` from a thread other than the I/O thread, sending the delete from that thread
+  /// (`Core::remove_from_caller`). False, with `cb` untouched and nothing done, when it cannot: the caller then
+  /// posts `release`.
+  bool release_from_caller(VoidCallback& cb);
 
   const std::shared_ptr<Core> core;
   const std::string path;
