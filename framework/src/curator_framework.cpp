@@ -261,6 +261,10 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   bool pump_posted_ = false;
   bool in_pump_ = false;
   int corked_fd_ = -1;  // sd_'s descriptor while corked for the current turn (see cork_turn)
+  // sd_'s own descriptor (our duplicate), for remove_from_caller on other threads: written on the I/O thread
+  // under sd_mu_, which is held while sd_ is assigned or closed (never while holding the C-client mutex).
+  std::mutex sd_mu_;
+  int sd_own_fd_ = -1;
   asio::steady_timer suspended_timer_;
   std::optional<ConnectionState> last_state_;
   bool ever_connected_ = false;
@@ -522,6 +526,8 @@ void CoreImpl::release_descriptor() {
   if (sd_.is_open()) {
     // sd_ holds our own duplicate of the C client's socket (see update_descriptor): closing it deregisters
     // it from epoll by a descriptor number that is ours, never one the C client closed and someone reused.
+    const std::lock_guard sd_lock(sd_mu_);
+    sd_own_fd_ = -1;
     error_code ignored;
     sd_.cancel(ignored);
     sd_.close(ignored);
@@ -557,7 +563,11 @@ void CoreImpl::update_descriptor(int fd, bool connected) {
     return;
   }
   error_code ec;
-  sd_.assign(own, ec);
+  {
+    const std::lock_guard sd_lock(sd_mu_);
+    sd_.assign(own, ec);
+    if (!ec) sd_own_fd_ = own;
+  }
   if (ec) {
     ::close(own);
     log_->warn("cannot watch the ZooKeeper socket: {}", ec.message());
@@ -1380,10 +1390,16 @@ bool CoreImpl::remove_from_caller(const std::string& path, VoidCallback& cb) {
   auto r = std::make_unique<R>(R{this, path, std::move(cb)});
   int rc = ZINVALIDSTATE;
   {
+    // Corked like an I/O-thread turn (cork_turn), so that the frame's length and body leave in one segment.
+    // Our duplicate of the socket stays open while sd_mu_ is held; if the C client has replaced its socket
+    // since, this corks the old one, which costs nothing but the extra segment.
+    const std::lock_guard sd_lock(sd_mu_);
+    const int own = sd_own_fd_;
     // zh_ is written under this mutex too (open_handle, close_handle), so it is read safely here. The
     // single-threaded C client sends the request from this thread before zoo_adelete returns, unless the socket
     // is full; the pump posted below then sends the rest.
     const std::lock_guard c_lock(c_client_mutex());
+    if (zh_ && own >= 0) set_cork(own, true);
     if (zh_)
       rc = zoo_adelete(zh_, full.c_str(), -1, [](int rc, const void* data) {
         // On the I/O thread, inside zookeeper_process: continue in a handler of our own, as every callback does.
@@ -1394,6 +1410,7 @@ bool CoreImpl::remove_from_caller(const std::string& path, VoidCallback& cb) {
           r->self->remove(std::move(r->path), -1, /*guaranteed=*/true, /*quietly=*/true, std::move(r->cb), {});
         });
       }, r.get());
+    if (zh_ && own >= 0) set_cork(own, false);
   }
   if (rc != ZOK) {
     cb = std::move(r->cb);
