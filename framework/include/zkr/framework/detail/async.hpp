@@ -105,10 +105,12 @@ auto async_run(std::shared_ptr<Core> core, Token&& token, Start&& start, Abandon
       token, std::move(core), std::forward<Start>(start), std::move(abandon), std::move(on_cancel));
 }
 
-/// Runs `start(callback)` on the I/O thread and blocks the calling thread until the callback runs.
+/// Blocks the calling thread until `done(ec, value)` runs. The operation first gets a chance on the calling
+/// thread: `start_here(done)` either takes `done` and returns true (`done` then runs on another thread), or
+/// returns false and leaves it, and `start(done)` is posted to the I/O thread.
 /// Refuses (errc::would_deadlock) when called on the I/O thread itself.
-template <class R, class Start>
-R run_blocking(Core& core, Start&& start, error_code& ec) {
+template <class R, class StartHere, class Start>
+R run_blocking_from_caller(Core& core, StartHere&& start_here, Start&& start, error_code& ec) {
   if (core.running_in_io_thread()) {
     ec = errc::would_deadlock;
     return R{};
@@ -121,21 +123,30 @@ R run_blocking(Core& core, Start&& start, error_code& ec) {
     std::optional<R> value;
   };
   auto st = std::make_shared<State>();
-  boost::asio::post(core.io_executor(), [st, start = std::forward<Start>(start)]() mutable {
-    start(unique_function<void(error_code, R)>([st](error_code e, R v) {
-      {
-        std::lock_guard lk(st->m);
-        st->ec = e;
-        st->value.emplace(std::move(v));
-        st->done = true;
-      }
-      st->cv.notify_one();  // outside the lock: the woken caller does not block on the mutex again
-    }));
+  unique_function<void(error_code, R)> done([st](error_code e, R v) {
+    {
+      std::lock_guard lk(st->m);
+      st->ec = e;
+      st->value.emplace(std::move(v));
+      st->done = true;
+    }
+    st->cv.notify_one();  // outside the lock: the woken caller does not block on the mutex again
   });
+  if (!start_here(done))
+    boost::asio::post(core.io_executor(),
+                      [start = std::forward<Start>(start), done = std::move(done)]() mutable { start(std::move(done)); });
   std::unique_lock lk(st->m);
   st->cv.wait(lk, [&] { return st->done; });
   ec = st->ec;
   return std::move(*st->value);
+}
+
+/// Runs `start(callback)` on the I/O thread and blocks the calling thread until the callback runs.
+/// Refuses (errc::would_deadlock) when called on the I/O thread itself.
+template <class R, class Start>
+R run_blocking(Core& core, Start&& start, error_code& ec) {
+  return run_blocking_from_caller<R>(
+      core, [](unique_function<void(error_code, R)>&) { return false; }, std::forward<Start>(start), ec);
 }
 
 /// `run_blocking` for callbacks with no value.
@@ -150,36 +161,23 @@ void run_blocking_void(Core& core, Start&& start, error_code& ec) {
       ec);
 }
 
-/// `run_blocking_void` whose operation first gets a chance on the calling thread: `start_here(done)` either
-/// takes `done` and returns true (`done` then runs on another thread), or returns false and leaves it, and
-/// `start(done)` is posted to the I/O thread as usual.
+/// `run_blocking_void` whose operation first gets a chance on the calling thread (`run_blocking_from_caller`):
+/// `start_here(done)` takes `done` and returns true, or returns false and leaves it.
 template <class StartHere, class Start>
 void run_blocking_void_from_caller(Core& core, StartHere&& start_here, Start&& start, error_code& ec) {
-  if (core.running_in_io_thread()) {
-    ec = errc::would_deadlock;
-    return;
-  }
-  struct State {
-    std::mutex m;
-    std::condition_variable cv;
-    bool done = false;
-    error_code ec;
-  };
-  auto st = std::make_shared<State>();
-  VoidCallback done([st](error_code e) {
-    {
-      std::lock_guard lk(st->m);
-      st->ec = e;
-      st->done = true;
-    }
-    st->cv.notify_one();
-  });
-  if (!start_here(done))
-    boost::asio::post(core.io_executor(),
-                      [start = std::forward<Start>(start), done = std::move(done)]() mutable { start(std::move(done)); });
-  std::unique_lock lk(st->m);
-  st->cv.wait(lk, [&] { return st->done; });
-  ec = st->ec;
+  struct Unit {};
+  run_blocking_from_caller<Unit>(
+      core,
+      [&start_here](unique_function<void(error_code, Unit)>& done) {
+        VoidCallback cb([d = std::move(done)](error_code e) mutable { d(e, Unit{}); });
+        if (start_here(cb)) return true;
+        done = [cb = std::move(cb)](error_code e, Unit) mutable { cb(e); };  // declined: `cb` is untouched
+        return false;
+      },
+      [start = std::forward<Start>(start)](unique_function<void(error_code, Unit)> done) mutable {
+        start(VoidCallback([done = std::move(done)](error_code e) { done(e, Unit{}); }));
+      },
+      ec);
 }
 
 }  // namespace zkr::detail
