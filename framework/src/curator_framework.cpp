@@ -128,7 +128,7 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   }
 
   void create(std::string path, CreateOptions options, CreateCallback cb, RequestOptions ro) override;
-  bool remove_from_caller(const std::string& path, VoidCallback& cb) override;
+  bool remove_from_caller(std::vector<std::string> paths, VoidCallback& cb) override;
   void remove(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb,
               RequestOptions ro) override;
   WatchId exists(std::string path, WatchCallback watch, StatCallback cb, RequestOptions ro) override;
@@ -1379,15 +1379,48 @@ void CoreImpl::remove(std::string path, int version, bool guaranteed, bool quiet
   });
 }
 
-bool CoreImpl::remove_from_caller(const std::string& path, VoidCallback& cb) {
-  if (running_in_io_thread() || !is_open() || !connected_ || gate(path) || path == "/") return false;
+bool CoreImpl::remove_from_caller(std::vector<std::string> paths, VoidCallback& cb) {
+  if (paths.empty() || running_in_io_thread() || !is_open() || !connected_) return false;
+  for (const auto& p : paths)
+    if (gate(p) || p == "/") return false;
+  // Everything the C client may read until the reply: the op array and the results it fills (a multi).
   struct R {
     CoreImpl* self;
-    std::string path;
+    std::vector<std::string> paths;
+    std::vector<std::string> full;
+    std::vector<zoo_op_t> ops;
+    std::vector<zoo_op_result_t> results;
     VoidCallback cb;
   };
-  auto full = fix(path);
-  auto r = std::make_unique<R>(R{this, path, std::move(cb)});
+  auto r = std::make_unique<R>();
+  r->self = this;
+  for (const auto& p : paths) r->full.push_back(fix(p));
+  r->paths = std::move(paths);
+  r->cb = std::move(cb);
+  const bool one = r->full.size() == 1;
+  if (!one) {
+    r->ops.assign(r->full.size(), zoo_op_t{});
+    r->results.assign(r->full.size(), zoo_op_result_t{});
+    for (std::size_t i = 0; i < r->full.size(); ++i) zoo_delete_op_init(&r->ops[i], r->full[i].c_str(), -1);
+  }
+  // On the I/O thread, inside zookeeper_process: continue in a handler of our own, as every callback does.
+  const void_completion_t done = [](int rc, const void* data) {
+    std::unique_ptr<R> r(static_cast<R*>(const_cast<void*>(data)));
+    auto* self = r->self;
+    self->post([r = std::move(r), rc]() mutable {
+      if (rc == ZOK || (rc == ZNONODE && r->paths.size() == 1)) return r->cb({});
+      // Anything else continues as the usual guaranteed, quiet removes, one per node (a multi fails whole when
+      // one of its nodes is already gone), joined into one callback.
+      auto left = std::make_shared<std::size_t>(r->paths.size());
+      auto first = std::make_shared<error_code>();
+      auto k = std::make_shared<VoidCallback>(std::move(r->cb));
+      for (auto& p : r->paths)
+        r->self->remove(std::move(p), -1, /*guaranteed=*/true, /*quietly=*/true, [left, first, k](error_code e) {
+          if (e && !*first) *first = e;
+          if (--*left == 0) (*k)(*first);
+        }, {});
+    });
+  };
   int rc = ZINVALIDSTATE;
   {
     // Corked like an I/O-thread turn (cork_turn), so that the frame's length and body leave in one segment.
@@ -1396,20 +1429,13 @@ bool CoreImpl::remove_from_caller(const std::string& path, VoidCallback& cb) {
     const std::lock_guard sd_lock(sd_mu_);
     const int own = sd_own_fd_;
     // zh_ is written under this mutex too (open_handle, close_handle), so it is read safely here. The
-    // single-threaded C client sends the request from this thread before zoo_adelete returns, unless the socket
-    // is full; the pump posted below then sends the rest.
+    // single-threaded C client sends the request from this thread before zoo_adelete (zoo_amulti) returns,
+    // unless the socket is full; the pump posted below then sends the rest.
     const std::lock_guard c_lock(c_client_mutex());
     if (zh_ && own >= 0) set_cork(own, true);
     if (zh_)
-      rc = zoo_adelete(zh_, full.c_str(), -1, [](int rc, const void* data) {
-        // On the I/O thread, inside zookeeper_process: continue in a handler of our own, as every callback does.
-        std::unique_ptr<R> r(static_cast<R*>(const_cast<void*>(data)));
-        auto* self = r->self;
-        self->post([r = std::move(r), rc]() mutable {
-          if (rc == ZOK || rc == ZNONODE) return r->cb({});
-          r->self->remove(std::move(r->path), -1, /*guaranteed=*/true, /*quietly=*/true, std::move(r->cb), {});
-        });
-      }, r.get());
+      rc = one ? zoo_adelete(zh_, r->full.front().c_str(), -1, done, r.get())
+               : zoo_amulti(zh_, static_cast<int>(r->ops.size()), r->ops.data(), r->results.data(), done, r.get());
     if (zh_ && own >= 0) set_cork(own, false);
   }
   if (rc != ZOK) {

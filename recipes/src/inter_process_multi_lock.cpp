@@ -526,6 +526,18 @@ void multi_acquire(std::shared_ptr<MultiShared> s, std::optional<std::chrono::st
 
 // MultiLease ---------------------------------------------------------------------------------------------------
 
+namespace {
+
+/// The leases' shared states in the order multi_release_nodes deletes them (reverse list order).
+std::vector<std::shared_ptr<detail::LeaseCore>> cores_in_release_order(const std::vector<Lease>& leases) {
+  std::vector<std::shared_ptr<detail::LeaseCore>> out;
+  for (auto it = leases.rbegin(); it != leases.rend(); ++it)
+    if (it->state()) out.push_back(it->state());
+  return out;
+}
+
+}  // namespace
+
 MultiLease& MultiLease::operator=(MultiLease&& other) noexcept {
   if (this != &other) {
     MultiLease old(std::move(*this));  // released by its destructor
@@ -539,6 +551,12 @@ MultiLease::~MultiLease() {
   try {
     if (detail::one_client(leases_) && leases_.front().state()) {
       auto core = leases_.front().state()->core;
+      // As a blocking release, the deletes leave from this thread when they can (not waiting for the reply).
+      detail::VoidCallback ignore([](error_code) {});
+      if (detail::release_from_caller(cores_in_release_order(leases_), ignore)) {
+        leases_.clear();  // each Lease sees itself released
+        return;
+      }
       asio::post(core->io_executor(), [l = std::move(leases_)]() mutable {
         detail::multi_release_nodes(std::move(l), [](error_code) {});
       });
@@ -586,8 +604,11 @@ void MultiLease::release(error_code& ec) {
   }
   if (detail::one_client(leases)) {
     auto core = first->state()->core;
-    detail::run_blocking_void(
-        *core, [l = std::move(leases)](detail::VoidCallback cb) mutable { release_start(std::move(l), std::move(cb)); },
+    // As Lease::release: the deletes (one multi) leave from this thread when they can.
+    auto cores = cores_in_release_order(leases);
+    detail::run_blocking_void_from_caller(
+        *core, [&cores](detail::VoidCallback& cb) { return detail::release_from_caller(cores, cb); },
+        [l = std::move(leases)](detail::VoidCallback cb) mutable { release_start(std::move(l), std::move(cb)); },
         ec);
     return;
   }

@@ -110,17 +110,33 @@ void LeaseCore::release(VoidCallback cb) {
 }
 
 bool LeaseCore::release_from_caller(VoidCallback& cb) {
+  return detail::release_from_caller({shared_from_this()}, cb);
+}
+
+bool release_from_caller(const std::vector<std::shared_ptr<LeaseCore>>& leases, VoidCallback& cb) {
+  if (leases.empty()) return false;
+  auto& core = leases.front()->core;
   if (core->running_in_io_thread() || !core->is_open()) return false;
-  bool expected = false;
-  if (!released.compare_exchange_strong(expected, true)) return false;  // `release` reports it
-  if (!core->remove_from_caller(path, cb)) {
-    released = false;
+  // Claim the leases not yet released; one released elsewhere is left to that release.
+  std::vector<std::shared_ptr<LeaseCore>> mine;
+  std::vector<std::string> paths;
+  for (const auto& l : leases) {
+    bool expected = false;
+    if (!l->released.compare_exchange_strong(expected, true)) continue;
+    mine.push_back(l);
+    paths.push_back(l->path);
+  }
+  if (mine.empty()) return false;  // `release` reports it
+  if (!core->remove_from_caller(std::move(paths), cb)) {
+    for (auto& l : mine) l->released = false;
     return false;
   }
-  // The delete is on its way; the rest of `release` belongs to the I/O thread.
-  boost::asio::post(core->io_executor(), [self = shared_from_this()] {
-    self->set_status(LeaseStatus::released);
-    self->stop_monitoring();
+  // The deletes are on their way; the rest of `release` belongs to the I/O thread.
+  boost::asio::post(core->io_executor(), [mine = std::move(mine)] {
+    for (auto& l : mine) {
+      l->set_status(LeaseStatus::released);
+      l->stop_monitoring();
+    }
   });
   return true;
 }
@@ -147,7 +163,8 @@ Lease::~Lease() {
     auto c = std::move(core_);
     // As a blocking release, the delete leaves from this thread when it can (not waiting for it).
     detail::VoidCallback ignore([](error_code) {});
-    if (!c->released && c->release_from_caller(ignore)) return;
+    // A lease already released (a MultiLease releases its leases together) has nothing to post.
+    if (c->released || c->release_from_caller(ignore)) return;
     auto io = c->core->io_executor();
     boost::asio::post(io, [c] {
       if (!c->released) c->release([](error_code) {});

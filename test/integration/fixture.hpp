@@ -2,8 +2,11 @@
 // Shared helpers of the integration tests: a real ZooKeeper started per test case, clients on it, and bounded
 // waiting (never a hang, never a timing assertion).
 
+#include <boost/asio/post.hpp>
+
 #include <chrono>
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -62,5 +65,47 @@ struct ServerFixture {
     return ec ? std::vector<std::string>{} : c;
   }
 };
+
+/// Holds a client's I/O thread inside a handler until `end()` (at the latest after 30 s, so that a failing test
+/// cannot hang the client): what happens meanwhile was not done by that thread.
+class IoStall {
+ public:
+  explicit IoStall(CuratorFramework& c) {
+    std::promise<void> stalled;
+    boost::asio::post(c.core()->io_executor(), [&stalled, until = unstall_.get_future().share()] {
+      stalled.set_value();
+      until.wait_for(30s);
+    });
+    stalled.get_future().wait();
+  }
+  IoStall(const IoStall&) = delete;
+  IoStall& operator=(const IoStall&) = delete;
+  ~IoStall() { end(); }
+  void end() {
+    if (!ended_) unstall_.set_value();
+    ended_ = true;
+  }
+
+ private:
+  std::promise<void> unstall_;
+  bool ended_ = false;
+};
+
+/// Returns once the client's I/O thread has run everything posted to it before this call.
+inline bool drain_io(CuratorFramework& c) {
+  std::promise<void> reached;
+  boost::asio::post(c.core()->io_executor(), [&reached] { reached.set_value(); });
+  return reached.get_future().wait_for(10s) == std::future_status::ready;
+}
+
+/// Runs `lease.release(ec)` (a blocking release) on a thread of its own; the future has its error.
+template <class L>
+std::future<error_code> release_in_thread(L& lease) {
+  return std::async(std::launch::async, [&lease] {
+    error_code ec;
+    lease.release(ec);
+    return ec;
+  });
+}
 
 }  // namespace zkr::test

@@ -81,31 +81,6 @@ int thread_count() {
   return n;
 }
 
-/// Holds a client's I/O thread inside a handler until `end()` (at the latest after 30 s, so that a failing test
-/// cannot hang the client): what happens meanwhile was not done by that thread.
-class IoStall {
- public:
-  explicit IoStall(CuratorFramework& c) {
-    std::promise<void> stalled;
-    boost::asio::post(c.core()->io_executor(), [&stalled, until = unstall_.get_future().share()] {
-      stalled.set_value();
-      until.wait_for(30s);
-    });
-    stalled.get_future().wait();
-  }
-  IoStall(const IoStall&) = delete;
-  IoStall& operator=(const IoStall&) = delete;
-  ~IoStall() { end(); }
-  void end() {
-    if (!ended_) unstall_.set_value();
-    ended_ = true;
-  }
-
- private:
-  std::promise<void> unstall_;
-  bool ended_ = false;
-};
-
 }  // namespace
 
 TEMPLATE_TEST_CASE("contract: mutual exclusion across sessions and threads, tokens increase", "[contract]",
@@ -352,19 +327,11 @@ TEST_CASE("contract: a blocking release sends its delete from the calling thread
     seen.push_back(s);
   });
   auto wait_lost = lease.async_wait_lost(boost::asio::use_future);
-  {
-    // Both queued behind the watch's exists request, which therefore reaches the server before our delete.
-    std::promise<void> queued;
-    boost::asio::post(c1->core()->io_executor(), [&] { queued.set_value(); });
-    REQUIRE(queued.get_future().wait_for(10s) == std::future_status::ready);
-  }
+  // Both queued behind the watch's exists request, which therefore reaches the server before our delete.
+  REQUIRE(drain_io(*c1));
 
   IoStall stall(*c1);
-  auto released = std::async(std::launch::async, [&] {
-    error_code ec;
-    lease.release(ec);
-    return ec;
-  });
+  auto released = release_in_thread(lease);
   const bool gone_while_stalled = eventually(
       [&] {
         auto names = fx.children("/locks/release-caller");

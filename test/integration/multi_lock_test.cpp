@@ -11,8 +11,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -343,6 +345,121 @@ TEST_CASE("multi: acquiring 8 free mutexes takes far fewer requests than 8 acqui
     CHECK(fx.children(p).size() == 1);
   }
   fresh.release();
+}
+
+TEST_CASE("multi: a blocking release deletes every node in one transaction sent from the calling thread",
+          "[multi][release]") {
+  // As a mutex's release (lock_contract_test, [release]): the deletes that end a hold are on the next holders'
+  // critical path, so a blocking release sends them itself instead of waking the client's I/O thread first.
+  // Shown with that thread stalled: every node is gone before it runs again. One transaction: the lock
+  // directories' pzxid (the zxid of the last change to their children) is the same zxid.
+  ServerFixture fx;
+  auto c1 = fx.client();
+  const auto paths = paths_of("/multi/release-caller", 3);
+  // Persistent directories: the server would reap empty containers, and their pzxid with them.
+  for (const auto& p : paths) fx.admin->create(p, {.creating_parents = true});
+  InterProcessMultiLock multi(*c1, paths);
+  auto lease = multi.async_acquire(boost::asio::use_future).get();
+  REQUIRE(lease.valid());
+  const auto nodes = lease.node_paths();
+  std::mutex seen_mu;
+  std::vector<LeaseStatus> seen;
+  auto grants = lease.take();
+  for (auto& l : grants)
+    l.on_status_change([&](LeaseStatus s) {
+      std::lock_guard lk(seen_mu);
+      seen.push_back(s);
+    });
+  lease = MultiLease(std::move(grants));
+  REQUIRE(drain_io(*c1));  // the nodes' watches reach the server before the deletes
+
+  IoStall stall(*c1);
+  auto released = release_in_thread(lease);
+  const bool gone_while_stalled = eventually(
+      [&] { return std::none_of(nodes.begin(), nodes.end(), [&](auto& n) { return fx.admin->exists(n).has_value(); }); },
+      10s);
+  stall.end();
+  CHECK(gone_while_stalled);
+  REQUIRE(released.wait_for(20s) == std::future_status::ready);
+  CHECK_FALSE(released.get());
+  CHECK_FALSE(lease.valid());
+  std::vector<std::int64_t> pzxids;
+  for (const auto& p : paths) {
+    const auto st = fx.admin->exists(p);
+    REQUIRE(st);
+    pzxids.push_back(st->pzxid);
+  }
+  CHECK(std::adjacent_find(pzxids.begin(), pzxids.end(), std::not_equal_to<>()) == pzxids.end());
+  CHECK(eventually(
+      [&] {
+        std::lock_guard lk(seen_mu);
+        return seen.size() == nodes.size();
+      },
+      10s));
+  std::this_thread::sleep_for(200ms);  // a late `lost` would show here
+  {
+    std::lock_guard lk(seen_mu);
+    CHECK(seen == std::vector<LeaseStatus>(nodes.size(), LeaseStatus::released));
+  }
+  CHECK(c1->pending_guaranteed_deletes() == 0);
+  error_code again;
+  lease.release(again);
+  CHECK(again == errc::not_acquired);
+}
+
+TEST_CASE("multi: when the release's transaction fails, each node is deleted on its own", "[multi][release]") {
+  // One node is already gone (deleted by someone else): the transaction of deletes fails whole, and the release
+  // goes on with one quiet, guaranteed delete per node.
+  ServerFixture fx;
+  auto c1 = fx.client();
+  const auto paths = paths_of("/multi/release-fallback", 3);
+  InterProcessMultiLock multi(*c1, paths);
+  auto lease = multi.async_acquire(boost::asio::use_future).get();
+  REQUIRE(lease.valid());
+  const auto nodes = lease.node_paths();
+  std::promise<LeaseStatus> middle;
+  auto grants = lease.take();
+  grants[1].on_status_change([&, once = false](LeaseStatus s) mutable {
+    if (!std::exchange(once, true)) middle.set_value(s);
+  });
+  lease = MultiLease(std::move(grants));
+  REQUIRE(drain_io(*c1));
+  fx.admin->remove(nodes[1]);
+  auto lost = middle.get_future();
+  REQUIRE(lost.wait_for(10s) == std::future_status::ready);
+  CHECK(lost.get() == LeaseStatus::lost);
+  const auto before = fx.server.mntr();
+  error_code ec;
+  lease.release(ec);
+  CHECK_FALSE(ec);
+  CHECK(eventually([&] { return fx.children(paths[0]).empty() && fx.children(paths[2]).empty(); }, 10s));
+  CHECK(c1->pending_guaranteed_deletes() == 0);
+  // The failed transaction, then a delete for each of the three nodes (the missing one quietly).
+  const auto updates = std::stol(fx.server.mntr().at("zk_cnt_updatelatency")) -
+                       std::stol(before.at("zk_cnt_updatelatency"));
+  CHECK(updates >= 4);
+}
+
+TEST_CASE("multi: a MultiLease dropped on another thread deletes its nodes from that thread", "[multi][release]") {
+  ServerFixture fx;
+  auto c1 = fx.client();
+  const auto paths = paths_of("/multi/release-dtor", 4);
+  InterProcessMultiLock multi(*c1, paths);
+  auto lease = std::make_unique<MultiLease>(multi.async_acquire(boost::asio::use_future).get());
+  REQUIRE(lease->valid());
+  REQUIRE(drain_io(*c1));
+  IoStall stall(*c1);
+  lease.reset();  // returns without waiting for the reply
+  const bool gone_while_stalled = eventually(
+      [&] { return std::all_of(paths.begin(), paths.end(), [&](auto& p) { return fx.children(p).empty(); }); }, 10s);
+  stall.end();
+  CHECK(gone_while_stalled);
+  CHECK(eventually([&] { return c1->pending_guaranteed_deletes() == 0; }, 10s));
+  // The locks are free for another client.
+  auto c2 = fx.client();
+  InterProcessMultiLock other(*c2, paths);
+  CHECK(other.acquire(10s));
+  other.release();
 }
 
 TEST_CASE("multi: batched and one-at-a-time multi-locks on the same list never deadlock", "[multi]") {

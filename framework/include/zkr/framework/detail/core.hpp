@@ -95,16 +95,21 @@ class Core {
   /// closes. No-node counts as success when `quietly`.
   virtual void remove(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb,
                       RequestOptions ro = {}) = 0;
-  /// `remove(path, -1, /*guaranteed=*/true, /*quietly=*/true, cb)` whose first attempt is sent from the calling
-  /// thread, which must not be the I/O thread. The delete leaves at once instead of after the I/O thread wakes:
-  /// where it ends a lock hold, that wake-up would be on the next holder's critical path. A reply other than ok or
-  /// no-node continues as that `remove` does (the retry policy, then the background delete). `cb` runs on the I/O
-  /// thread. Returns false, and leaves `cb` untouched, when nothing could be sent (not connected, closed, or this
-  /// core cannot): the caller then goes the usual way.
-  virtual bool remove_from_caller(const std::string& path, VoidCallback& cb) {
-    (void)path;
+  /// `remove(path, -1, /*guaranteed=*/true, /*quietly=*/true, cb)` for each of `paths`, whose first attempt is
+  /// sent from the calling thread, which must not be the I/O thread: one delete, or for several paths one `multi`
+  /// of deletes. The request leaves at once instead of after the I/O thread wakes: where it ends a lock hold,
+  /// that wake-up would be on the next holder's critical path. A reply other than ok (or no-node for one path)
+  /// continues as those `remove`s do (the retry policy, then the background delete), one per path, joined into
+  /// `cb` with the first error. `cb` runs on the I/O thread. Returns false, and leaves `cb` untouched, when
+  /// nothing could be sent (not connected, closed, a bad path, or this core cannot): the caller then goes the
+  /// usual way.
+  virtual bool remove_from_caller(std::vector<std::string> paths, VoidCallback& cb) {
+    (void)paths;
     (void)cb;
     return false;
+  }
+  bool remove_from_caller(const std::string& path, VoidCallback& cb) {
+    return remove_from_caller(std::vector<std::string>{path}, cb);
   }
   /// `watch` (optional): one-shot; set on success and on no-node (an exists watch waits for a create).
   virtual WatchId exists(std::string path, WatchCallback watch, StatCallback cb, RequestOptions ro = {}) = 0;

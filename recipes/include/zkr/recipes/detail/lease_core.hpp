@@ -45,4 +45,9 @@ class LeaseCore : public std::enable_shared_from_this<LeaseCore> {
   std::uint64_t next_lost_waiter = 0;
 };
 
+/// `LeaseCore::release_from_caller` for several leases of one client at once (in the order given), their deletes
+/// in one request. Leases already released are skipped; false, with `cb` untouched and every lease as it was,
+/// when none is left or nothing could be sent.
+bool release_from_caller(const std::vector<std::shared_ptr<LeaseCore>>& leases, VoidCallback& cb);
+
 }  // namespace zkr::detail
