@@ -4,7 +4,8 @@
 Single benchmark runs on a small shared machine vary by +-20%, so comparing two builds in separate runs says
 little. This starts one ZooKeeper server (as run_bench.py does), warms every driver once, then runs ROUNDS
 rounds of [Curator, build 1, build 2, ...] (the order reversed every other round) and prints each driver's
-median handoffs or pairs per second, its ratio to Curator, its client CPU and the server's CPU per operation.
+median handoffs or pairs per second, its ratio to Curator, its client CPU, the server's CPU per operation and
+the server's transaction-log flushes (fsyncs, `zk_cnt_fsynctime`) per operation.
 
     python3 bench/ab_rounds.py build/bench/zkr_bench /tmp/other/zkr_bench
     SCEN=uncontended EXTRA="--ops 3000" ROUNDS=8 python3 bench/ab_rounds.py build/bench/zkr_bench
@@ -41,7 +42,7 @@ def main():
 
     drivers = [("curator", rb.build_curator_bench(java, javac, "/usr/share/java"))]
     drivers += [("%d:%s" % (i + 1, b), [b]) for i, b in enumerate(sys.argv[1:])]
-    rate, cpu, scpu = ({n: [] for n, _ in drivers} for _ in range(3))
+    rate, cpu, scpu, fsyncs = ({n: [] for n, _ in drivers} for _ in range(4))
     count = 0
 
     def run(argv, path):
@@ -58,21 +59,25 @@ def main():
             for name, argv in (drivers if rd % 2 == 0 else list(reversed(drivers))):
                 count += 1
                 before = server_cpu()
+                flushes = int(rb.mntr(srv.port)["zk_cnt_fsynctime"])
                 j = run(argv, "/ab-%d" % count)
+                flushes = int(rb.mntr(srv.port)["zk_cnt_fsynctime"]) - flushes
                 ops = j["ops"]
                 rate[name].append(j["ops_per_sec"])
                 cpu[name].append(1e6 * j["cpu_seconds"] / ops)
                 scpu[name].append(1e6 * (server_cpu() - before) / j["extra"].get("total_ops", ops))
+                fsyncs[name].append(flushes / j["extra"].get("total_ops", ops))
     finally:
         srv.stop()
     base = statistics.median(rate["curator"])
     base_cpu = statistics.median(cpu["curator"])
     print("%s, %d rounds, %s" % (scen, rounds, " ".join(extra)))
     for name, _ in drivers:
-        print("%-40s %7.0f/s  x%.2f  client CPU %5.0f us/op (x%.2f)  server CPU %5.0f us/op  [%s]" % (
-            name, statistics.median(rate[name]), statistics.median(rate[name]) / base,
-            statistics.median(cpu[name]), statistics.median(cpu[name]) / base_cpu,
-            statistics.median(scpu[name]), " ".join("%.0f" % x for x in rate[name])))
+        print("%-40s %7.0f/s  x%.2f  client CPU %5.0f us/op (x%.2f)  server CPU %5.0f us/op  fsyncs/op %.2f  [%s]"
+              % (name, statistics.median(rate[name]), statistics.median(rate[name]) / base,
+                 statistics.median(cpu[name]), statistics.median(cpu[name]) / base_cpu,
+                 statistics.median(scpu[name]), statistics.median(fsyncs[name]),
+                 " ".join("%.0f" % x for x in rate[name])))
     return 0
 
 

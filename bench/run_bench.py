@@ -15,8 +15,9 @@ What it does:
 3. Warms the server up with one unmeasured short run of every driver. Then for every case and every
    library (zkrecipes through --zkr-bench when given and present; Curator; kazoo) runs the driver
    --reps times (the zkrecipes-only zkr_async10k case once, with a longer timeout), the reps of the
-   libraries interleaved (zkrecipes, Curator, kazoo, zkrecipes, ...) so that a drift of the shared
-   machine affects them alike, each on a fresh lock path, and reads ZooKeeper's `mntr` counters before
+   libraries interleaved (zkrecipes, Curator, kazoo, then Curator, kazoo, zkrecipes, ...: the order
+   rotates from rep to rep) so that a drift of the shared machine affects them alike and none always runs
+   first, each on a fresh lock path, and reads ZooKeeper's `mntr` counters before
    and after each run. Drivers that accept --mntr (CuratorBench, kazoo_bench.py and
    any zkr_bench whose --help mentions it) also report the counters around their measured part only;
    those exact numbers are preferred. Otherwise the whole-run numbers are used, less 2 writes per
@@ -793,6 +794,8 @@ def write_markdown(path, table, meta, notes, plot_note, png_name, rows=()):
         "(`zk_cnt_readlatency`, `zk_cnt_updatelatency`, the `zk_sum_node_*_watch_count` sums), read by "
         "the driver just before and after its measured part. `~` marks estimates from counters read "
         "around the whole run (session set-up and warmup included, 2 writes per session removed).",
+        "- Reps: the libraries take turns within each rep, in an order that rotates from rep to rep (so no "
+        "library always has a case's first run); medians over the reps.",
         "- FIFO: in the drain case, whether the waiters acquired in the order of their sequence numbers.",
         "- zkrecipes-standard: zkrecipes with `StandardLockDriver` (Curator's request pattern: re-list after each "
         "wake-up) instead of the mutexes' default `PrewatchLockDriver`; run only where the pre-watch changes a "
@@ -860,6 +863,10 @@ def main(argv=None):
     if args.only:
         want = {x.strip() for x in args.only.split(",")}
         selected = [c for c in selected if c[0] in want or c[1] in want]
+        if not selected:
+            log("--only %s: no such case or scenario (case ids: %s)"
+                % (args.only, ", ".join(c[0] for c in cases(args.quick))))
+            return 2
 
     workdir = tempfile.mkdtemp(prefix="zkr-bench-zk-", dir=args.data_dir)
     server = ZooKeeperServer(java, args.jar_dir, workdir, args.port)
@@ -888,10 +895,13 @@ def main(argv=None):
             case_rows = []
             libs = [lib for lib in order if (case[0], lib) in jobs]
             runs = {lib: [] for lib in libs}
-            # Reps interleaved across libraries (zkrecipes, Curator, kazoo, zkrecipes, ...) so that a drift of
-            # the shared machine or of the server (JIT, data tree, log) does not favour whoever runs last.
+            # Reps interleaved across libraries so that a drift of the shared machine or of the server (JIT,
+            # data tree, log) does not favour whoever runs last, and the order rotated from rep to rep
+            # (zkrecipes, Curator, kazoo; Curator, kazoo, zkrecipes; ...) so that no library always takes the
+            # case's first, coldest run.
             for rep in range(1, case_reps(case) + 1):
-                for lib in libs:
+                shift = (rep - 1) % len(libs)
+                for lib in libs[shift:] + libs[:shift]:
                     done += 1
                     r = run_one(drivers[lib], server, case, rep, timeout_s)
                     runs[lib].append(r)
