@@ -553,7 +553,7 @@ MultiLease::~MultiLease() {
       auto core = leases_.front().state()->core;
       // As a blocking release, the deletes leave from this thread when they can (not waiting for the reply).
       detail::VoidCallback ignore([](error_code) {});
-      if (detail::release_from_caller(cores_in_release_order(leases_), ignore)) {
+      if (release_here(leases_, ignore)) {
         leases_.clear();  // each Lease sees itself released
         return;
       }
@@ -588,6 +588,10 @@ std::shared_ptr<detail::Core> MultiLease::core_of() const {
   for (const auto& l : leases_)
     if (l.state()) return l.state()->core;
   throw Error(errc::not_acquired, "release", "");
+}
+
+bool MultiLease::release_here(const std::vector<Lease>& leases, detail::VoidCallback& cb) {
+  return detail::one_client(leases) && detail::release_from_caller(cores_in_release_order(leases), cb);
 }
 
 void MultiLease::release_start(std::vector<Lease> leases, detail::VoidCallback cb) {

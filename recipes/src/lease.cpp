@@ -204,6 +204,10 @@ void Lease::release_start(const std::shared_ptr<detail::LeaseCore>& c, detail::V
   c->release(std::move(cb));
 }
 
+bool Lease::release_here(const std::shared_ptr<detail::LeaseCore>& c, detail::VoidCallback& cb) {
+  return c && c->release_from_caller(cb);
+}
+
 std::uint64_t Lease::wait_lost_start(const std::shared_ptr<detail::LeaseCore>& c,
                                      detail::unique_function<void(error_code, LeaseStatus)> cb) {
   auto s = c->status.load();
@@ -230,7 +234,7 @@ void Lease::release(error_code& ec) {
   // The delete leaves from this thread when it can, so the next waiter's grant does not wait for this client's
   // I/O thread to wake (docs/benchmark-targets.md, finding 9).
   detail::run_blocking_void_from_caller(
-      *c->core, [&c](detail::VoidCallback& cb) { return c->release_from_caller(cb); },
+      *c->core, [&c](detail::VoidCallback& cb) { return release_here(c, cb); },
       [c](detail::VoidCallback cb) { c->release(std::move(cb)); }, ec);
 }
 void Lease::release() {

@@ -357,6 +357,29 @@ TEST_CASE("contract: a blocking release sends its delete from the calling thread
   CHECK(c1->pending_guaranteed_deletes() == 0);
 }
 
+TEST_CASE("contract: async_release sends its delete from the initiating thread too", "[contract][release]") {
+  ServerFixture fx;
+  auto c1 = fx.client();
+  InterProcessMutex m(*c1, "/locks/release-async");
+  auto lease = m.async_acquire(boost::asio::use_future).get();
+  REQUIRE(lease.valid());
+  auto state = lease.state();
+  REQUIRE(drain_io(*c1));
+  std::future<void> released;
+  {
+    IoStall stall(*c1);
+    released = lease.async_release(boost::asio::use_future);
+    CHECK_FALSE(lease.valid());
+    CHECK(eventually([&] { return fx.children("/locks/release-async").empty(); }, 10s));
+    // The handler completes through the I/O thread, never inline.
+    CHECK(released.wait_for(0s) == std::future_status::timeout);
+  }
+  REQUIRE(released.wait_for(20s) == std::future_status::ready);
+  CHECK_NOTHROW(released.get());
+  CHECK(state->status == LeaseStatus::released);
+  CHECK(c1->pending_guaranteed_deletes() == 0);
+}
+
 TEST_CASE("contract: a blocking release as the server goes down is kept and done after the restart",
           "[contract][release]") {
   // The client's I/O thread is stalled while the server stops, so the client still counts itself connected and

@@ -86,6 +86,27 @@ Requests requests(zkr::testing::TestingServer& s) {
 }
 Requests operator-(Requests a, Requests b) { return {a.reads - b.reads, a.updates - b.updates}; }
 
+/// A client holding a multi-lock over `n` fresh paths under `base`, through the asynchronous form (so that
+/// the `MultiLease` can be released from any thread).
+struct HeldMulti {
+  ServerFixture fx;
+  std::unique_ptr<CuratorFramework> c1 = fx.client();
+  std::vector<std::string> paths;
+  std::unique_ptr<InterProcessMultiLock> multi;
+  MultiLease lease;
+
+  HeldMulti(const std::string& base, int n, bool persistent_dirs = false) : paths(paths_of(base, n)) {
+    // Persistent directories, where a test reads them after the release: the server reaps empty containers.
+    if (persistent_dirs)
+      for (const auto& p : paths) fx.admin->create(p, {.creating_parents = true});
+    multi = std::make_unique<InterProcessMultiLock>(*c1, paths);
+    lease = multi->async_acquire(boost::asio::use_future).get();
+  }
+  bool all_free() {
+    return std::all_of(paths.begin(), paths.end(), [&](auto& p) { return fx.children(p).empty(); });
+  }
+};
+
 }  // namespace
 
 TEST_CASE("multi: all or none, in list order, with one fencing token per lock", "[multi]") {
@@ -353,13 +374,8 @@ TEST_CASE("multi: a blocking release deletes every node in one transaction sent 
   // critical path, so a blocking release sends them itself instead of waking the client's I/O thread first.
   // Shown with that thread stalled: every node is gone before it runs again. One transaction: the lock
   // directories' pzxid (the zxid of the last change to their children) is the same zxid.
-  ServerFixture fx;
-  auto c1 = fx.client();
-  const auto paths = paths_of("/multi/release-caller", 3);
-  // Persistent directories: the server would reap empty containers, and their pzxid with them.
-  for (const auto& p : paths) fx.admin->create(p, {.creating_parents = true});
-  InterProcessMultiLock multi(*c1, paths);
-  auto lease = multi.async_acquire(boost::asio::use_future).get();
+  HeldMulti h("/multi/release-caller", 3, /*persistent_dirs=*/true);  // their pzxid is read below
+  auto& [fx, c1, paths, multi, lease] = h;
   REQUIRE(lease.valid());
   const auto nodes = lease.node_paths();
   std::mutex seen_mu;
@@ -410,11 +426,8 @@ TEST_CASE("multi: a blocking release deletes every node in one transaction sent 
 TEST_CASE("multi: when the release's transaction fails, each node is deleted on its own", "[multi][release]") {
   // One node is already gone (deleted by someone else): the transaction of deletes fails whole, and the release
   // goes on with one quiet, guaranteed delete per node.
-  ServerFixture fx;
-  auto c1 = fx.client();
-  const auto paths = paths_of("/multi/release-fallback", 3);
-  InterProcessMultiLock multi(*c1, paths);
-  auto lease = multi.async_acquire(boost::asio::use_future).get();
+  HeldMulti h("/multi/release-fallback", 3);
+  auto& [fx, c1, paths, multi, lease] = h;
   REQUIRE(lease.valid());
   const auto nodes = lease.node_paths();
   std::promise<LeaseStatus> middle;
@@ -440,24 +453,34 @@ TEST_CASE("multi: when the release's transaction fails, each node is deleted on 
   CHECK(updates >= 4);
 }
 
+TEST_CASE("multi: async_release sends the transaction of deletes from the initiating thread", "[multi][release]") {
+  HeldMulti h("/multi/release-async", 3);
+  REQUIRE(h.lease.valid());
+  REQUIRE(drain_io(*h.c1));
+  std::future<void> released;
+  {
+    IoStall stall(*h.c1);
+    released = h.lease.async_release(boost::asio::use_future);
+    CHECK(eventually([&] { return h.all_free(); }, 10s));
+  }
+  REQUIRE(released.wait_for(20s) == std::future_status::ready);
+  CHECK_NOTHROW(released.get());
+  CHECK(h.c1->pending_guaranteed_deletes() == 0);
+}
+
 TEST_CASE("multi: a MultiLease dropped on another thread deletes its nodes from that thread", "[multi][release]") {
-  ServerFixture fx;
-  auto c1 = fx.client();
-  const auto paths = paths_of("/multi/release-dtor", 4);
-  InterProcessMultiLock multi(*c1, paths);
-  auto lease = std::make_unique<MultiLease>(multi.async_acquire(boost::asio::use_future).get());
-  REQUIRE(lease->valid());
-  REQUIRE(drain_io(*c1));
-  IoStall stall(*c1);
-  lease.reset();  // returns without waiting for the reply
-  const bool gone_while_stalled = eventually(
-      [&] { return std::all_of(paths.begin(), paths.end(), [&](auto& p) { return fx.children(p).empty(); }); }, 10s);
+  HeldMulti h("/multi/release-dtor", 4);
+  REQUIRE(h.lease.valid());
+  REQUIRE(drain_io(*h.c1));
+  IoStall stall(*h.c1);
+  { MultiLease dropped(std::move(h.lease)); }  // returns without waiting for the reply
+  const bool gone_while_stalled = eventually([&] { return h.all_free(); }, 10s);
   stall.end();
   CHECK(gone_while_stalled);
-  CHECK(eventually([&] { return c1->pending_guaranteed_deletes() == 0; }, 10s));
+  CHECK(eventually([&] { return h.c1->pending_guaranteed_deletes() == 0; }, 10s));
   // The locks are free for another client.
-  auto c2 = fx.client();
-  InterProcessMultiLock other(*c2, paths);
+  auto c2 = h.fx.client();
+  InterProcessMultiLock other(*c2, h.paths);
   CHECK(other.acquire(10s));
   other.release();
 }

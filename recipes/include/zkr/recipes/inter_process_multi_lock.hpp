@@ -56,13 +56,20 @@ class MultiLease {
   template <class Token>
   auto async_release(Token&& token) {
     auto core = core_of();
-    return detail::async_run<>(std::move(core), std::forward<Token>(token),
-                               [l = take()](auto cb) mutable { release_start(std::move(l), std::move(cb)); });
+    auto leases = std::make_shared<std::vector<Lease>>(take());
+    // As the blocking release, the deletes leave from the initiating thread when they can.
+    return detail::async_run_from_caller<>(
+        std::move(core), std::forward<Token>(token),
+        [leases](detail::VoidCallback& cb) { return release_here(*leases, cb); },
+        [leases](auto cb) mutable { release_start(std::move(*leases), std::move(cb)); });
   }
 
  private:
   std::shared_ptr<detail::Core> core_of() const;
   static void release_start(std::vector<Lease> leases, detail::VoidCallback cb);
+  /// The release's deletes (one `multi`) sent from this thread, when the leases belong to one client and it
+  /// can be done; false, with `cb` untouched, otherwise.
+  static bool release_here(const std::vector<Lease>& leases, detail::VoidCallback& cb);
   std::vector<Lease> leases_;
 };
 

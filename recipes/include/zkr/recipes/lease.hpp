@@ -88,8 +88,10 @@ class Lease {
   auto async_release(Token&& token) {
     auto core = core_of();
     auto c = std::exchange(core_, nullptr);
-    return detail::async_run<>(std::move(core), std::forward<Token>(token),
-                               [c = std::move(c)](auto cb) mutable { release_start(c, std::move(cb)); });
+    // As the blocking release, the delete leaves from the initiating thread when it can.
+    auto here = [c](detail::VoidCallback& cb) { return release_here(c, cb); };
+    return detail::async_run_from_caller<>(std::move(core), std::forward<Token>(token), std::move(here),
+                                           [c](auto cb) mutable { release_start(c, std::move(cb)); });
   }
 
   /// For recipes: the shared state.
@@ -98,6 +100,8 @@ class Lease {
  private:
   std::shared_ptr<detail::Core> core_of() const;
   static void release_start(const std::shared_ptr<detail::LeaseCore>& c, detail::VoidCallback cb);
+  /// `LeaseCore::release_from_caller`: the release's delete sent from this thread, when it can be.
+  static bool release_here(const std::shared_ptr<detail::LeaseCore>& c, detail::VoidCallback& cb);
   /// Registers `cb` (or calls it at once: returns 0); returns its id for `forget_lost_waiter`.
   static std::uint64_t wait_lost_start(const std::shared_ptr<detail::LeaseCore>& c,
                                        detail::unique_function<void(error_code, LeaseStatus)> cb);

@@ -34,20 +34,16 @@ struct NoCancelHook {
   void operator()() const noexcept {}
 };
 
-/// Starts `start(callback)` on the client's I/O thread and completes the Asio handler made from `token` with
-/// the callback's arguments, on the handler's associated executor (default: the client's completion
-/// executor). The handler is never invoked inline.
-///
-/// Cancellation (any type, through the handler's cancellation slot) is terminal: the handler completes at once
-/// with `operation_aborted`. A `start` that also takes a `StopPtr` (`start(callback, stop)`) gets one when the
-/// handler has a slot, and the cancellation requests it, so the operation's retry loop sends no further try.
-/// A try already sent may still reach the server; its result, when it comes, goes to `abandon` instead of the
-/// handler. `on_cancel` runs once the cancellation has completed the handler.
-template <class... T, class Token, class Start, class Abandon = NoAbandon, class OnCancel = NoCancelHook>
-auto async_run(std::shared_ptr<Core> core, Token&& token, Start&& start, Abandon abandon = {},
-               OnCancel on_cancel = {}) {
+/// `async_run` (below) whose operation first gets a chance on the initiating thread: `start_here(callback)` either
+/// takes the callback and returns true (the operation then completes it on the I/O thread, as `start` would),
+/// or returns false and leaves it, and `start` is posted to the I/O thread as usual.
+template <class... T, class Token, class StartHere, class Start, class Abandon = NoAbandon,
+          class OnCancel = NoCancelHook>
+auto async_run_from_caller(std::shared_ptr<Core> core, Token&& token, StartHere&& start_here, Start&& start,
+                           Abandon abandon = {}, OnCancel on_cancel = {}) {
   return boost::asio::async_initiate<Token, void(error_code, T...)>(
-      [](auto handler, std::shared_ptr<Core> core, auto start, Abandon abandon, OnCancel on_cancel) {
+      [](auto handler, std::shared_ptr<Core> core, auto start_here, auto start, Abandon abandon,
+         OnCancel on_cancel) {
         using Handler = decltype(handler);
         auto ex = boost::asio::get_associated_executor(handler, core->completion_executor());
         // The handler and its work guard, until one of the result and the cancellation takes them (I/O thread).
@@ -87,22 +83,41 @@ auto async_run(std::shared_ptr<Core> core, Token&& token, Start&& start, Abandon
             });
           });
         }
-        boost::asio::post(io, [core = std::move(core), start = std::move(start), pending, stop = std::move(stop),
-                               abandon = std::move(abandon)]() mutable {
-          using Callback = unique_function<void(error_code, T...)>;
-          Callback cb([pending = std::move(pending), abandon = std::move(abandon)](error_code ec, T... v) mutable {
-            if (pending->h)
-              pending->complete(ec, std::move(v)...);
-            else
-              abandon(ec, std::move(v)...);
-          });
+        using Callback = unique_function<void(error_code, T...)>;
+        Callback cb([pending = std::move(pending), abandon = std::move(abandon)](error_code ec, T... v) mutable {
+          if (pending->h)
+            pending->complete(ec, std::move(v)...);
+          else
+            abandon(ec, std::move(v)...);
+        });
+        if (start_here(cb)) return;
+        boost::asio::post(io, [core = std::move(core), start = std::move(start), cb = std::move(cb),
+                               stop = std::move(stop)]() mutable {
           if constexpr (std::is_invocable_v<decltype(start)&, Callback&&, StopPtr>)
             start(std::move(cb), std::move(stop));
           else
             start(std::move(cb));
         });
       },
-      token, std::move(core), std::forward<Start>(start), std::move(abandon), std::move(on_cancel));
+      token, std::move(core), std::forward<StartHere>(start_here), std::forward<Start>(start), std::move(abandon),
+      std::move(on_cancel));
+}
+
+/// Starts `start(callback)` on the client's I/O thread and completes the Asio handler made from `token` with
+/// the callback's arguments, on the handler's associated executor (default: the client's completion
+/// executor). The handler is never invoked inline.
+///
+/// Cancellation (any type, through the handler's cancellation slot) is terminal: the handler completes at once
+/// with `operation_aborted`. A `start` that also takes a `StopPtr` (`start(callback, stop)`) gets one when the
+/// handler has a slot, and the cancellation requests it, so the operation's retry loop sends no further try.
+/// A try already sent may still reach the server; its result, when it comes, goes to `abandon` instead of the
+/// handler. `on_cancel` runs once the cancellation has completed the handler.
+template <class... T, class Token, class Start, class Abandon = NoAbandon, class OnCancel = NoCancelHook>
+auto async_run(std::shared_ptr<Core> core, Token&& token, Start&& start, Abandon abandon = {},
+               OnCancel on_cancel = {}) {
+  return async_run_from_caller<T...>(
+      std::move(core), std::forward<Token>(token), [](auto&) { return false; }, std::forward<Start>(start),
+      std::move(abandon), std::move(on_cancel));
 }
 
 /// Blocks the calling thread until `done(ec, value)` runs. The operation first gets a chance on the calling
