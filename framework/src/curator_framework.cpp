@@ -1379,6 +1379,21 @@ void CoreImpl::remove(std::string path, int version, bool guaranteed, bool quiet
   });
 }
 
+void remove_each(Core& core, std::vector<std::string> paths, VoidCallback cb) {
+  if (paths.empty()) return cb({});
+  struct Join {
+    std::size_t left;
+    error_code first;
+    VoidCallback cb;
+  };
+  auto j = std::make_shared<Join>(Join{paths.size(), {}, std::move(cb)});
+  for (auto& p : paths)
+    core.remove(std::move(p), -1, /*guaranteed=*/true, /*quietly=*/true, [j](error_code e) {
+      if (e && !j->first) j->first = e;
+      if (--j->left == 0) j->cb(j->first);
+    });
+}
+
 bool CoreImpl::remove_from_caller(std::vector<std::string> paths, VoidCallback& cb) {
   if (paths.empty() || running_in_io_thread() || !is_open() || !connected_) return false;
   for (const auto& p : paths)
@@ -1410,15 +1425,8 @@ bool CoreImpl::remove_from_caller(std::vector<std::string> paths, VoidCallback& 
     self->post([r = std::move(r), rc]() mutable {
       if (rc == ZOK || (rc == ZNONODE && r->paths.size() == 1)) return r->cb({});
       // Anything else continues as the usual guaranteed, quiet removes, one per node (a multi fails whole when
-      // one of its nodes is already gone), joined into one callback.
-      auto left = std::make_shared<std::size_t>(r->paths.size());
-      auto first = std::make_shared<error_code>();
-      auto k = std::make_shared<VoidCallback>(std::move(r->cb));
-      for (auto& p : r->paths)
-        r->self->remove(std::move(p), -1, /*guaranteed=*/true, /*quietly=*/true, [left, first, k](error_code e) {
-          if (e && !*first) *first = e;
-          if (--*left == 0) (*k)(*first);
-        }, {});
+      // one of its nodes is already gone).
+      remove_each(*r->self, std::move(r->paths), std::move(r->cb));
     });
   };
   int rc = ZINVALIDSTATE;

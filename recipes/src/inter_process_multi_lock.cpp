@@ -479,14 +479,7 @@ void multi_release_nodes(std::vector<Lease> leases, VoidCallback cb) {
   core->multi(std::move(ops), [core, paths = std::move(paths), cb = std::move(cb)](
                                   error_code ec, std::vector<OpResult>) mutable {
     if (!ec) return cb({});
-    auto left = std::make_shared<std::size_t>(paths.size());
-    auto first = std::make_shared<error_code>();
-    auto kk = std::make_shared<VoidCallback>(std::move(cb));
-    for (auto& p : paths)
-      core->remove(std::move(p), -1, true, true, [left, first, kk](error_code e) {
-        if (e && !*first) *first = e;
-        if (--*left == 0) (*kk)(*first);
-      });
+    remove_each(*core, std::move(paths), std::move(cb));
   });
 }
 

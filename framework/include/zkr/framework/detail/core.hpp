@@ -131,4 +131,9 @@ class Core {
   virtual void remove_state_listener(std::uint64_t id) = 0;
 };
 
+/// `core.remove(path, -1, /*guaranteed=*/true, /*quietly=*/true, ...)` for each of `paths`, all sent at once;
+/// `cb` runs once every one has completed, with the first error (I/O thread). What a failed transaction of
+/// deletes falls back to.
+void remove_each(Core& core, std::vector<std::string> paths, VoidCallback cb);
+
 }  // namespace zkr::detail
