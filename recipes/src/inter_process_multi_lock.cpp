@@ -602,11 +602,10 @@ void MultiLease::release(error_code& ec) {
   if (detail::one_client(leases)) {
     auto core = first->state()->core;
     // As Lease::release: the deletes (one multi) leave from this thread when they can.
-    auto cores = cores_in_release_order(leases);
+    auto l = std::make_shared<std::vector<Lease>>(std::move(leases));
     detail::run_blocking_void_from_caller(
-        *core, [&cores](detail::VoidCallback& cb) { return detail::release_from_caller(cores, cb); },
-        [l = std::move(leases)](detail::VoidCallback cb) mutable { release_start(std::move(l), std::move(cb)); },
-        ec);
+        *core, [l](detail::VoidCallback& cb) { return release_here(*l, cb); },
+        [l](detail::VoidCallback cb) { release_start(std::move(*l), std::move(cb)); }, ec);
     return;
   }
   for (auto it = leases.rbegin(); it != leases.rend(); ++it) {
