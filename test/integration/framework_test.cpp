@@ -108,6 +108,26 @@ TEST_CASE("create: every mode through every twin", "[framework][create]") {
   for (auto& p : persistent) CHECK(c->exists(p));
 }
 
+TEST_CASE("create: the server numbers a sequential node by its parent's creates, not by its cversion",
+          "[framework][create]") {
+  // What the unit tests' FakeCore models: a parent's cversion counts child creates and deletes, the sequence
+  // suffix only creates (so the sequence is (cversion + num_children) / 2 before the create).
+  auto c = connect_shared();
+  const auto root = unique_path("sequence");
+  c->create(root);
+  const auto a = c->create(root + "/x-", {.mode = zkr::CreateMode::persistent_sequential}).path;
+  const auto b = c->create(root + "/x-", {.mode = zkr::CreateMode::persistent_sequential}).path;
+  CHECK(a == root + "/x-0000000000");
+  CHECK(b == root + "/x-0000000001");
+  c->remove(a);
+  c->create(root + "/plain");  // a plain child counts too
+  c->remove(root + "/plain");
+  const auto dir = *c->exists(root);
+  CHECK(dir.cversion == 5);
+  CHECK(dir.num_children == 1);
+  CHECK(c->create(root + "/x-", {.mode = zkr::CreateMode::persistent_sequential}).path == root + "/x-0000000003");
+}
+
 TEST_CASE("create: default data", "[framework][create]") {
   const auto root = unique_path("defdata");
   auto fixed = started(test_builder(shared_server().connect_string()).default_data("dflt"));

@@ -289,7 +289,9 @@ error_code FakeCore::do_create(const std::string& path, zkr::CreateMode mode, co
   std::string actual = path;
   if (zkr::is_sequential(mode)) {
     char buf[16];
-    std::snprintf(buf, sizeof buf, "%010d", p.stat.cversion);
+    // As the server: the parent's count of child creates. Its cversion counts creates and deletes, and
+    // num_children is creates less deletes.
+    std::snprintf(buf, sizeof buf, "%010d", (p.stat.cversion + p.stat.num_children) / 2);
     actual += buf;
   }
   if (nodes_.count(actual)) return zk_errc::node_exists;

@@ -12,7 +12,7 @@
 ///  - every request is logged when issued and applied later, in issue order, in a posted step (like a server
 ///    applying a session's requests in order); its callback runs in that step, never inline from the call;
 ///  - a znode tree with persistent / ephemeral / sequential / container nodes; the sequence number is the
-///    parent's cversion (`%010d`); czxid/mzxid come from one global zxid counter; an ephemeral node's owner
+///    parent's count of child creates (`%010d`), while its cversion counts creates and deletes (as the server); czxid/mzxid come from one global zxid counter; an ephemeral node's owner
 ///    is the session id; containers are never reaped;
 ///  - one-shot watches (data, exists, children) fired in posted steps; `remove_watch` guarantees the callback
 ///    does not run, even if the event is already queued;
