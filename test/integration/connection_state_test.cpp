@@ -36,7 +36,7 @@ std::string to_text(const std::vector<ConnectionState>& v) {
 
 }  // namespace
 
-TEST_CASE("connection state: CONNECTED once on start; listeners come and go", "[framework][connection_state]") {
+TEST_CASE("connection state: CONNECTED once on start, listeners come and go", "[framework][connection_state]") {
   auto b = test_builder(shared_server().connect_string());
   auto c = b.build();
   StateRecorder states;
@@ -207,7 +207,7 @@ TEST_CASE("connection state: a paused server gives SUSPENDED, then RECONNECTED w
   CHECK_FALSE(o.states.wait_for(ConnectionState::lost, 0ms));
 }
 
-TEST_CASE("connection state: READ_ONLY on a server cut off from its quorum; the lock held before is lost",
+TEST_CASE("connection state: READ_ONLY on a server cut off from its quorum, and the lock held before is lost",
           "[framework][connection_state][read_only]") {
   // ZooKeeper 3.5+ refuses to carry a session established with the quorum over to a read-only server. So a
   // holder sees SUSPENDED (maybe_lost), then LOST once its session is given up (lost), and only then a new,

@@ -278,7 +278,7 @@ TEST_CASE("multi: locks of any kind, rolled back in reverse order on failure", "
   CHECK_FALSE(rw->write_lock().is_acquired_in_this_process());
 }
 
-TEST_CASE("multi: order of acquire and release; failures (Curator's testSomeReleasesFail/LocksFailToLock)",
+TEST_CASE("multi: order of acquire and release, and failures (Curator's testSomeReleasesFail/LocksFailToLock)",
           "[multi]") {
   std::vector<std::string> log;
   auto a = std::make_shared<FakeLock>(log, "a");

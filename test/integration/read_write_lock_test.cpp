@@ -226,7 +226,7 @@ TEST_CASE("rw: node data is the lock data", "[rw]") {
   lock.read_lock().release();
 }
 
-TEST_CASE("rw: reentrancy is per thread and per kind; the locks are InterProcessLocks", "[rw]") {
+TEST_CASE("rw: reentrancy is per thread and per kind, and the locks are InterProcessLocks", "[rw]") {
   ServerFixture fx;
   auto c = fx.client();
   InterProcessReadWriteLock lock(*c, "/rw/reentrant");

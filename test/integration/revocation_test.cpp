@@ -42,7 +42,7 @@ TEST_CASE("revocation: a revocable holder is asked to release (Curator's testRev
   CHECK(calls == 1);
 }
 
-TEST_CASE("revocation: revocability is cleared by release; revoking a missing node is not an error",
+TEST_CASE("revocation: revocability is cleared by release, and revoking a missing node is not an error",
           "[revocation]") {
   ServerFixture fx;
   auto c = fx.client();
@@ -63,7 +63,7 @@ TEST_CASE("revocation: revocability is cleared by release; revoking a missing no
   CHECK_FALSE(ec);
 }
 
-TEST_CASE("revocation: every request is reported while held; the write lock is revocable", "[revocation]") {
+TEST_CASE("revocation: every request is reported while held, and the write lock is revocable", "[revocation]") {
   ServerFixture fx;
   auto c1 = fx.client();
   auto c2 = fx.client();

@@ -207,7 +207,7 @@ TEST_CASE_METHOD(Fixture, "multi-lock engine: a transaction applied whose reply 
   CHECK(all_children() == dirs.size());
 }
 
-TEST_CASE_METHOD(Fixture, "multi-lock engine: a failed listing is listed again; failing twice is that error",
+TEST_CASE_METHOD(Fixture, "multi-lock engine: a failed listing is listed again, and failing twice is that error",
                  "[multi-engine][fault]") {
   make_dirs();
   core->fail_nth(Op::get_children, 2, zk_errc::no_auth);  // one of the listings pipelined behind the transaction

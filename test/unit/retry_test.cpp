@@ -32,7 +32,7 @@ struct RetryEverything : zkr::RetryPolicy {
 
 }  // namespace
 
-TEST_CASE("ExponentialBackoffRetry: sleeps are base * max(1, uniform[0, 2^(k+1)))", "[retry]") {
+TEST_CASE("ExponentialBackoffRetry: sleeps are base times max(1, a uniform draw below 2^(k+1))", "[retry]") {
   const zkr::ExponentialBackoffRetry policy(100ms, 29);
   REQUIRE(policy.max_retries() == 29);
   REQUIRE(policy.base_sleep() == 100ms);
@@ -76,7 +76,7 @@ TEST_CASE("ExponentialBackoffRetry: sleeps are base * max(1, uniform[0, 2^(k+1))
   }
 }
 
-TEST_CASE("ExponentialBackoffRetry: retry 1 sleeps base * {1,1,2,3}", "[retry]") {
+TEST_CASE("ExponentialBackoffRetry: retry 1 sleeps base times 1, 1, 2 or 3", "[retry]") {
   const zkr::ExponentialBackoffRetry policy(10ms, 5);
   std::map<std::int64_t, int> histogram;
   const int samples = 8000;
