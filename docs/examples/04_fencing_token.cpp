@@ -1,5 +1,6 @@
 // 04: a resource that checks fencing tokens. A holder whose lock was lost without it noticing (a long GC pause,
 // a partition) can still try to write; the resource rejects any token older than the newest it has seen.
+// State kept in ZooKeeper itself is fenced by the transaction instead: `multi_while_held`.
 //
 //   example_04_fencing_token 127.0.0.1:2181
 #include <zkr/zkrecipes.hpp>
@@ -48,8 +49,18 @@ int main(int argc, char** argv) {
   bool late_ok = store.write(old_token, "late write from the old holder");
   std::printf("new holder's write %s; old holder's late write %s\n", new_ok ? "accepted" : "rejected",
               late_ok ? "accepted (wrong!)" : "rejected");
-  fast.release();
+
+  // State kept in ZooKeeper itself needs no token: multi_while_held commits its writes only while the
+  // holder's lock node exists (a check in the same transaction).
   zkr::error_code ec;
+  fast_client.create("/examples/fenced-config", {.creating_parents = true, .data = std::string("v1")}, ec);
+  fast.lease()->multi_while_held({zkr::Op::set_data("/examples/fenced-config", "from the new holder")}, ec);
+  const bool fenced_ok = !ec;
+  slow.lease()->multi_while_held({zkr::Op::set_data("/examples/fenced-config", "late")}, ec);
+  const bool fenced_late_refused = ec == zkr::errc::lock_lost;
+  std::printf("in ZooKeeper: new holder's transaction %s; old holder's %s\n", fenced_ok ? "committed" : "failed",
+              fenced_late_refused ? "refused (lock_lost)" : "not refused (wrong!)");
+  fast.release();
   slow.release(ec);  // its node went with its session; release just forgets the hold
-  return new_ok && !late_ok && new_token > old_token ? 0 : 1;
+  return new_ok && !late_ok && new_token > old_token && fenced_ok && fenced_late_refused ? 0 : 1;
 }

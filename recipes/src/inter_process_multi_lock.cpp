@@ -583,6 +583,31 @@ std::shared_ptr<detail::Core> MultiLease::core_of() const {
   throw Error(errc::not_acquired, "release", "");
 }
 
+std::vector<std::shared_ptr<detail::LeaseCore>> MultiLease::grant_states() const {
+  std::vector<std::shared_ptr<detail::LeaseCore>> out;
+  for (const auto& l : leases_) out.push_back(l.state());  // an empty one fails the transaction's preconditions
+  return out;
+}
+
+std::vector<OpResult> MultiLease::multi_while_held(std::vector<Op> ops, error_code& ec) const {
+  if (!valid()) {
+    ec = errc::not_acquired;
+    return {};
+  }
+  return detail::run_blocking<std::vector<OpResult>>(
+      *core_of(),
+      [&](detail::unique_function<void(error_code, std::vector<OpResult>)> cb) {
+        Lease::multi_while_held_start(grant_states(), std::move(ops), std::move(cb));
+      },
+      ec);
+}
+std::vector<OpResult> MultiLease::multi_while_held(std::vector<Op> ops) const {
+  error_code ec;
+  auto r = multi_while_held(std::move(ops), ec);
+  throw_if(ec, "multi_while_held", leases_.empty() ? std::string() : leases_.front().node_path());
+  return r;
+}
+
 bool MultiLease::release_here(const std::vector<Lease>& leases, detail::VoidCallback& cb) {
   return detail::one_client(leases) && detail::release_from_caller(cores_in_release_order(leases), cb);
 }

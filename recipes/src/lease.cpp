@@ -2,6 +2,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include <algorithm>
 #include <mutex>
 #include <vector>
 
@@ -223,6 +224,53 @@ std::uint64_t Lease::wait_lost_start(const std::shared_ptr<detail::LeaseCore>& c
 
 void Lease::forget_lost_waiter(const std::shared_ptr<detail::LeaseCore>& c, std::uint64_t id) {
   if (id) c->lost_waiters.erase(id);
+}
+
+void Lease::multi_while_held_start(std::vector<std::shared_ptr<detail::LeaseCore>> grants, std::vector<Op> ops,
+                                   detail::unique_function<void(error_code, std::vector<OpResult>)> cb,
+                                   detail::StopPtr stop) {
+  if (grants.empty()) return cb(errc::not_acquired, {});
+  for (const auto& g : grants) {
+    if (!g || g->released) return cb(errc::not_acquired, {});
+    if (g->core != grants.front()->core) return cb(errc::invalid_argument, {});  // one transaction, one client
+  }
+  for (const auto& g : grants)
+    if (g->status == LeaseStatus::lost) return cb(errc::lock_lost, {});
+  const std::size_t checks = grants.size();
+  std::vector<Op> all;
+  all.reserve(checks + ops.size());
+  for (const auto& g : grants) all.push_back(Op::check(g->path, -1));  // -1: it exists, in any version
+  for (auto& op : ops) all.push_back(std::move(op));
+  grants.front()->core->multi(
+      std::move(all),
+      [checks, cb = std::move(cb)](error_code ec, std::vector<OpResult> results) mutable {
+        const auto end = results.begin() + static_cast<std::ptrdiff_t>(std::min(checks, results.size()));
+        // The node is gone: the grant was lost (its session expired, or someone deleted it).
+        if (std::any_of(results.begin(), end, [](const OpResult& r) { return r.ec == zk_errc::no_node; }))
+          ec = errc::lock_lost;
+        results.erase(results.begin(), end);
+        cb(ec, std::move(results));
+      },
+      {.stop = std::move(stop)});
+}
+
+std::vector<OpResult> Lease::multi_while_held(std::vector<Op> ops, error_code& ec) const {
+  if (!core_) {
+    ec = errc::not_acquired;
+    return {};
+  }
+  return detail::run_blocking<std::vector<OpResult>>(
+      *core_->core,
+      [&](detail::unique_function<void(error_code, std::vector<OpResult>)> cb) {
+        multi_while_held_start({core_}, std::move(ops), std::move(cb));
+      },
+      ec);
+}
+std::vector<OpResult> Lease::multi_while_held(std::vector<Op> ops) const {
+  error_code ec;
+  auto r = multi_while_held(std::move(ops), ec);
+  throw_if(ec, "multi_while_held", core_ ? core_->path : std::string());
+  return r;
 }
 
 void Lease::release(error_code& ec) {

@@ -44,6 +44,19 @@ class MultiLease {
   std::vector<std::int64_t> fencing_tokens() const;
   /// The lock nodes, in list order.
   std::vector<std::string> node_paths() const;
+  /// `Lease::multi_while_held` for every grant at once: `ops` commit only while every lock node still exists
+  /// (one check per lock, in the same transaction). Grants of different clients: `errc::invalid_argument`.
+  std::vector<OpResult> multi_while_held(std::vector<Op> ops) const;
+  std::vector<OpResult> multi_while_held(std::vector<Op> ops, error_code& ec) const;
+  /// `void(error_code, std::vector<OpResult>)`. An empty handle throws `errc::not_acquired` here.
+  template <class Token>
+  auto async_multi_while_held(std::vector<Op> ops, Token&& token) const {
+    return detail::async_run<std::vector<OpResult>>(
+        core_of(), std::forward<Token>(token),
+        [grants = grant_states(), ops = std::move(ops)](auto cb, detail::StopPtr stop) mutable {
+          Lease::multi_while_held_start(std::move(grants), std::move(ops), std::move(cb), std::move(stop));
+        });
+  }
   /// Takes the grants out (this object becomes empty).
   std::vector<Lease> take() noexcept { return std::exchange(leases_, {}); }
 
@@ -66,6 +79,7 @@ class MultiLease {
 
  private:
   std::shared_ptr<detail::Core> core_of() const;
+  std::vector<std::shared_ptr<detail::LeaseCore>> grant_states() const;
   static void release_start(std::vector<Lease> leases, detail::VoidCallback cb);
   /// The release's deletes (one `multi`) sent from this thread, when the leases belong to one client and it
   /// can be done; false, with `cb` untouched, otherwise.

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <zkr/framework/detail/async.hpp>
 #include <zkr/framework/error.hpp>
@@ -28,6 +29,7 @@ std::string_view to_string(LeaseStatus s) noexcept;
 namespace detail {
 class LeaseCore;
 }
+class MultiLease;
 
 /// A move-only handle to one grant, owned by whoever holds it (not by a thread). The destructor gives the grant
 /// back without throwing and without blocking (a guaranteed delete in the background).
@@ -79,6 +81,28 @@ class Lease {
         [c = core_, id] { forget_lost_waiter(c, *id); });
   }
 
+  /// Beyond Curator: a transaction that commits only while this grant holds. `ops` run as one `multi` (through
+  /// the client that holds the grant, paths without its namespace) behind a `check` that this grant's node
+  /// still exists, and ZooKeeper applies the check and the writes atomically. So a holder whose grant was lost
+  /// without it knowing (a pause longer than its session, an administrator deleting its node) cannot write:
+  /// the transaction fails whole with `errc::lock_lost` and nothing of `ops` is applied. This is the fencing
+  /// token's guarantee for state kept in ZooKeeper itself, with nothing for the state to remember.
+  /// Returns the results of `ops`, in order (the check's own result is not among them); on another failure
+  /// the error is the first failing operation's, as `CuratorFramework::multi`, whose retry policy and
+  /// restrictions apply. With no `ops` it only asks the server whether the grant still holds.
+  /// Errors: `errc::not_acquired` for an empty or released handle, `errc::lock_lost` at once when the grant
+  /// is already known lost (nothing is sent in either case).
+  std::vector<OpResult> multi_while_held(std::vector<Op> ops) const;
+  std::vector<OpResult> multi_while_held(std::vector<Op> ops, error_code& ec) const;
+  /// `void(error_code, std::vector<OpResult>)`. An empty handle throws `errc::not_acquired` here.
+  template <class Token>
+  auto async_multi_while_held(std::vector<Op> ops, Token&& token) const {
+    return detail::async_run<std::vector<OpResult>>(
+        core_of(), std::forward<Token>(token), [c = core_, ops = std::move(ops)](auto cb, detail::StopPtr stop) mutable {
+          multi_while_held_start({c}, std::move(ops), std::move(cb), std::move(stop));
+        });
+  }
+
   /// Gives the grant back: deletes the node (guaranteed delete: a retryable failure leaves it to the
   /// background). A node already gone (session expired) is not an error. Errors: `errc::not_acquired` for an
   /// empty or already released handle.
@@ -107,6 +131,13 @@ class Lease {
                                        detail::unique_function<void(error_code, LeaseStatus)> cb);
   static void forget_lost_waiter(const std::shared_ptr<detail::LeaseCore>& c, std::uint64_t id);
   std::shared_ptr<detail::LeaseCore> core_;
+
+  friend class MultiLease;
+  /// For `multi_while_held` here and in `MultiLease` (I/O thread): the transaction of a check per grant, then
+  /// `ops`, through the first grant's client.
+  static void multi_while_held_start(std::vector<std::shared_ptr<detail::LeaseCore>> grants, std::vector<Op> ops,
+                                     detail::unique_function<void(error_code, std::vector<OpResult>)> cb,
+                                     detail::StopPtr stop = nullptr);
 };
 
 }  // namespace zkr
