@@ -40,8 +40,17 @@ class CuratorPeer {
     return cp;
   }
 
-  /// True when the peer can run; otherwise `why` says what is missing.
-  static bool available(std::string* why = nullptr) { return classpath(why).has_value(); }
+  /// True when the peer can run; otherwise `why` says what is missing. With ZKR_REQUIRE_CURATOR_PEER=1 in the
+  /// environment (tools/test.sh, hence CI, sets it) a missing peer throws instead, which fails the test: a
+  /// machine without Java or Curator must not pass the interop tests by skipping them.
+  static bool available(std::string* why = nullptr) {
+    std::string reason;
+    if (classpath(&reason)) return true;
+    if (const char* req = std::getenv("ZKR_REQUIRE_CURATOR_PEER"); req && std::string(req) == "1")
+      throw std::runtime_error("the Java Curator peer is required (ZKR_REQUIRE_CURATOR_PEER=1): " + reason);
+    if (why) *why = reason;
+    return false;
+  }
 
   /// Starts `CuratorPeer --connect <connect> <recipe> <paths...>` and waits for `ready`.
   CuratorPeer(const std::string& connect, const std::string& recipe, const std::vector<std::string>& paths) {
