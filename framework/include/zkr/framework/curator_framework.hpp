@@ -213,7 +213,10 @@ class CuratorFramework {
   // multi ----------------------------------------------------------------------------------------------------
   /// A transaction: all operations or none. On failure the error is the first failing operation's and the
   /// per-operation results say which one failed. Container and TTL creates are refused (`errc::invalid_argument`):
-  /// the C client 3.8 misreads their replies inside a transaction.
+  /// the C client 3.8 misreads their replies inside a transaction. As in Curator, a try whose reply was lost to
+  /// a connection loss is retried, and the retry cannot know whether that try committed. It then fails
+  /// (`node_exists`, `bad_version`) or applies again. Give `set_data`, `remove` and `check` a version where
+  /// applying twice would matter.
   std::vector<OpResult> multi(const std::vector<Op>& ops);
   std::vector<OpResult> multi(const std::vector<Op>& ops, error_code& ec);
   template <class Token>
