@@ -1,5 +1,5 @@
 // 07: InterProcessMultiLock: all of several locks or none, in list order. When the locks are free this costs
-// about two round trips in total, however many locks there are.
+// one round trip to acquire and one to release, however many locks there are.
 //
 //   example_07_multi_lock 127.0.0.1:2181
 #include <zkr/zkrecipes.hpp>

@@ -254,6 +254,30 @@ void Lease::multi_while_held_start(std::vector<std::shared_ptr<detail::LeaseCore
       {.stop = std::move(stop)});
 }
 
+void Lease::data_start(const std::shared_ptr<detail::LeaseCore>& c,
+                       detail::unique_function<void(error_code, std::string)> cb, detail::StopPtr stop) {
+  if (!c || c->released) return cb(errc::not_acquired, {});
+  c->core->get_data(
+      c->path, nullptr, [cb = std::move(cb)](error_code ec, NodeData d) mutable { cb(ec, std::move(d.data)); },
+      {.stop = std::move(stop)});
+}
+
+std::string Lease::data(error_code& ec) const {
+  if (!core_) {
+    ec = errc::not_acquired;
+    return {};
+  }
+  return detail::run_blocking<std::string>(
+      *core_->core, [&](detail::unique_function<void(error_code, std::string)> cb) { data_start(core_, std::move(cb)); },
+      ec);
+}
+std::string Lease::data() const {
+  error_code ec;
+  auto r = data(ec);
+  throw_if(ec, "get_data", core_ ? core_->path : std::string());
+  return r;
+}
+
 std::vector<OpResult> Lease::multi_while_held(std::vector<Op> ops, error_code& ec) const {
   if (!core_) {
     ec = errc::not_acquired;

@@ -874,6 +874,37 @@ TEST_CASE("contract: nodes have Curator's names and default data", "[contract][w
   CHECK(sem.participant_nodes().size() == 1);
 }
 
+TEST_CASE("contract: lease.data() reads the grant's node data, as Curator's Lease.getData()", "[contract][wire]") {
+  ServerFixture fx;
+  auto c = fx.client();
+  InterProcessSemaphoreV2 sem(*c, "/sem/data", 2);
+  sem.set_node_data(std::string("worker-7"));
+  auto lease = sem.acquire();
+  REQUIRE(lease.valid());
+  CHECK(lease.data() == "worker-7");
+  CHECK(lease.async_data(boost::asio::use_future).get() == "worker-7");
+
+  // The mutex's grant, with the client's default data (the local address, as Curator).
+  InterProcessMutex m(*c, "/locks/data");
+  auto held = m.async_acquire(boost::asio::use_future).get();
+  CHECK(held.data() == fx.admin->get_data(held.node_path()).data);
+  CHECK_FALSE(held.data().empty());
+
+  // The node deleted by someone else: the read says so instead of returning stale data.
+  fx.admin->remove(held.node_path());
+  error_code ec;
+  CHECK(held.data(ec).empty());
+  CHECK(ec == zk_errc::no_node);
+
+  // A released or empty handle: not_acquired, nothing sent.
+  lease.release();
+  CHECK_THROWS_AS(lease.data(), zkr::Error);
+  lease.data(ec);
+  CHECK(ec == errc::not_acquired);
+  Lease empty;
+  CHECK_THROWS_AS(empty.async_data(boost::asio::use_future), zkr::Error);
+}
+
 TEST_CASE("semaphore: N leases, all or none, timeouts return nothing", "[semaphore]") {
   ServerFixture fx;
   auto c1 = fx.client();

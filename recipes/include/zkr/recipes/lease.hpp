@@ -63,6 +63,21 @@ class Lease {
   /// The session that owns the node.
   std::int64_t session_id() const noexcept;
 
+  /// The node's data, read from the server (Curator's `Lease.getData()`): what `set_node_data` (or the
+  /// client's default data, the local address) put there when the node was created. Errors:
+  /// `errc::not_acquired` for an empty or released handle, `zk_errc::no_node` when the node is gone (the grant
+  /// was lost), and the client's errors under its retry policy.
+  std::string data() const;
+  std::string data(error_code& ec) const;
+  /// `void(error_code, std::string)`. An empty handle throws `errc::not_acquired` here.
+  template <class Token>
+  auto async_data(Token&& token) const {
+    return detail::async_run<std::string>(
+        core_of(), std::forward<Token>(token), [c = core_](auto cb, detail::StopPtr stop) mutable {
+          data_start(c, std::move(cb), std::move(stop));
+        });
+  }
+
   /// The loss signal, as a query.
   LeaseStatus status() const noexcept;
   /// The loss signal, as a callback: runs on the client's executor on every change of `status()` (maybe_lost on
@@ -130,6 +145,8 @@ class Lease {
   static std::uint64_t wait_lost_start(const std::shared_ptr<detail::LeaseCore>& c,
                                        detail::unique_function<void(error_code, LeaseStatus)> cb);
   static void forget_lost_waiter(const std::shared_ptr<detail::LeaseCore>& c, std::uint64_t id);
+  static void data_start(const std::shared_ptr<detail::LeaseCore>& c,
+                         detail::unique_function<void(error_code, std::string)> cb, detail::StopPtr stop = nullptr);
   std::shared_ptr<detail::LeaseCore> core_;
 
   friend class MultiLease;
