@@ -626,6 +626,10 @@ void MultiLease::release(error_code& ec) {
   }
   if (detail::one_client(leases)) {
     auto core = first->state()->core;
+    if (core->running_in_io_thread()) {  // as Lease::release: start the deletes, do not wait for them
+      release_start(std::move(leases), [](error_code) {});
+      return;
+    }
     // As Lease::release: the deletes (one multi) leave from this thread when they can.
     auto l = std::make_shared<std::vector<Lease>>(std::move(leases));
     detail::run_blocking_void_from_caller(

@@ -183,7 +183,13 @@ const std::string& Lease::node_path() const noexcept {
 std::string Lease::node_name() const { return core_ ? zkr::node_name(core_->path) : std::string(); }
 std::int64_t Lease::fencing_token() const noexcept { return core_ ? core_->czxid : 0; }
 std::int64_t Lease::session_id() const noexcept { return core_ ? core_->session : 0; }
-LeaseStatus Lease::status() const noexcept { return core_ ? core_->status.load() : LeaseStatus::released; }
+LeaseStatus Lease::status() const noexcept {
+  if (!core_) return LeaseStatus::released;
+  const auto s = core_->status.load();
+  // A closed client ended the session, and the node with it; nothing else tells a lease that nobody watches.
+  if ((s == LeaseStatus::held || s == LeaseStatus::maybe_lost) && !core_->core->is_open()) return LeaseStatus::lost;
+  return s;
+}
 
 void Lease::on_status_change(std::function<void(LeaseStatus)> listener) {
   if (!core_) return;
@@ -300,6 +306,19 @@ std::vector<OpResult> Lease::multi_while_held(std::vector<Op> ops) const {
 void Lease::release(error_code& ec) {
   if (!core_) {
     ec = errc::not_acquired;
+    return;
+  }
+  if (core_->core->running_in_io_thread()) {
+    // In a listener or a completion handler a release cannot wait for its delete without blocking the thread
+    // that would complete it. It starts the guaranteed delete and returns, as the destructor does; refusing
+    // would leave the node, and everyone else behind it, until the session ends.
+    auto c = std::move(core_);
+    if (c->released) {
+      ec = errc::not_acquired;
+      return;
+    }
+    ec = {};
+    c->release([](error_code) {});
     return;
   }
   auto c = std::move(core_);

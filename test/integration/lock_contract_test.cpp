@@ -468,6 +468,66 @@ TEST_CASE("contract: a blocking release sends its delete from the calling thread
   CHECK(c1->pending_guaranteed_deletes() == 0);
 }
 
+TEST_CASE("contract: a release on the client's I/O thread starts the delete instead of failing",
+          "[contract][release]") {
+  // Listeners and completion handlers run on the client's I/O thread by default, where a blocking call cannot
+  // wait. A release there must still give the lock back: refusing it would leave the node until the session
+  // ends, with every other contender stuck behind it.
+  ServerFixture fx;
+  auto c1 = fx.client();
+  auto c2 = fx.client();
+
+  InterProcessSemaphoreMutex sm(*c1, "/locks/io-release/sm");
+  sm.acquire();
+  std::promise<error_code> sm_released;
+  c1->async_exists("/", {}, [&](error_code, std::optional<Stat>) {
+    error_code ec;
+    sm.release(ec);
+    sm_released.set_value(ec);
+  });
+  CHECK_FALSE(sm_released.get_future().get());
+  CHECK_FALSE(sm.is_acquired_in_this_process());
+  InterProcessSemaphoreMutex other(*c2, "/locks/io-release/sm");
+  CHECK(other.acquire(10s));
+  other.release();
+
+  InterProcessMutex m(*c1, "/locks/io-release/m");
+  std::promise<std::pair<error_code, error_code>> m_released;
+  m.async_acquire([&](error_code, Lease lease) {
+    error_code first;
+    lease.release(first);
+    error_code second;
+    lease.release(second);  // the handle is empty now
+    m_released.set_value({first, second});
+  });
+  const auto [first, second] = m_released.get_future().get();
+  CHECK_FALSE(first);
+  CHECK(second == errc::not_acquired);
+  CHECK(eventually([&] { return fx.children("/locks/io-release/m").empty(); }));
+
+  InterProcessMultiLock ml(*c1, {"/locks/io-release/a", "/locks/io-release/b"});
+  std::promise<error_code> ml_released;
+  ml.async_acquire([&](error_code, MultiLease lease) {
+    error_code ec;
+    lease.release(ec);
+    ml_released.set_value(ec);
+  });
+  CHECK_FALSE(ml_released.get_future().get());
+  CHECK(eventually([&] {
+    return fx.children("/locks/io-release/a").empty() && fx.children("/locks/io-release/b").empty();
+  }));
+}
+
+TEST_CASE("contract: a lease nobody watches reads lost once its client is closed", "[contract][loss]") {
+  ServerFixture fx;
+  auto c = fx.client();
+  InterProcessMutex m(*c, "/locks/closed-status");
+  auto lease = m.async_acquire(boost::asio::use_future).get();
+  CHECK(lease.status() == LeaseStatus::held);
+  c->close();
+  CHECK(lease.status() == LeaseStatus::lost);
+}
+
 TEST_CASE("contract: async_release sends its delete from the initiating thread too", "[contract][release]") {
   ServerFixture fx;
   auto c1 = fx.client();

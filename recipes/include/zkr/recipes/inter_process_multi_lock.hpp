@@ -62,7 +62,8 @@ class MultiLease {
 
   /// Gives every grant back, in reverse list order as Curator does (all nodes in one transaction when they
   /// belong to one client; if that fails, one guaranteed delete each). Every grant is released even when one
-  /// fails; the error is the first failure. `errc::not_acquired` when empty or already released.
+  /// fails; the error is the first failure. `errc::not_acquired` when empty or already released. On the
+  /// client's I/O thread it starts the deletes and returns without waiting, as `Lease::release`.
   void release();
   void release(error_code& ec);
   /// Asynchronous twin: `void(error_code)`. Throws `Error(errc::not_acquired)` when empty.

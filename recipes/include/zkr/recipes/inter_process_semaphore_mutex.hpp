@@ -23,7 +23,8 @@ class InterProcessSemaphoreMutex : public InterProcessLock {
   bool acquire(std::chrono::milliseconds timeout, error_code& ec) override;
   bool try_acquire_for(std::chrono::milliseconds timeout) { return acquire(timeout); }
 
-  /// Errors: `errc::not_acquired` when not held (Curator's IllegalStateException "Not acquired").
+  /// Errors: `errc::not_acquired` when not held (Curator's IllegalStateException "Not acquired"). On the
+  /// client's I/O thread it starts the delete and returns without waiting (`Lease::release`).
   void release() override;
   void release(error_code& ec) override;
 

@@ -120,7 +120,8 @@ class Lease {
 
   /// Gives the grant back: deletes the node (guaranteed delete: a retryable failure leaves it to the
   /// background). A node already gone (session expired) is not an error. Errors: `errc::not_acquired` for an
-  /// empty or already released handle.
+  /// empty or already released handle. On the client's I/O thread (a listener, a completion handler), where
+  /// waiting would block the thread that completes it, it starts the delete and returns without waiting.
   void release();
   void release(error_code& ec);
   template <class Token>
