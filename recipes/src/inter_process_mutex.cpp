@@ -1,5 +1,7 @@
 #include <zkr/recipes/inter_process_mutex.hpp>
 
+#include <zkr/framework/paths.hpp>
+
 namespace zkr {
 
 InterProcessMutex::InterProcessMutex(CuratorFramework& client, std::string path)
@@ -124,9 +126,24 @@ bool InterProcessMutex::is_owned_by_current_thread() const {
   auto it = holds_.find(std::this_thread::get_id());
   return it != holds_.end() && it->second.count > 0;
 }
+void InterProcessMutex::participants_start(const std::shared_ptr<LockInternals>& engine, std::string kind,
+                                           detail::unique_function<void(error_code, std::vector<std::string>)> cb) {
+  engine->participant_nodes([kind = std::move(kind), cb = std::move(cb)](error_code ec,
+                                                                         std::vector<std::string> nodes) mutable {
+    if (!kind.empty())
+      std::erase_if(nodes, [&](const std::string& p) { return node_name(p).find(kind) == std::string::npos; });
+    cb(ec, std::move(nodes));
+  });
+}
+
 std::vector<std::string> InterProcessMutex::participant_nodes() const {
   error_code ec;
-  auto r = engine_->participant_nodes_blocking(ec);
+  auto r = detail::run_blocking<std::vector<std::string>>(
+      *engine_->core(),
+      [&](detail::unique_function<void(error_code, std::vector<std::string>)> cb) {
+        participants_start(engine_, participant_kind(), std::move(cb));
+      },
+      ec);
   throw_if(ec, "participant_nodes", path());
   return r;
 }

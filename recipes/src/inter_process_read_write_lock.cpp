@@ -23,11 +23,6 @@ class ReadDriverHoldingWrite : public ReadLockDriver {
   }
 };
 
-std::vector<std::string> only_kind(std::vector<std::string> nodes, std::string_view lock_name) {
-  std::erase_if(nodes, [&](const std::string& p) { return node_name(p).find(lock_name) == std::string::npos; });
-  return nodes;
-}
-
 }  // namespace
 
 InterProcessReadWriteLock::InterProcessReadWriteLock(CuratorFramework& client, std::string path,
@@ -43,9 +38,7 @@ InterProcessReadWriteLock::~InterProcessReadWriteLock() = default;
 InterProcessReadWriteLock::WriteLock::WriteLock(CuratorFramework& client, const std::string& path)
     : InterProcessMutex(client, path, std::string(write_lock_name), unowned(write_lock_driver())) {}
 
-std::vector<std::string> InterProcessReadWriteLock::WriteLock::participant_nodes() const {
-  return only_kind(InterProcessMutex::participant_nodes(), write_lock_name);
-}
+std::string InterProcessReadWriteLock::WriteLock::participant_kind() const { return std::string(write_lock_name); }
 
 error_code InterProcessReadWriteLock::WriteLock::acquire_precondition() const {
   // Re-entering the write lock never gets here; holding only the read lock means waiting for ourselves.
@@ -57,9 +50,7 @@ InterProcessReadWriteLock::ReadLock::ReadLock(CuratorFramework& client, const st
                                               const WriteLock& write)
     : InterProcessMutex(client, path, std::string(read_lock_name), unowned(read_lock_driver())), write_(write) {}
 
-std::vector<std::string> InterProcessReadWriteLock::ReadLock::participant_nodes() const {
-  return only_kind(InterProcessMutex::participant_nodes(), read_lock_name);
-}
+std::string InterProcessReadWriteLock::ReadLock::participant_kind() const { return std::string(read_lock_name); }
 
 AcquireOptions InterProcessReadWriteLock::ReadLock::make_options(
     std::optional<std::chrono::steady_clock::time_point> deadline) const {

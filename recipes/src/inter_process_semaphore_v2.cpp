@@ -386,13 +386,18 @@ void InterProcessSemaphoreV2::return_all(std::vector<Lease> leases) noexcept {
   for (auto& l : leases) return_lease(std::move(l));
 }
 
+void InterProcessSemaphoreV2::participants_start(const std::shared_ptr<detail::SemaphoreShared>& s,
+                                                 detail::unique_function<void(error_code, std::vector<std::string>)> cb) {
+  s->core->get_children(s->leases_path, nullptr,
+                        [cb = std::move(cb)](error_code ec, Children c) mutable { cb(ec, std::move(c.names)); });
+}
+
 std::vector<std::string> InterProcessSemaphoreV2::participant_nodes() const {
   error_code ec;
   auto r = detail::run_blocking<std::vector<std::string>>(
       *shared_->core,
       [s = shared_](detail::unique_function<void(error_code, std::vector<std::string>)> cb) {
-        s->core->get_children(s->leases_path, nullptr,
-                              [cb = std::move(cb)](error_code ec, Children c) { cb(ec, std::move(c.names)); });
+        participants_start(s, std::move(cb));
       },
       ec);
   throw_if(ec, "participant_nodes", shared_->leases_path);

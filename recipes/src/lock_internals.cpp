@@ -473,13 +473,4 @@ Lease LockInternals::acquire_blocking(AcquireOptions options, error_code& ec) {
       ec);
 }
 
-std::vector<std::string> LockInternals::participant_nodes_blocking(error_code& ec) {
-  return detail::run_blocking<std::vector<std::string>>(
-      *core_,
-      [self = shared_from_this()](detail::unique_function<void(error_code, std::vector<std::string>)> cb) mutable {
-        self->participant_nodes(std::move(cb));
-      },
-      ec);
-}
-
 }  // namespace zkr

@@ -925,13 +925,21 @@ TEST_CASE("contract: nodes have Curator's names and default data", "[contract][w
   auto participants = m.participant_nodes();
   REQUIRE(participants.size() == 1);
   CHECK(participants[0] == m.lock_path());
+  CHECK(m.async_participant_nodes(boost::asio::use_future).get() == participants);
   m.release();
+  CHECK(m.async_participant_nodes(boost::asio::use_future).get().empty());
 
   InterProcessSemaphoreV2 sem(*c, "/sem/wire", 2);
   auto lease = sem.acquire();
   CHECK(lease.node_path().rfind("/sem/wire/leases/_c_", 0) == 0);
   CHECK(protected_names::normalize(lease.node_name()).substr(0, 6) == "lease-");
   CHECK(sem.participant_nodes().size() == 1);
+  CHECK(sem.async_participant_nodes(boost::asio::use_future).get() == std::vector<std::string>{lease.node_name()});
+  InterProcessSemaphoreMutex sm(*c, "/sem/wire-mutex");
+  sm.acquire();
+  CHECK(sm.async_participant_nodes(boost::asio::use_future).get() == sm.participant_nodes());
+  CHECK(sm.participant_nodes().size() == 1);
+  sm.release();
 }
 
 TEST_CASE("contract: lease.data() reads the grant's node data, as Curator's Lease.getData()", "[contract][wire]") {

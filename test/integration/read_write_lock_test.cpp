@@ -196,7 +196,11 @@ TEST_CASE("rw: participant nodes by kind", "[rw]") {
   CHECK(r.size() == readers);
   CHECK(w.size() == writers);
   for (const auto& p : r) CHECK(p.find("/rw/participants/_c_") == 0);
+  for (const auto& p : r) CHECK(p.find("__READ__") != std::string::npos);
   for (const auto& p : w) CHECK(p.find("__WRIT__") != std::string::npos);
+  // The asynchronous twins list the same, filtered the same way.
+  CHECK(rs.front()->read_lock().async_participant_nodes(boost::asio::use_future).get() == r);
+  CHECK(rs.front()->write_lock().async_participant_nodes(boost::asio::use_future).get() == w);
   CHECK(std::is_sorted(w.begin(), w.end(), [](const std::string& a, const std::string& b) {
     return a.substr(a.size() - 10) < b.substr(b.size() - 10);
   }));

@@ -67,7 +67,14 @@ class InterProcessMutex : public InterProcessLock {
   bool is_acquired_in_this_process() const override;
   bool is_owned_by_current_thread() const;
   /// Sorted full paths of every contender's node (the read and write locks list only their own kind).
-  virtual std::vector<std::string> participant_nodes() const;
+  std::vector<std::string> participant_nodes() const;
+  /// `participant_nodes`, asynchronously: `void(error_code, std::vector<std::string>)`.
+  template <class Token>
+  auto async_participant_nodes(Token&& token) const {
+    return detail::async_run<std::vector<std::string>>(
+        engine_->core(), std::forward<Token>(token),
+        [e = engine_, kind = participant_kind()](auto cb) mutable { participants_start(e, kind, std::move(cb)); });
+  }
   /// The calling thread's lock node ("" when it holds none).
   std::string lock_path() const;
   /// The calling thread's fencing token (0 when it holds none).
@@ -154,6 +161,9 @@ class InterProcessMutex : public InterProcessLock {
   /// Hook for subclasses (the write lock refuses an upgrade): checked on the calling thread before a blocking
   /// acquire that is not a re-entry; an error fails the acquire at once (timed forms too).
   virtual error_code acquire_precondition() const { return {}; }
+  /// Hook for subclasses (the read and write locks): `participant_nodes` keeps the nodes whose name contains
+  /// this ("": every node).
+  virtual std::string participant_kind() const { return {}; }
   std::optional<std::string> node_data() const;
 
  private:
@@ -167,6 +177,8 @@ class InterProcessMutex : public InterProcessLock {
     InterProcessMutex* self = nullptr;
   };
   bool internal_lock(std::optional<std::chrono::milliseconds> timeout, error_code& ec);
+  static void participants_start(const std::shared_ptr<LockInternals>& engine, std::string kind,
+                                 detail::unique_function<void(error_code, std::vector<std::string>)> cb);
   std::shared_ptr<LockInternals> engine_;
   mutable std::mutex mu_;
   std::unordered_map<std::thread::id, Hold> holds_;

@@ -43,10 +43,9 @@ class InterProcessReadWriteLock {
   /// The shared side (Curator's `ReadLock`).
   class ReadLock : public InterProcessMutex {
    public:
-    /// The reader nodes only, sorted, as full paths (Curator: children containing "__READ__").
-    std::vector<std::string> participant_nodes() const override;
-
    protected:
+    /// `participant_nodes` lists the reader nodes only (Curator: children containing "__READ__").
+    std::string participant_kind() const override;
     /// Adds the downgrade (fixed sequence, "caller holds write" driver) when the calling thread holds the
     /// write lock.
     AcquireOptions make_options(std::optional<std::chrono::steady_clock::time_point> deadline) const override;
@@ -60,10 +59,9 @@ class InterProcessReadWriteLock {
   /// The exclusive side (Curator's `WriteLock`).
   class WriteLock : public InterProcessMutex {
    public:
-    /// The writer nodes only, sorted, as full paths (Curator: children containing "__WRIT__").
-    std::vector<std::string> participant_nodes() const override;
-
    protected:
+    /// `participant_nodes` lists the writer nodes only (Curator: children containing "__WRIT__").
+    std::string participant_kind() const override;
     /// `errc::would_deadlock` when the calling thread holds the read lock but not the write lock (upgrade).
     error_code acquire_precondition() const override;
 

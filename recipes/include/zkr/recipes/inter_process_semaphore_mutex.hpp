@@ -32,6 +32,11 @@ class InterProcessSemaphoreMutex : public InterProcessLock {
   /// The current hold's fencing token (0 when not held).
   std::int64_t fencing_token() const;
   std::vector<std::string> participant_nodes() const { return semaphore_.participant_nodes(); }
+  /// `void(error_code, std::vector<std::string>)`.
+  template <class Token>
+  auto async_participant_nodes(Token&& token) const {
+    return semaphore_.async_participant_nodes(std::forward<Token>(token));
+  }
 
   void lock() { acquire(); }
   bool try_lock() { return acquire(std::chrono::milliseconds(0)); }

@@ -59,6 +59,13 @@ class InterProcessSemaphoreV2 {
   /// The lease nodes' names (unsorted, as Curator's `getParticipantNodes`). Errors: no_node when the directory
   /// does not exist.
   std::vector<std::string> participant_nodes() const;
+  /// `participant_nodes`, asynchronously: `void(error_code, std::vector<std::string>)`.
+  template <class Token>
+  auto async_participant_nodes(Token&& token) const {
+    return detail::async_run<std::vector<std::string>>(
+        detail::semaphore_core(shared_), std::forward<Token>(token),
+        [s = shared_](auto cb) mutable { participants_start(s, std::move(cb)); });
+  }
   /// Data of the lease nodes created from now on.
   void set_node_data(std::optional<std::string> data);
 
@@ -89,6 +96,8 @@ class InterProcessSemaphoreV2 {
 
  private:
   std::vector<Lease> acquire_impl(int qty, std::optional<std::chrono::milliseconds> timeout, error_code& ec);
+  static void participants_start(const std::shared_ptr<detail::SemaphoreShared>& s,
+                                 detail::unique_function<void(error_code, std::vector<std::string>)> cb);
   std::shared_ptr<detail::SemaphoreShared> shared_;
 };
 

@@ -106,9 +106,8 @@ class LockInternals : public std::enable_shared_from_this<LockInternals> {
   /// The sorted children as full paths (Curator's `getParticipantNodes`); a missing directory gives none.
   void participant_nodes(detail::unique_function<void(error_code, std::vector<std::string>)> done);
 
-  /// Blocking helpers for the recipes (never call on the I/O thread: `errc::would_deadlock`).
+  /// Blocking helper for the recipes (never call on the I/O thread: `errc::would_deadlock`).
   Lease acquire_blocking(AcquireOptions options, error_code& ec);
-  std::vector<std::string> participant_nodes_blocking(error_code& ec);
 
  private:
   struct Attempt;
