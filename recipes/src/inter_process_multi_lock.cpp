@@ -133,6 +133,7 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
   void next() {
     if (finished) return;
     if (stopping()) return stop({});
+    if (give_back_stale()) return;
     const std::size_t k = held.size();
     if (k == n()) return succeed();
     if (!batch || n() - k == 1) return wait_on(k);
@@ -447,6 +448,33 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
       self->timed_out = !self->cancel->requested();  // the engine's deadline
       self->stop({});
     });
+  }
+
+  /// A session expiry while we waited for a later lock deleted the nodes of the locks held before it; other
+  /// clients may hold those locks now. A lease of an earlier session, or one already lost, grants nothing:
+  /// keep the longest prefix of good leases, give back the rest (a later lock must not be held while we wait
+  /// for an earlier one, docs/multi-lock.md), then carry on from there. True when it gave something back.
+  bool give_back_stale() {
+    const auto sid = core->session_id();
+    const auto bad = std::find_if(held.begin(), held.end(), [sid](const Lease& l) {
+      return l.state()->session != sid || l.state()->status == LeaseStatus::lost;
+    });
+    if (bad == held.end()) return false;
+    std::vector<Lease> stale(std::make_move_iterator(bad), std::make_move_iterator(held.end()));
+    held.erase(bad, held.end());
+    core->logger()->debug("multi-lock: {} lock(s) held by an earlier session or lost; taking them again",
+                          stale.size());
+    std::reverse(stale.begin(), stale.end());
+    in_flight = true;
+    auto left = std::make_shared<std::size_t>(stale.size() + 1);
+    auto resume = [self = shared_from_this(), left] {
+      if (--*left) return;
+      self->in_flight = false;
+      self->next();
+    };
+    for (auto& l : stale) l.state()->release([resume](error_code) mutable { resume(); });
+    resume();
+    return true;
   }
 
   void succeed() {

@@ -272,6 +272,33 @@ TEST_CASE_METHOD(Fixture, "multi-lock engine: the session expires after the tran
   for (const auto& l : out->lease.leases()) CHECK(core->stat(l.node_path())->ephemeral_owner == core->session_id());
 }
 
+TEST_CASE_METHOD(Fixture, "multi-lock engine: the session expires while waiting in b -> a is taken again, never two holders",
+                 "[multi-engine][session]") {
+  // We hold a and wait in b. The session expires: our node in a goes, another client takes a. The engine gets
+  // b under the new session; the lease on a (of the old session) grants nothing, so the acquire must not
+  // succeed with it: it gives b back and waits in a.
+  make_dirs();
+  const auto holder_b = other(dirs[1]);
+  auto out = start();
+  REQUIRE(core->run_until([&] { return core->watch_count(holder_b) == 1; }));
+  core->settle();
+  REQUIRE(ours(dirs[0]).size() == 1);
+  core->expire_session();
+  const auto holder_a = other(dirs[0]);
+  core->erase(holder_b);
+  core->run_until([&] { return out->done() || core->watch_count(holder_a) == 1; });
+  core->settle();
+  INFO(core->describe_log());
+  REQUIRE_FALSE(out->done());  // a is someone else's
+  CHECK(ours(dirs[1]).empty());  // no node in a later lock while waiting for a
+  CHECK(ours(dirs[2]).empty());
+  core->erase(holder_a);
+  REQUIRE(wait(*out));
+  REQUIRE_FALSE(out->ec);
+  check_sole_holder(*core, out->lease);
+  for (const auto& l : out->lease.leases()) CHECK(core->stat(l.node_path())->ephemeral_owner == core->session_id());
+}
+
 TEST_CASE_METHOD(Fixture, "multi-lock engine: releasing when the transaction fails -> one guaranteed delete each",
                  "[multi-engine][fault]") {
   make_dirs();
