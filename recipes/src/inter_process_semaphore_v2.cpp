@@ -94,11 +94,16 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
     // slots they held may be someone else's now. Drop those (and any lease already lost) and take others, so
     // that a successful acquire holds `qty` leases of the current session.
     const auto sid = s->core->session_id();
-    const auto stale = std::erase_if(got, [sid](Lease& l) {
-      if (l.state()->session == sid && l.state()->status != LeaseStatus::lost) return false;
-      release_quietly(l);
-      return true;
-    });
+    std::size_t stale = 0;
+    for (auto it = got.begin(); it != got.end();) {
+      if (it->state()->session == sid && it->state()->status != LeaseStatus::lost) {
+        ++it;
+        continue;
+      }
+      release_quietly(*it);  // not inside a predicate: erase_if's must not change the element
+      it = got.erase(it);
+      ++stale;
+    }
     if (stale) s->core->logger()->debug("semaphore: {} lease(s) of an earlier session or lost; taking others", stale);
     if ((int)got.size() == qty) return finish({});
     if (stopping()) return stop({});
