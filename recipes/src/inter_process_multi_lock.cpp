@@ -84,6 +84,7 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
 
   std::vector<Lease> held;                    // the granted prefix of the list
   std::vector<std::optional<Queued>> queued;  // by lock index
+  std::vector<std::string> strays;            // other nodes of ours (a retried transaction's), deleted by stop()
   std::int64_t batch_czxid = 0;               // every node of one transaction has the transaction's zxid
   std::int64_t batch_session = 0;
   int parent_rounds = 0;
@@ -132,6 +133,7 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
   void next() {
     if (finished) return;
     if (stopping()) return stop({});
+    if (give_back_stale()) return;
     const std::size_t k = held.size();
     if (k == n()) return succeed();
     if (!batch || n() - k == 1) return wait_on(k);
@@ -211,14 +213,18 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
     if (!ec && results.size() == m + 3) {
       batch_czxid = results[m + 1].stat.mzxid;
       batch_session = core->session_id();
-      for (std::size_t i = 0; i < m; ++i) queued[k + i] = Queued{std::move(results[i].path), std::move(prefixes[i])};
-      if (stopping()) return stop({});
+      for (std::size_t i = 0; i < m; ++i) queued[k + i] = Queued{std::move(results[i].path), prefixes[i]};
       bool usable = !list_ec;
       for (std::size_t i = 0; usable && i < m; ++i) {
         const auto& names = (*listed)[i];
         usable = std::find(names.begin(), names.end(), node_name(queued[k + i]->path)) != names.end();
       }
-      if (usable) return on_listed(k, std::move(*listed), {});
+      if (usable) return on_listed(k, std::move(*listed), {});  // stops there if asked, orphans included
+      if (stopping()) {
+        // The listings came before the transaction's last try: an earlier try may have committed.
+        sweep(k, prefixes);
+        return stop({});
+      }
       return list(k);  // list again, after the transaction's reply
     }
     // Nothing of this transaction exists (all or none), but a retried transaction whose first try committed
@@ -318,11 +324,19 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
     }
   }
 
+  /// `sweep` with the prefixes of the nodes queued in locks [k, n).
+  void sweep_queued(std::size_t k) {
+    std::vector<std::string> prefixes;
+    for (std::size_t i = k; i < n(); ++i) prefixes.push_back(queued[i] ? queued[i]->prefix : std::string());
+    sweep(k, prefixes);
+  }
+
   /// Deletes, in the background, any node of ours left in locks [k, n) by a transaction retried after a
-  /// connection loss.
+  /// connection loss (an empty prefix: none to look for).
   void sweep(std::size_t k, const std::vector<std::string>& prefixes) {
     if (!core->is_open()) return;
     for (std::size_t i = k; i < n(); ++i) {
+      if (prefixes[i - k].empty()) continue;
       const auto base = s->engines[i]->base_path();
       core->get_children(base, nullptr, [core = core, base, prefix = prefixes[i - k]](error_code ec, Children c) {
         if (ec) return;
@@ -357,35 +371,49 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
   }
 
   void on_listed(std::size_t k, std::vector<std::vector<std::string>> children, error_code ec) {
-    if (stopping()) return stop({});
-    if (ec) return stop(ec);
+    // A transaction retried after a lost reply may have committed twice: the first try's nodes carry our
+    // prefixes but are not our nodes. Take them out of every listing, not only up to the first lock not
+    // granted, and delete them whatever comes next; left alone they are live nodes of our own session that
+    // we (or the next acquire) would queue behind.
     std::vector<std::string> orphans;
+    for (std::size_t i = k; i < n(); ++i) {
+      const auto& q = *queued[i];
+      const auto our = node_name(q.path);
+      std::erase_if(children[i - k], [&](const std::string& name) {
+        if (name == our || !name.starts_with(q.prefix)) return false;
+        orphans.push_back(make_path(s->engines[i]->base_path(), name));
+        return true;
+      });
+    }
+    if (stopping() || ec) {
+      if (ec) sweep_queued(k);  // a failed listing may hide orphans
+      strays = std::move(orphans);
+      return stop(stopping() ? error_code() : ec);
+    }
     std::size_t j = k;
     for (; j < n(); ++j) {
       const auto& e = *s->engines[j];
       const auto& q = *queued[j];
       auto names = std::move(children[j - k]);
       const auto our = node_name(q.path);
-      std::erase_if(names, [&](const std::string& name) {
-        if (name == our || !name.starts_with(q.prefix)) return false;
-        orphans.push_back(make_path(e.base_path(), name));
-        return true;
-      });
       e.driver().sort_children(names, e.lock_name());
       const auto r = e.driver().gets_the_lock(names, our, e.max_leases());
       if (!r || !r->gets_the_lock || core->session_id() != batch_session) break;
       held.push_back(make_lease(core, q.path, batch_czxid, batch_session));
       queued[j].reset();
     }
-    if (!orphans.empty()) remove_nodes(core, std::move(orphans), [] {});
-    if (j == n()) return next();
+    if (j == n()) {
+      if (!orphans.empty()) remove_nodes(core, std::move(orphans), [] {});  // we hold every lock: no need to wait
+      return next();
+    }
     if (past_deadline()) {  // we would have to wait: time is up
       timed_out = true;
+      strays = std::move(orphans);
       return stop({});
     }
     // 3. Lock j is taken: give back our queue positions in the locks after it before waiting for it, so we
-    //    never wait while queued in a later lock (docs/multi-lock.md).
-    std::vector<std::string> later;
+    //    never wait while queued in a later lock (docs/multi-lock.md). The orphans go in the same deletes.
+    std::vector<std::string> later = std::move(orphans);
     for (std::size_t i = j + 1; i < n(); ++i)
       if (queued[i]) later.push_back(std::exchange(queued[i], std::nullopt)->path);
     in_flight = true;
@@ -422,6 +450,33 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
     });
   }
 
+  /// A session expiry while we waited for a later lock deleted the nodes of the locks held before it; other
+  /// clients may hold those locks now. A lease of an earlier session, or one already lost, grants nothing:
+  /// keep the longest prefix of good leases, give back the rest (a later lock must not be held while we wait
+  /// for an earlier one, docs/multi-lock.md), then carry on from there. True when it gave something back.
+  bool give_back_stale() {
+    const auto sid = core->session_id();
+    const auto bad = std::find_if(held.begin(), held.end(), [sid](const Lease& l) {
+      return l.state()->session != sid || l.state()->status == LeaseStatus::lost;
+    });
+    if (bad == held.end()) return false;
+    std::vector<Lease> stale(std::make_move_iterator(bad), std::make_move_iterator(held.end()));
+    held.erase(bad, held.end());
+    core->logger()->debug("multi-lock: {} lock(s) held by an earlier session or lost; taking them again",
+                          stale.size());
+    std::reverse(stale.begin(), stale.end());
+    in_flight = true;
+    auto left = std::make_shared<std::size_t>(stale.size() + 1);
+    auto resume = [self = shared_from_this(), left] {
+      if (--*left) return;
+      self->in_flight = false;
+      self->next();
+    };
+    for (auto& l : stale) l.state()->release([resume](error_code) mutable { resume(); });
+    resume();
+    return true;
+  }
+
   void succeed() {
     finished = true;
     if (deadline_timer) deadline_timer->cancel();
@@ -438,7 +493,7 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
     if (deadline_timer) deadline_timer->cancel();
     cancel->on_request({});
     if (!ec && cancel->requested() && !timed_out) ec = asio::error::operation_aborted;
-    std::vector<std::string> nodes;
+    std::vector<std::string> nodes = std::move(strays);
     for (auto& q : queued)
       if (q) nodes.push_back(std::exchange(q, std::nullopt)->path);
     auto self = shared_from_this();

@@ -90,6 +90,21 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
   }
 
   void next() {
+    // A session expiry while we waited for a later lease deleted the nodes of the leases already taken; the
+    // slots they held may be someone else's now. Drop those (and any lease already lost) and take others, so
+    // that a successful acquire holds `qty` leases of the current session.
+    const auto sid = s->core->session_id();
+    std::size_t stale = 0;
+    for (auto it = got.begin(); it != got.end();) {
+      if (it->state()->session == sid && it->state()->status != LeaseStatus::lost) {
+        ++it;
+        continue;
+      }
+      release_quietly(*it);  // not inside a predicate: erase_if's must not change the element
+      it = got.erase(it);
+      ++stale;
+    }
+    if (stale) s->core->logger()->debug("semaphore: {} lease(s) of an earlier session or lost; taking others", stale);
     if ((int)got.size() == qty) return finish({});
     if (stopping()) return stop({});
     retries = 0;
@@ -210,6 +225,14 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
 
   void got_one() {
     if (watch) s->core->remove_watch(watch), watch = 0;
+    if (s->core->session_id() != session) {
+      // CURATOR-604 (as LockInternals::grant): a node of an earlier session, not yet deleted by the server, is
+      // never ours. Delete it, give the mutex back and make a new one.
+      s->core->remove(std::exchange(lease_path, std::string()), -1, true, true, [](error_code) {});
+      release_quietly(mutex_lease);
+      if (stopping()) return stop({});
+      return take_mutex();
+    }
     got.push_back(make_lease(s->core, std::move(lease_path), czxid, session));
     lease_path.clear();
     release_quietly(mutex_lease);  // the mutex is held only while waiting for a slot

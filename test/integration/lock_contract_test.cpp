@@ -992,3 +992,28 @@ TEST_CASE("semaphore: N leases, all or none, timeouts return nothing", "[semapho
   CHECK(s1.participant_nodes().size() == 3);
   CHECK_THROWS_AS(s1.acquire(0), zkr::Error);
 }
+
+TEST_CASE("semaphore: a session expiry during acquire of 2 never returns the lease it took before", "[semaphore][session]") {
+  // c2 holds 2 of 3 leases. c1 asks for 2: the first is granted, the second waits. c1's session expires, which
+  // deletes the first; the retried second finds a slot. c1 must not return the first (its slot is anyone's):
+  // it waits for a second slot of the new session.
+  ServerFixture fx;
+  auto c1 = fx.client({.session_timeout = 4s});
+  auto c2 = fx.client();
+  InterProcessSemaphoreV2 s1(*c1, "/sem/expiry", 3);
+  InterProcessSemaphoreV2 s2(*c2, "/sem/expiry", 3);
+  auto theirs = s2.acquire(2);
+  REQUIRE(theirs.size() == 2);
+  auto f = s1.async_acquire(2, boost::asio::use_future);
+  REQUIRE(eventually([&] { return fx.children("/sem/expiry/leases").size() == 4; }));
+  c1->inject_session_expiration();
+  CHECK(f.wait_for(5s) == std::future_status::timeout);  // 2 of c2 + 2 of the new session would be 4 > 3
+  s2.return_lease(std::move(theirs[0]));
+  REQUIRE(f.wait_for(20s) == std::future_status::ready);
+  auto ours = f.get();
+  REQUIRE(ours.size() == 2);
+  for (const auto& l : ours) CHECK(l.status() == LeaseStatus::held);
+  CHECK(fx.children("/sem/expiry/leases").size() == 3);
+  s1.return_all(std::move(ours));
+  s2.return_lease(std::move(theirs[1]));
+}

@@ -251,6 +251,39 @@ TEST_CASE("multi: cancellation deletes every node and gives back the locks taken
   holder.release();
 }
 
+TEST_CASE("multi: a session expiry while waiting in a later lock never returns the earlier locks with it",
+          "[multi][session]") {
+  // c1 holds l0 and waits in l1 behind c2. c1's session expires: its node in l0 goes and c2 takes l0. When c2
+  // gives l1 back, c1 gets l1 under the new session, but l0 is c2's: the acquire must wait for l0 again
+  // instead of returning a MultiLease with the old session's lease on l0 (two holders of l0).
+  ServerFixture fx;
+  auto c1 = fx.client({.session_timeout = 4s});
+  auto c2 = fx.client();
+  const auto paths = paths_of("/multi/expiry", 2);
+  InterProcessMutex l1(*c2, paths[1]);
+  l1.acquire();
+  InterProcessMultiLock multi(*c1, paths);
+  auto f = multi.async_acquire(boost::asio::use_future);
+  REQUIRE(eventually([&] { return fx.children(paths[1]).size() == 2; }));
+  REQUIRE(fx.children(paths[0]).size() == 1);
+  c1->inject_session_expiration();
+  InterProcessMutex l0(*c2, paths[0]);
+  REQUIRE(l0.acquire(30s));  // c1's node in l0 went with its session
+  l1.release();
+  // c1 now gets l1 (new session), gives it back and queues in l0 behind c2.
+  CHECK(f.wait_for(5s) == std::future_status::timeout);
+  l0.release();
+  REQUIRE(f.wait_for(20s) == std::future_status::ready);
+  MultiLease lease = f.get();
+  REQUIRE(lease.valid());
+  REQUIRE(lease.size() == 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    CHECK(lease.leases()[i].status() == LeaseStatus::held);
+    CHECK(fx.children(paths[i]) == std::vector<std::string>{node_name(lease.node_paths()[i])});
+  }
+  lease.release();
+}
+
 TEST_CASE("multi: locks of any kind, rolled back in reverse order on failure", "[multi]") {
   ServerFixture fx;
   auto c1 = fx.client();

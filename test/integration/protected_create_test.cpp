@@ -38,6 +38,16 @@ bool split_protected_name(const std::string& leaf, std::string& rest) {
   return true;
 }
 
+/// `n` lock directories `<base>/l0..`, made by `admin`.
+std::vector<std::string> lock_dirs(auto& admin, const std::string& base, int n) {
+  std::vector<std::string> paths;
+  for (int i = 0; i < n; ++i) {
+    paths.push_back(base + "/l" + std::to_string(i));
+    admin.create(paths.back(), {.creating_parents = true});
+  }
+  return paths;
+}
+
 bool all_digits(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
 }
@@ -300,11 +310,7 @@ TEST_CASE("protected: a multi-lock transaction whose reply is lost leaves no nod
   auto c = started(test_builder(proxy.connect_string()).session_timeout(10s).connection_timeout(5s));
   auto admin = connect_shared();
   const auto base = unique_path("multi-lost-reply");
-  std::vector<std::string> paths;
-  for (int i = 0; i < 3; ++i) {
-    paths.push_back(base + "/l" + std::to_string(i));
-    admin->create(paths.back(), {.creating_parents = true});
-  }
+  const auto paths = lock_dirs(*admin, base, 3);
   InterProcessMultiLock multi(*c, paths);
   proxy.arm_cut_on_create(paths[0] + "/_c_", /*forward=*/true, 300ms);
   REQUIRE(multi.acquire(20s));
@@ -320,4 +326,35 @@ TEST_CASE("protected: a multi-lock transaction whose reply is lost leaves no nod
   multi.release();
   CHECK(theirs.acquire(10s));
   theirs.release();
+}
+
+TEST_CASE("protected: a multi-lock transaction committed twice while a lock is taken leaves no orphan in later locks",
+          "[protected][multi]") {
+  // As above, but l1 is held by another client: the listing stops there. The first try's node in l2 (after
+  // the lock we wait for) must go too; left alone, we would later queue behind it and never get l2.
+  FaultProxy proxy(shared_server().port());
+  auto c = started(test_builder(proxy.connect_string()).session_timeout(10s).connection_timeout(5s));
+  auto admin = connect_shared();
+  const auto base = unique_path("multi-lost-reply-taken");
+  const auto paths = lock_dirs(*admin, base, 3);
+  auto other = connect_shared();
+  InterProcessMutex holder(*other, paths[1]);
+  holder.acquire();
+  InterProcessMultiLock multi(*c, paths);
+  proxy.arm_cut_on_create(paths[0] + "/_c_", /*forward=*/true, 300ms);
+  auto f = multi.async_try_acquire_for(30s, asio::use_future);
+  CHECK(proxy.wait_fired(10s));
+  // Waiting in l1: one node of ours in l0 and in l1, none in l2.
+  CHECK(eventually([&] { return admin->get_children(paths[0]).size() == 1; }, 10s));
+  CHECK(eventually([&] { return admin->get_children(paths[1]).size() == 2; }, 10s));
+  CHECK(eventually([&] { return admin->get_children(paths[2]).empty(); }, 10s));
+  holder.release();
+  REQUIRE(f.wait_for(20s) == std::future_status::ready);
+  MultiLease lease = f.get();
+  REQUIRE(lease.valid());
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    INFO(paths[i]);
+    CHECK(admin->get_children(paths[i]) == std::vector<std::string>{node_name(lease.node_paths()[i])});
+  }
+  lease.release();
 }

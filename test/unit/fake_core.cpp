@@ -126,6 +126,14 @@ void FakeCore::fail_next_applied(Op op, error_code ec, std::string path_filter) 
   rules_.push_back(std::move(r));
 }
 
+void FakeCore::apply_next_multi_twice(std::string path_filter) {
+  Rule r;
+  r.op = Op::multi;
+  r.twice = true;
+  r.path_filter = std::move(path_filter);
+  rules_.push_back(std::move(r));
+}
+
 void FakeCore::before_next(Op op, std::function<void()> fn, std::string path_filter) {
   before_nth(op, 1, std::move(fn), std::move(path_filter));
 }
@@ -182,6 +190,7 @@ FakeCore::Verdict FakeCore::judge(Op op, const std::string& path) {
       continue;
     }
     if (it->before) (it->after ? v.after : hooks).push_back(std::move(it->before));
+    if (it->twice) v.twice = true;
     if (it->ec && !decided) {
       v.ec = it->ec;
       v.apply = it->apply;
@@ -666,6 +675,7 @@ void FakeCore::multi(std::vector<zkr::Op> ops, detail::MultiCallback cb, detail:
     auto v = judge(Op::multi, path);
     error_code ec;
     std::vector<zkr::OpResult> results;
+    if (v.apply && v.twice) (void)do_multi(ops, results);  // the first try, its reply lost
     if (v.apply) ec = do_multi(ops, results);
     if (v.ec) ec = v.ec, results.clear();
     complete(v, seq, ec, [cb = std::move(cb), ec, results = std::move(results)]() mutable { cb(ec, std::move(results)); });

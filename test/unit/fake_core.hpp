@@ -84,6 +84,9 @@ class FakeCore final : public zkr::detail::Core {
   void fail_nth(Op op, int n, zkr::error_code ec, std::string path_filter = {});
   /// Applies the next such request, then reports `ec` (e.g. a create whose reply was lost).
   void fail_next_applied(Op op, zkr::error_code ec, std::string path_filter = {});
+  /// Applies the next `multi` (whose path contains `path_filter`) twice and replies with the second result: the
+  /// real core retrying a transaction whose first try committed but whose reply was lost.
+  void apply_next_multi_twice(std::string path_filter = {});
   /// Runs `fn` in the step that applies the next such request, just before it is applied (a concurrent
   /// change, a session event or a cancellation that lands while the request is in flight).
   void before_next(Op op, std::function<void()> fn, std::string path_filter = {});
@@ -201,11 +204,13 @@ class FakeCore final : public zkr::detail::Core {
     std::string path_filter;
     std::function<void()> before;
     bool after = false;  // `before` runs after the apply instead
+    bool twice = false;  // a multi applied twice (apply_next_multi_twice)
   };
   /// What the rules decided for one request.
   struct Verdict {
     zkr::error_code ec;
     bool apply = true;
+    bool twice = false;
     std::vector<std::function<void()>> after;
   };
 

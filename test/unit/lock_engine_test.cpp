@@ -1250,6 +1250,54 @@ TEST_CASE_METHOD(Fixture, "semaphore: cancellation returns every lease already t
   CHECK(out->watches_seen == 0);
 }
 
+TEST_CASE_METHOD(Fixture, "semaphore: qty 2, the session expires after the first lease -> it is taken again",
+                 "[semaphore][session]") {
+  // 2 leases of others, max 3: our first lease is granted, the second waits. The session expires, which
+  // deletes the first; the retried second finds a slot. The acquire must not return the first (its slot is
+  // free for anyone now): it takes another and waits for it.
+  auto s = semaphore(3);
+  const auto f1 = other(sem_leases, "lease-");
+  other(sem_leases, "lease-");
+  auto out = sem_start(s, 2);
+  REQUIRE(core->run_until(
+      [&] { return core->count(Op::create, sem_leases) == 2 && core->watch_count(sem_leases) == 1; }));
+  core->settle();
+  REQUIRE_FALSE(out->done());
+  core->expire_session();
+  core->run_until([&] { return out->done() || core->count(Op::create, sem_leases) == 4; });
+  core->settle();
+  INFO(core->describe_log());
+  REQUIRE_FALSE(out->done());  // 2 others + 2 of ours would be 4 > 3
+  core->erase(f1);
+  REQUIRE(wait(*out));
+  REQUIRE_FALSE(out->ec);
+  REQUIRE(out->leases.size() == 2);
+  for (const auto& l : out->leases) {
+    REQUIRE(core->stat(l.node_path()));
+    CHECK(core->stat(l.node_path())->ephemeral_owner == core->session_id());
+  }
+  CHECK(kids(sem_leases).size() == 3);
+}
+
+TEST_CASE_METHOD(Fixture, "semaphore: a lease node of an earlier session is not granted",
+                 "[semaphore][session]") {
+  // The session expires between the lease's create and its listing, and the server has not deleted the old
+  // nodes yet: the listing shows our node, but it belongs to the old session (CURATOR-604).
+  auto s = semaphore(3);
+  const auto old_session = core->session_id();
+  core->before_next(Op::get_children, [&] { core->expire_session(/*drop_ephemerals=*/false); }, sem_leases);
+  auto out = sem_start(s, 1);
+  REQUIRE(wait(*out));
+  INFO(core->describe_log());
+  REQUIRE_FALSE(out->ec);
+  REQUIRE(out->leases.size() == 1);
+  CHECK(core->session_id() != old_session);
+  REQUIRE(core->stat(out->leases[0].node_path()));
+  CHECK(core->stat(out->leases[0].node_path())->ephemeral_owner == core->session_id());
+  core->settle();
+  CHECK(kids(sem_leases) == std::vector<std::string>{out->leases[0].node_name()});  // the old node deleted
+}
+
 TEST_CASE_METHOD(Fixture, "semaphore: timeouts", "[semaphore][timeout]") {
   auto s = semaphore(1);
   SECTION("timeout while waiting for a slot: no leases, no error, nothing of ours left") {

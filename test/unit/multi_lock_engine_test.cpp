@@ -207,6 +207,40 @@ TEST_CASE_METHOD(Fixture, "multi-lock engine: a transaction applied whose reply 
   CHECK(all_children() == dirs.size());
 }
 
+TEST_CASE_METHOD(Fixture, "multi-lock engine: a transaction committed twice by a retry leaves no orphan in any lock",
+                 "[multi-engine][fault]") {
+  // The core retried the transaction after losing the reply of a try that committed: every lock holds two
+  // nodes of ours with the same protected prefix. Lock b is taken, so the scan stops there; the first try's
+  // node in c (after the lock we wait for) must go too, or we would later queue behind it.
+  make_dirs();
+  const auto holder = other(dirs[1]);
+  core->apply_next_multi_twice();
+  auto out = start();
+  REQUIRE(core->run_until([&] { return core->watch_count(holder) == 1; }));
+  core->settle();
+  INFO(core->describe_log());
+  CHECK(ours(dirs[0]).size() == 1);
+  CHECK(ours(dirs[1]).size() == 1);
+  CHECK(ours(dirs[2]).empty());  // no node of ours in a later lock while we wait
+  core->erase(holder);
+  REQUIRE(wait(*out, 2s));
+  REQUIRE_FALSE(out->ec);
+  check_sole_holder(*core, out->lease);
+}
+
+TEST_CASE_METHOD(Fixture, "multi-lock engine: cancelled as a transaction committed twice returns -> both tries deleted",
+                 "[multi-engine][fault][cancel]") {
+  make_dirs();
+  auto cancel = std::make_shared<zkr::detail::CancelState>();
+  core->apply_next_multi_twice();
+  core->before_next(Op::multi, [&] { cancel->request(); });
+  auto out = start(std::nullopt, cancel);
+  REQUIRE(wait(*out));
+  INFO(core->describe_log());
+  CHECK(out->ec == boost::asio::error::operation_aborted);
+  for (const auto& seen : out->seen) CHECK(seen.empty());  // inside the completion: nothing of ours is left
+}
+
 TEST_CASE_METHOD(Fixture, "multi-lock engine: a failed listing is listed again, and failing twice is that error",
                  "[multi-engine][fault]") {
   make_dirs();
@@ -235,6 +269,33 @@ TEST_CASE_METHOD(Fixture, "multi-lock engine: the session expires after the tran
   auto out = acquire_granted();
   INFO(core->describe_log());
   CHECK(core->session_id() != old_session);
+  for (const auto& l : out->lease.leases()) CHECK(core->stat(l.node_path())->ephemeral_owner == core->session_id());
+}
+
+TEST_CASE_METHOD(Fixture, "multi-lock engine: the session expires while waiting in b -> a is taken again, never two holders",
+                 "[multi-engine][session]") {
+  // We hold a and wait in b. The session expires: our node in a goes, another client takes a. The engine gets
+  // b under the new session; the lease on a (of the old session) grants nothing, so the acquire must not
+  // succeed with it: it gives b back and waits in a.
+  make_dirs();
+  const auto holder_b = other(dirs[1]);
+  auto out = start();
+  REQUIRE(core->run_until([&] { return core->watch_count(holder_b) == 1; }));
+  core->settle();
+  REQUIRE(ours(dirs[0]).size() == 1);
+  core->expire_session();
+  const auto holder_a = other(dirs[0]);
+  core->erase(holder_b);
+  core->run_until([&] { return out->done() || core->watch_count(holder_a) == 1; });
+  core->settle();
+  INFO(core->describe_log());
+  REQUIRE_FALSE(out->done());  // a is someone else's
+  CHECK(ours(dirs[1]).empty());  // no node in a later lock while waiting for a
+  CHECK(ours(dirs[2]).empty());
+  core->erase(holder_a);
+  REQUIRE(wait(*out));
+  REQUIRE_FALSE(out->ec);
+  check_sole_holder(*core, out->lease);
   for (const auto& l : out->lease.leases()) CHECK(core->stat(l.node_path())->ephemeral_owner == core->session_id());
 }
 
