@@ -179,6 +179,8 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   // state machine
   void emit(ConnectionState s);
   void handle_session_lost(const char* why);
+  void handle_auth_failed();
+  void fail_connection_waiters();
   void fail_all_watches();
   /// Calls `k(true)` once connected, `k(false)` after `timeout` or on close; returns an id for
   /// `cancel_connection_wait` (0 when `k` was posted at once).
@@ -194,6 +196,15 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   template <class F>
   void post(F&& f) {
     asio::post(rt_->ioc, std::forward<F>(f));
+  }
+  /// What a request gets when there is no handle: the client closed, auth failed, or the handle is being
+  /// replaced after a session loss.
+  int no_handle_rc() const { return closed_ ? ZCLOSING : auth_failed_ ? ZAUTHFAILED : ZSESSIONEXPIRED; }
+  /// Maps a zoo_a* call's refusal (under the C-client mutex): ZINVALIDSTATE means the session is gone, or the
+  /// server refused our auth info.
+  int refused_rc(int rc) const {
+    if (rc != ZINVALIDSTATE) return rc;
+    return zh_ && zoo_state(zh_) == ZOO_AUTH_FAILED_STATE ? ZAUTHFAILED : ZSESSIONEXPIRED;
   }
   error_code map_rc(int rc) const {
     if (rc == ZCLOSING) return closed_ ? error_code(errc::closed) : error_code(zk_errc::session_expired);
@@ -241,6 +252,7 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   std::atomic<bool> started_{false};
   std::atomic<bool> closed_{false};
   std::atomic<bool> connected_{false};
+  std::atomic<bool> auth_failed_{false};  // the server refused our auth info: the handle is closed for good
   std::atomic<std::int64_t> session_id_{0};
   std::atomic<int> negotiated_timeout_ms_{0};
   std::atomic<std::size_t> pending_delete_count_{0};
@@ -446,12 +458,7 @@ void CoreImpl::close() noexcept {
   auto finish = [this] {
     suspended_timer_.cancel();
     for (auto& [id, t] : sleepers_) t->cancel();
-    auto waiters = std::move(conn_waiters_);
-    conn_waiters_.clear();
-    for (auto& [id, w] : waiters) {
-      if (w.timer) w.timer->cancel();
-      post([k = std::move(w.k)]() mutable { k(false); });
-    }
+    fail_connection_waiters();
     auto ns_waiters = std::move(ns_waiters_);
     for (auto& k : ns_waiters) post([k = std::move(k)]() mutable { k(errc::closed); });
     close_handle();
@@ -485,7 +492,8 @@ void CoreImpl::close() noexcept {
 
 bool CoreImpl::block_until_connected(std::chrono::milliseconds timeout) {
   std::unique_lock lk(state_mu_);
-  return state_cv_.wait_for(lk, timeout, [&] { return connected_.load() || closed_.load(); }) && connected_;
+  return state_cv_.wait_for(lk, timeout, [&] { return connected_.load() || closed_.load() || auth_failed_.load(); }) &&
+         connected_;
 }
 
 error_code CoreImpl::inject_session_expiration() {
@@ -501,7 +509,7 @@ error_code CoreImpl::inject_session_expiration() {
   run_blocking_void(
       *this,
       [this](VoidCallback done) {
-        if (!zh_) return done(errc::closed);
+        if (!zh_) return done(auth_failed_ ? error_code(zk_errc::auth_failed) : error_code(errc::closed));
         handle_session_lost("session expiration injected");
         done({});
       },
@@ -612,9 +620,13 @@ void CoreImpl::pump() {
     int fd = -1, interest = 0;
     timeval tv{};
     bool connected = false;
+    bool auth_failed = false;
     {
       const std::lock_guard c_lock(c_client_mutex());
       const int state = zoo_state(zh_);
+      // The server refused our auth info: the C client stays in this state for good, and zookeeper_interest
+      // and zookeeper_process fail at once with a zero timeout, so pumping on would spin.
+      auth_failed = state == ZOO_AUTH_FAILED_STATE;
       // A request call (zoo_a*) whose immediate send fails closes the socket and marks the handle not connected
       // without a session event; its reconnect then reports no CONNECTING either, as the handle was not connected
       // when it gave up. Deliver that event ourselves, or connected_ stays true, with no SUSPENDED and no
@@ -622,8 +634,14 @@ void CoreImpl::pump() {
       if (connected_ && state != ZOO_CONNECTED_STATE && state != ZOO_READONLY_STATE &&
           state != ZOO_EXPIRED_SESSION_STATE && state != ZOO_AUTH_FAILED_STATE)
         on_global_event(generation_, ZOO_SESSION_EVENT, ZOO_CONNECTING_STATE);
-      zookeeper_interest(zh_, &fd, &interest, &tv);
-      connected = zoo_state(zh_) == ZOO_CONNECTED_STATE;
+      if (!auth_failed) {
+        zookeeper_interest(zh_, &fd, &interest, &tv);
+        connected = zoo_state(zh_) == ZOO_CONNECTED_STATE;
+      }
+    }
+    if (auth_failed) {
+      in_pump_ = false;
+      return handle_auth_failed();
     }
     if (!zh_) break;
     update_descriptor(fd, connected);
@@ -741,9 +759,40 @@ void CoreImpl::on_global_event(std::uint64_t generation, int type, int state) {
     } else if (state == ZOO_EXPIRED_SESSION_STATE) {
       handle_session_lost("session expired");
     } else if (state == ZOO_AUTH_FAILED_STATE) {
-      log_->error("ZooKeeper authentication failed");
+      handle_auth_failed();
     }
   });
+}
+
+// As ZooKeeper's Java client, which closes for good on AuthFailed: pending and new requests fail with
+// auth_failed and are not retried (Curator gets AuthFailedException). Curator reports no state for it; we
+// report LOST after an earlier state, as the session is given up and recipes holding locks must learn so.
+void CoreImpl::handle_auth_failed() {
+  if (auth_failed_ || closed_ || !zh_) return;
+  log_->error("ZooKeeper authentication failed: the server refused the auth info; the client stops connecting "
+              "and its operations fail with auth_failed");
+  {
+    std::lock_guard lk(state_mu_);
+    auth_failed_ = true;
+    connected_ = false;
+  }
+  state_cv_.notify_all();
+  session_id_ = 0;
+  suspended_timer_.cancel();
+  for (auto& [id, t] : sleepers_) t->cancel();  // sleeping retries end now, with auth_failed
+  fail_connection_waiters();
+  if (last_state_ && last_state_ != ConnectionState::lost) emit(ConnectionState::lost);
+  fail_all_watches();
+  close_handle();  // pending requests complete with ZCLOSING, which with_retry reports as auth_failed
+}
+
+void CoreImpl::fail_connection_waiters() {
+  auto waiters = std::move(conn_waiters_);
+  conn_waiters_.clear();
+  for (auto& [id, w] : waiters) {
+    if (w.timer) w.timer->cancel();
+    post([k = std::move(w.k)]() mutable { k(false); });
+  }
 }
 
 void CoreImpl::handle_session_lost(const char* why) {
@@ -812,8 +861,8 @@ void CoreImpl::remove_public_listener(std::uint64_t id) {
 }
 
 std::uint64_t CoreImpl::when_connected(std::chrono::milliseconds timeout, unique_function<void(bool)> k) {
-  if (closed_ || connected_) {
-    post([k = std::move(k), ok = !closed_]() mutable { k(ok); });
+  if (closed_ || connected_ || auth_failed_) {
+    post([k = std::move(k), ok = !closed_ && !auth_failed_]() mutable { k(ok); });
     return 0;
   }
   auto id = next_waiter_id_++;
@@ -878,9 +927,13 @@ void CoreImpl::with_retry(const RequestOptions& ro,
   *run = [this, st, weak_run = std::weak_ptr(run)]() {
     auto self_run = weak_run.lock();
     if (closed_) return st->done(ZCLOSING);
+    if (auth_failed_) return st->done(ZAUTHFAILED);
     if (st->stopped()) return st->done(kAbortedRc);
     auto go = [this, st, self_run] {
       (*st->attempt)([this, st, self_run](int rc) {
+        // A request cut off by the auth failure (or refused after it) fails with it.
+        if (auth_failed_ && !closed_ && (rc == ZCLOSING || rc == ZINVALIDSTATE || is_retryable(zk_error(rc))))
+          rc = ZAUTHFAILED;
         // A request cut off because we replaced the handle after a session loss (not because the client
         // closed) failed with its session: retry it like an expiry.
         if (rc == ZCLOSING && !closed_) rc = ZSESSIONEXPIRED;
@@ -911,6 +964,7 @@ void CoreImpl::with_retry(const RequestOptions& ro,
     auto wid = when_connected(cfg_.connection_timeout, [this, st, go](bool ok) mutable {
       st->wake_on_stop({});
       if (closed_) return st->done(ZCLOSING);
+      if (auth_failed_) return st->done(ZAUTHFAILED);
       if (st->stopped()) return st->done(kAbortedRc);
       if (!ok) return st->done(kConnectionTimeoutRc);
       go();
@@ -1021,7 +1075,7 @@ struct Ctx {
 
 void CoreImpl::zk_create(const std::string& full, const std::string& data, const AclList& acl, int mode,
                          std::int64_t ttl, unique_function<void(int, std::string, zkr::Stat)> cb) {
-  if (!zh_) return post_result(std::move(cb), int(closed_ ? ZCLOSING : ZSESSIONEXPIRED), std::string(), zkr::Stat{});
+  if (!zh_) return post_result(std::move(cb), no_handle_rc(), std::string(), zkr::Stat{});
   using C = unique_function<void(int, std::string, zkr::Stat)>;
   struct R {
     asio::io_context* ioc;
@@ -1046,14 +1100,14 @@ void CoreImpl::zk_create(const std::string& full, const std::string& data, const
                       r);
   if (rc != ZOK) {
     std::unique_ptr<R> own(r);
-    return post_result(std::move(own->cb), rc == ZINVALIDSTATE ? int(ZSESSIONEXPIRED) : rc, std::string(),
+    return post_result(std::move(own->cb), refused_rc(rc), std::string(),
                        zkr::Stat{});
   }
   request_pump();
 }
 
 void CoreImpl::zk_delete(const std::string& full, int version, unique_function<void(int)> cb) {
-  if (!zh_) return post_result(std::move(cb), int(closed_ ? ZCLOSING : ZSESSIONEXPIRED));
+  if (!zh_) return post_result(std::move(cb), no_handle_rc());
   struct R {
     asio::io_context* ioc;
     unique_function<void(int)> cb;
@@ -1067,13 +1121,13 @@ void CoreImpl::zk_delete(const std::string& full, int version, unique_function<v
   }, r);
   if (rc != ZOK) {
     std::unique_ptr<R> own(r);
-    return post_result(std::move(own->cb), rc == ZINVALIDSTATE ? int(ZSESSIONEXPIRED) : rc);
+    return post_result(std::move(own->cb), refused_rc(rc));
   }
   request_pump();
 }
 
 void CoreImpl::zk_exists(const std::string& full, WatchId watch, unique_function<void(int, zkr::Stat)> cb) {
-  if (!zh_) return post_result(std::move(cb), int(closed_ ? ZCLOSING : ZSESSIONEXPIRED), zkr::Stat{});
+  if (!zh_) return post_result(std::move(cb), no_handle_rc(), zkr::Stat{});
   struct R {
     asio::io_context* ioc;
     unique_function<void(int, zkr::Stat)> cb;
@@ -1091,14 +1145,14 @@ void CoreImpl::zk_exists(const std::string& full, WatchId watch, unique_function
                         r);
   if (rc != ZOK) {
     std::unique_ptr<R> own(r);
-    return post_result(std::move(own->cb), rc == ZINVALIDSTATE ? int(ZSESSIONEXPIRED) : rc, zkr::Stat{});
+    return post_result(std::move(own->cb), refused_rc(rc), zkr::Stat{});
   }
   request_pump();
 }
 
 void CoreImpl::zk_get_data(const std::string& full, WatchId watch,
                            unique_function<void(int, std::string, zkr::Stat)> cb) {
-  if (!zh_) return post_result(std::move(cb), int(closed_ ? ZCLOSING : ZSESSIONEXPIRED), std::string(), zkr::Stat{});
+  if (!zh_) return post_result(std::move(cb), no_handle_rc(), std::string(), zkr::Stat{});
   struct R {
     asio::io_context* ioc;
     unique_function<void(int, std::string, zkr::Stat)> cb;
@@ -1119,7 +1173,7 @@ void CoreImpl::zk_get_data(const std::string& full, WatchId watch,
                      r);
   if (rc != ZOK) {
     std::unique_ptr<R> own(r);
-    return post_result(std::move(own->cb), rc == ZINVALIDSTATE ? int(ZSESSIONEXPIRED) : rc, std::string(),
+    return post_result(std::move(own->cb), refused_rc(rc), std::string(),
                        zkr::Stat{});
   }
   request_pump();
@@ -1128,7 +1182,7 @@ void CoreImpl::zk_get_data(const std::string& full, WatchId watch,
 void CoreImpl::zk_get_children(const std::string& full, WatchId watch,
                                unique_function<void(int, std::vector<std::string>, zkr::Stat)> cb) {
   if (!zh_)
-    return post_result(std::move(cb), int(closed_ ? ZCLOSING : ZSESSIONEXPIRED), std::vector<std::string>(),
+    return post_result(std::move(cb), no_handle_rc(), std::vector<std::string>(),
                        zkr::Stat{});
   struct R {
     asio::io_context* ioc;
@@ -1152,7 +1206,7 @@ void CoreImpl::zk_get_children(const std::string& full, WatchId watch,
       r);
   if (rc != ZOK) {
     std::unique_ptr<R> own(r);
-    return post_result(std::move(own->cb), rc == ZINVALIDSTATE ? int(ZSESSIONEXPIRED) : rc,
+    return post_result(std::move(own->cb), refused_rc(rc),
                        std::vector<std::string>(), zkr::Stat{});
   }
   request_pump();
@@ -1280,7 +1334,7 @@ void CoreImpl::find_protected(std::string full_path, std::string protected_id, i
 }
 
 void CoreImpl::find_and_delete_in_background(std::string parent_full, std::string protected_id, int attempt) {
-  if (closed_) return;
+  if (closed_ || auth_failed_) return;
   ++pending_delete_count_;
   auto retry_later = [this, parent_full, protected_id, attempt] {
     auto t = std::make_shared<asio::steady_timer>(rt_->ioc, std::chrono::milliseconds(std::min(1000, 50 << std::min(attempt, 5))));
@@ -1310,7 +1364,7 @@ void CoreImpl::find_and_delete_in_background(std::string parent_full, std::strin
   };
   if (connected_) return go();
   when_connected(cfg_.connection_timeout, [this, go, retry_later](bool ok) mutable {
-    if (closed_) {
+    if (closed_ || auth_failed_) {
       --pending_delete_count_;
       return;
     }
@@ -1320,8 +1374,9 @@ void CoreImpl::find_and_delete_in_background(std::string parent_full, std::strin
 }
 
 void CoreImpl::background_delete(std::string full_path, int attempt) {
-  if (closed_) {
-    log_->warn("client closed with a guaranteed delete of {} pending", full_path);
+  if (closed_ || auth_failed_) {
+    log_->warn("client {} with a guaranteed delete of {} pending", closed_ ? "closed" : "failed authentication",
+               full_path);
     return;
   }
   if (attempt == 0) {
@@ -1334,13 +1389,13 @@ void CoreImpl::background_delete(std::string full_path, int attempt) {
     --pending_delete_count_;
   };
   auto retry_later = [this, full_path, attempt, finish] {
-    if (closed_) return finish();
+    if (closed_ || auth_failed_) return finish();
     auto t = std::make_shared<asio::steady_timer>(
         rt_->ioc, std::chrono::milliseconds(std::min(1000, 50 << std::min(attempt, 5))));
     auto sid = add_sleeper(t.get());
     t->async_wait([this, t, sid, full_path, attempt, finish](error_code) {
       remove_sleeper(sid);
-      if (closed_) return finish();
+      if (closed_ || auth_failed_) return finish();
       background_delete(full_path, attempt + 1);
     });
   };
@@ -1594,7 +1649,7 @@ void CoreImpl::set_data(std::string path, std::string data, int version, StatCal
   auto d = std::make_shared<std::string>(std::move(data));
   auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>(
       [this, full, d, version, result](unique_function<void(int)> k) {
-        if (!zh_) return post_result(std::move(k), int(closed_ ? ZCLOSING : ZSESSIONEXPIRED));
+        if (!zh_) return post_result(std::move(k), no_handle_rc());
         struct R {
           asio::io_context* ioc;
           std::shared_ptr<zkr::Stat> result;
@@ -1612,7 +1667,7 @@ void CoreImpl::set_data(std::string path, std::string data, int version, StatCal
                           r);
         if (rc != ZOK) {
           std::unique_ptr<R> own(r);
-          return post_result(std::move(own->k), rc == ZINVALIDSTATE ? int(ZSESSIONEXPIRED) : rc);
+          return post_result(std::move(own->k), refused_rc(rc));
         }
         request_pump();
       });
@@ -1651,7 +1706,7 @@ void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) {
   st->ops = std::move(ops);
   auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>(
       [this, st](unique_function<void(int)> k) {
-        if (!zh_) return post_result(std::move(k), int(closed_ ? ZCLOSING : ZSESSIONEXPIRED));
+        if (!zh_) return post_result(std::move(k), no_handle_rc());
         const auto n = st->ops.size();
         st->full.clear();
         st->acls.clear();
@@ -1710,7 +1765,7 @@ void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) {
                             r);
         if (rc != ZOK) {
           std::unique_ptr<R> own(r);
-          return post_result(std::move(own->k), rc == ZINVALIDSTATE ? int(ZSESSIONEXPIRED) : rc);
+          return post_result(std::move(own->k), refused_rc(rc));
         }
         request_pump();
       });
@@ -1729,7 +1784,7 @@ void CoreImpl::sync(std::string path, VoidCallback cb, RequestOptions ro) {
   auto full = fix(path);
   auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>(
       [this, full](unique_function<void(int)> k) {
-        if (!zh_) return post_result(std::move(k), int(closed_ ? ZCLOSING : ZSESSIONEXPIRED));
+        if (!zh_) return post_result(std::move(k), no_handle_rc());
         struct R {
           asio::io_context* ioc;
           unique_function<void(int)> k;
@@ -1743,7 +1798,7 @@ void CoreImpl::sync(std::string path, VoidCallback cb, RequestOptions ro) {
         }, r);
         if (rc != ZOK) {
           std::unique_ptr<R> own(r);
-          return post_result(std::move(own->k), rc == ZINVALIDSTATE ? int(ZSESSIONEXPIRED) : rc);
+          return post_result(std::move(own->k), refused_rc(rc));
         }
         request_pump();
       });
@@ -1772,7 +1827,8 @@ void CoreImpl::remove_all_watches(std::string path, VoidCallback cb) {
   if (auto ec = gate(path)) return post_result(std::move(cb), ec);
   for (auto it = watches_.begin(); it != watches_.end();)
     it = it->second.path == path ? watches_.erase(it) : std::next(it);
-  if (!zh_) return post_result(std::move(cb), error_code(errc::closed));
+  if (!zh_)
+    return post_result(std::move(cb), auth_failed_ ? error_code(zk_errc::auth_failed) : error_code(errc::closed));
   auto full = fix(path);
   struct R {
     asio::io_context* ioc;
