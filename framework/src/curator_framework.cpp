@@ -165,6 +165,7 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
     int wtype = 0;     // ZWATCHTYPE_DATA / ZWATCHTYPE_CHILD
   };
   struct RetryState;
+  using Attempt = unique_function<void(unique_function<void(int)>)>;
 
   // handle + pump
   void open_handle();
@@ -213,9 +214,12 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
     return zk_error(rc);
   }
   void with_retry(const RequestOptions& ro,
-                  std::shared_ptr<unique_function<void(unique_function<void(int)>)>> attempt,
+                  std::shared_ptr<Attempt> attempt,
                   unique_function<void(int)> done);
-  void ensure_namespace(unique_function<void(error_code)> k);
+  /// `attempt` preceded by the creation of the namespace, until that has succeeded once: it then runs under
+  /// the operation's retry loop, after its connection wait (Curator's NamespaceImpl uses callWithRetry).
+  std::shared_ptr<Attempt> in_namespace(std::shared_ptr<Attempt> attempt);
+  void ensure_namespace(unique_function<void(int)> k);
   void mkdirs(std::string full_path, bool make_last, bool containers, unique_function<void(int)> k);
   void mkdirs_down(std::shared_ptr<std::vector<std::string>> todo, std::size_t i, bool containers,
                    unique_function<void(int)> k);
@@ -295,7 +299,7 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   std::multiset<std::string> pending_deletes_;
   bool ns_ready_ = false;
   bool ns_in_progress_ = false;
-  std::vector<unique_function<void(error_code)>> ns_waiters_;
+  std::vector<unique_function<void(int)>> ns_waiters_;
 
   // any thread
   mutable std::mutex pub_mu_;
@@ -460,7 +464,7 @@ void CoreImpl::close() noexcept {
     for (auto& [id, t] : sleepers_) t->cancel();
     fail_connection_waiters();
     auto ns_waiters = std::move(ns_waiters_);
-    for (auto& k : ns_waiters) post([k = std::move(k)]() mutable { k(errc::closed); });
+    for (auto& k : ns_waiters) post([k = std::move(k)]() mutable { k(ZCLOSING); });
     close_handle();
     fail_all_watches();
     session_id_ = 0;
@@ -900,7 +904,7 @@ void CoreImpl::remove_sleeper(std::uint64_t id) { sleepers_.erase(id); }
 // and on a retryable code let the policy decide and sleep on a timer.
 
 struct CoreImpl::RetryState {
-  std::shared_ptr<unique_function<void(unique_function<void(int)>)>> attempt;
+  std::shared_ptr<Attempt> attempt;
   unique_function<void(int)> done;
   Clock::time_point start = Clock::now();
   int retries = 0;
@@ -916,7 +920,7 @@ struct CoreImpl::RetryState {
 };
 
 void CoreImpl::with_retry(const RequestOptions& ro,
-                          std::shared_ptr<unique_function<void(unique_function<void(int)>)>> attempt,
+                          std::shared_ptr<Attempt> attempt,
                           unique_function<void(int)> done) {
   auto st = std::make_shared<RetryState>();
   st->attempt = std::move(attempt);
@@ -1009,18 +1013,28 @@ error_code CoreImpl::gate(std::string_view path, bool sequential) const {
   return {};
 }
 
-void CoreImpl::ensure_namespace(unique_function<void(error_code)> k) {
-  if (ns_prefix_.empty() || ns_ready_) return k({});
+std::shared_ptr<CoreImpl::Attempt> CoreImpl::in_namespace(std::shared_ptr<Attempt> attempt) {
+  if (ns_prefix_.empty()) return attempt;
+  return std::make_shared<Attempt>([this, attempt](unique_function<void(int)> k) {
+    ensure_namespace([attempt, k = std::move(k)](int rc) mutable {
+      if (rc != ZOK) return k(rc);
+      (*attempt)(std::move(k));
+    });
+  });
+}
+
+// One creation at a time: the tries of other operations meanwhile wait for its result.
+void CoreImpl::ensure_namespace(unique_function<void(int)> k) {
+  if (ns_ready_) return k(ZOK);
   ns_waiters_.push_back(std::move(k));
   if (ns_in_progress_) return;
   ns_in_progress_ = true;
   mkdirs(ns_prefix_, true, cfg_.use_container_parents, [this](int rc) {
     ns_in_progress_ = false;
-    error_code ec = map_rc(rc);
-    if (!ec) ns_ready_ = true;
+    if (rc == ZOK) ns_ready_ = true;
     auto ws = std::move(ns_waiters_);
     ns_waiters_.clear();
-    for (auto& w : ws) w(ec);
+    for (auto& w : ws) w(rc);
   });
 }
 
@@ -1245,7 +1259,7 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
   const bool parents = st->opts.creating_parents || st->opts.parents_as_containers;
   const bool containers = st->opts.parents_as_containers && cfg_.use_container_parents;
 
-  auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>(
+  auto attempt = std::make_shared<Attempt>(
       [this, st, parents, containers](unique_function<void(int)> k) mutable {
         auto do_create = [this, st, parents, containers](unique_function<void(int)> k) mutable {
           const int mode = to_c_mode(st->opts.mode);
@@ -1285,22 +1299,19 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
                          do_create(std::move(k));
                        });
       });
-  ensure_namespace([this, st, attempt, ro = std::move(ro), cb = std::move(cb)](error_code nec) mutable {
-    if (nec) return cb(nec, CreateResult{});
-    with_retry(ro, attempt, [this, st, cb = std::move(cb)](int rc) mutable {
-      if (rc != ZOK) {
-        // A try whose outcome is unknown may have made the node: find it by its protected id and delete it.
-        // A stop after a failed try counts as unknown (the loop did not get to look). With no try sent (never
-        // connected), there is nothing to look for.
-        if (!st->protected_id.empty() && !closed_ && st->attempts > 0 &&
-            (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == kConnectionTimeoutRc ||
-             rc == kAbortedRc))
-          find_and_delete_in_background(parent_path(st->full), st->protected_id, 0);
-        return cb(map_rc(rc), CreateResult{});
-      }
-      st->result.path = unfix(st->result.path);
-      cb({}, std::move(st->result));
-    });
+  with_retry(ro, in_namespace(std::move(attempt)), [this, st, cb = std::move(cb)](int rc) mutable {
+    if (rc != ZOK) {
+      // A try whose outcome is unknown may have made the node: find it by its protected id and delete it.
+      // A stop after a failed try counts as unknown (the loop did not get to look). With no try sent (never
+      // connected), there is nothing to look for.
+      if (!st->protected_id.empty() && !closed_ && st->attempts > 0 &&
+          (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == kConnectionTimeoutRc ||
+           rc == kAbortedRc))
+        find_and_delete_in_background(parent_path(st->full), st->protected_id, 0);
+      return cb(map_rc(rc), CreateResult{});
+    }
+    st->result.path = unfix(st->result.path);
+    cb({}, std::move(st->result));
   });
 }
 
@@ -1420,18 +1431,17 @@ void CoreImpl::remove(std::string path, int version, bool guaranteed, bool quiet
   if (auto ec = gate(path)) return post_result(std::move(cb), ec);
   if (path == "/") return post_result(std::move(cb), error_code(errc::invalid_path));
   auto full = fix(path);
-  auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>(
+  auto attempt = std::make_shared<Attempt>(
       [this, full, version](unique_function<void(int)> k) { zk_delete(full, version, std::move(k)); });
-  ensure_namespace([this, full, guaranteed, quietly, attempt, ro, cb = std::move(cb)](error_code nec) mutable {
-    if (nec) return cb(nec);
-    with_retry(ro, attempt, [this, full, guaranteed, quietly, cb = std::move(cb)](int rc) mutable {
-      if (rc == ZNONODE && quietly) return cb({});
-      if (rc != ZOK && guaranteed && !closed_ &&
-          (is_retryable(zk_error(rc)) || rc == kConnectionTimeoutRc))
-        background_delete(full, 0);
-      cb(map_rc(rc));
-    });
-  });
+  // A retryable failure to create the namespace keeps a guaranteed delete too.
+  with_retry(ro, in_namespace(std::move(attempt)),
+             [this, full, guaranteed, quietly, cb = std::move(cb)](int rc) mutable {
+               if (rc == ZNONODE && quietly) return cb({});
+               if (rc != ZOK && guaranteed && !closed_ &&
+                   (is_retryable(zk_error(rc)) || rc == kConnectionTimeoutRc))
+                 background_delete(full, 0);
+               cb(map_rc(rc));
+             });
 }
 
 void remove_each(Core& core, std::vector<std::string> paths, VoidCallback cb) {
@@ -1553,7 +1563,7 @@ WatchId CoreImpl::exists(std::string path, WatchCallback watch, StatCallback cb,
     watches_.emplace(id, WatchEntry{std::move(watch), path, ZWATCHTYPE_DATA});
   }
   auto full = fix(path);
-  auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>();
+  auto attempt = std::make_shared<Attempt>();
   auto result = std::make_shared<zkr::Stat>();
   *attempt = [this, full, id, result](unique_function<void(int)> k) {
     zk_exists(full, id, [result, k = std::move(k)](int rc, zkr::Stat s) mutable {
@@ -1561,15 +1571,9 @@ WatchId CoreImpl::exists(std::string path, WatchCallback watch, StatCallback cb,
       k(rc);
     });
   };
-  ensure_namespace([this, id, attempt, result, ro, cb = std::move(cb)](error_code nec) mutable {
-    if (nec) {
-      watches_.erase(id);
-      return cb(nec, zkr::Stat{});
-    }
-    with_retry(ro, attempt, [this, id, result, cb = std::move(cb)](int rc) mutable {
-      if (rc != ZOK && rc != ZNONODE) watches_.erase(id);
-      cb(map_rc(rc), *result);
-    });
+  with_retry(ro, in_namespace(std::move(attempt)), [this, id, result, cb = std::move(cb)](int rc) mutable {
+    if (rc != ZOK && rc != ZNONODE) watches_.erase(id);
+    cb(map_rc(rc), *result);
   });
   return id;
 }
@@ -1586,7 +1590,7 @@ WatchId CoreImpl::get_data(std::string path, WatchCallback watch, DataCallback c
   }
   auto full = fix(path);
   auto result = std::make_shared<NodeData>();
-  auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>(
+  auto attempt = std::make_shared<Attempt>(
       [this, full, id, result](unique_function<void(int)> k) {
         zk_get_data(full, id, [result, k = std::move(k)](int rc, std::string d, zkr::Stat s) mutable {
           result->data = std::move(d);
@@ -1594,15 +1598,9 @@ WatchId CoreImpl::get_data(std::string path, WatchCallback watch, DataCallback c
           k(rc);
         });
       });
-  ensure_namespace([this, id, attempt, result, ro, cb = std::move(cb)](error_code nec) mutable {
-    if (nec) {
-      watches_.erase(id);
-      return cb(nec, NodeData{});
-    }
-    with_retry(ro, attempt, [this, id, result, cb = std::move(cb)](int rc) mutable {
-      if (rc != ZOK) watches_.erase(id);
-      cb(map_rc(rc), std::move(*result));
-    });
+  with_retry(ro, in_namespace(std::move(attempt)), [this, id, result, cb = std::move(cb)](int rc) mutable {
+    if (rc != ZOK) watches_.erase(id);
+    cb(map_rc(rc), std::move(*result));
   });
   return id;
 }
@@ -1619,7 +1617,7 @@ WatchId CoreImpl::get_children(std::string path, WatchCallback watch, ChildrenCa
   }
   auto full = fix(path);
   auto result = std::make_shared<Children>();
-  auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>(
+  auto attempt = std::make_shared<Attempt>(
       [this, full, id, result](unique_function<void(int)> k) {
         zk_get_children(full, id, [result, k = std::move(k)](int rc, std::vector<std::string> n, zkr::Stat s) mutable {
           result->names = std::move(n);
@@ -1627,15 +1625,9 @@ WatchId CoreImpl::get_children(std::string path, WatchCallback watch, ChildrenCa
           k(rc);
         });
       });
-  ensure_namespace([this, id, attempt, result, ro, cb = std::move(cb)](error_code nec) mutable {
-    if (nec) {
-      watches_.erase(id);
-      return cb(nec, Children{});
-    }
-    with_retry(ro, attempt, [this, id, result, cb = std::move(cb)](int rc) mutable {
-      if (rc != ZOK) watches_.erase(id);
-      cb(map_rc(rc), std::move(*result));
-    });
+  with_retry(ro, in_namespace(std::move(attempt)), [this, id, result, cb = std::move(cb)](int rc) mutable {
+    if (rc != ZOK) watches_.erase(id);
+    cb(map_rc(rc), std::move(*result));
   });
   return id;
 }
@@ -1647,7 +1639,7 @@ void CoreImpl::set_data(std::string path, std::string data, int version, StatCal
   auto full = fix(path);
   auto result = std::make_shared<zkr::Stat>();
   auto d = std::make_shared<std::string>(std::move(data));
-  auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>(
+  auto attempt = std::make_shared<Attempt>(
       [this, full, d, version, result](unique_function<void(int)> k) {
         if (!zh_) return post_result(std::move(k), no_handle_rc());
         struct R {
@@ -1671,10 +1663,8 @@ void CoreImpl::set_data(std::string path, std::string data, int version, StatCal
         }
         request_pump();
       });
-  ensure_namespace([this, attempt, result, ro = std::move(ro), cb = std::move(cb)](error_code nec) mutable {
-    if (nec) return cb(nec, zkr::Stat{});
-    with_retry(ro, attempt, [this, result, cb = std::move(cb)](int rc) mutable { cb(map_rc(rc), *result); });
-  });
+  with_retry(ro, in_namespace(std::move(attempt)),
+             [this, result, cb = std::move(cb)](int rc) mutable { cb(map_rc(rc), *result); });
 }
 
 void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) {
@@ -1704,7 +1694,7 @@ void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) {
   };
   auto st = std::make_shared<MultiState>();
   st->ops = std::move(ops);
-  auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>(
+  auto attempt = std::make_shared<Attempt>(
       [this, st](unique_function<void(int)> k) {
         if (!zh_) return post_result(std::move(k), no_handle_rc());
         const auto n = st->ops.size();
@@ -1769,20 +1759,17 @@ void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) {
         }
         request_pump();
       });
-  ensure_namespace([this, st, attempt, ro = std::move(ro), cb = std::move(cb)](error_code nec) mutable {
-    if (nec) return cb(nec, std::vector<OpResult>{});
-    with_retry(ro, attempt, [this, st, cb = std::move(cb)](int rc) mutable {
-      for (auto& o : st->out)
-        if (!o.path.empty()) o.path = unfix(o.path);
-      cb(map_rc(rc), std::move(st->out));
-    });
+  with_retry(ro, in_namespace(std::move(attempt)), [this, st, cb = std::move(cb)](int rc) mutable {
+    for (auto& o : st->out)
+      if (!o.path.empty()) o.path = unfix(o.path);
+    cb(map_rc(rc), std::move(st->out));
   });
 }
 
 void CoreImpl::sync(std::string path, VoidCallback cb, RequestOptions ro) {
   if (auto ec = gate(path)) return post_result(std::move(cb), ec);
   auto full = fix(path);
-  auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>(
+  auto attempt = std::make_shared<Attempt>(
       [this, full](unique_function<void(int)> k) {
         if (!zh_) return post_result(std::move(k), no_handle_rc());
         struct R {

@@ -1,0 +1,59 @@
+// Integration tests of the framework's edge paths: the namespace created while still connecting, completions
+// when the client is destroyed, long created paths in a transaction, background clean-up that cannot succeed,
+// a guaranteed recursive delete cut off half-way, start racing close, and a read-only first connection.
+
+#include "framework_support.hpp"
+
+#include <dirent.h>
+
+#include <atomic>
+
+#include <zkr/testing/testing_cluster.hpp>
+
+using namespace zkr;
+using namespace zkr::itest;
+
+namespace {
+
+/// Stops `server`, then starts a client in namespace `ns` on it.
+std::unique_ptr<CuratorFramework> start_while_down(zkr::testing::TestingServer& server, const std::string& ns,
+                                                   std::chrono::milliseconds connection_timeout,
+                                                   RetryPolicyPtr retry) {
+  server.stop();
+  auto c = test_builder(server.connect_string())
+               .namespace_name(ns)
+               .connection_timeout(connection_timeout)
+               .retry_policy(std::move(retry))
+               .build();
+  c->start();
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("namespace: the first operation waits for the connection and retries the namespace creation",
+          "[framework][namespace][edge]") {
+  zkr::testing::TestingServer server;
+  const auto ns = unique_path("ns-wait").substr(1);
+  auto c = start_while_down(server, ns, 30s, std::make_shared<RetryNTimes>(20, Millis(200)));
+  // Issued while connecting: the namespace is created once connected, under the operation's retry loop.
+  auto made = c->async_create("/first", {}, asio::use_future);
+  std::this_thread::sleep_for(500ms);
+  server.start();
+  const auto r = from_future(std::move(made), 30s);
+  CHECK_FALSE(r.ec);
+  CHECK(r.value.path == "/first");
+  auto plain = started(test_builder(server.connect_string()));
+  CHECK(plain->exists("/" + ns + "/first"));
+}
+
+TEST_CASE("namespace: a guaranteed delete as the first operation is kept when the namespace cannot be made",
+          "[framework][namespace][guaranteed][edge]") {
+  zkr::testing::TestingServer server;
+  const auto ns = unique_path("ns-gdel").substr(1);
+  auto c = start_while_down(server, ns, 1s, std::make_shared<RetryNTimes>(0, Millis(0)));
+  const auto ec = thrown_by([&] { c->remove("/x", {.guaranteed = true}); });
+  INFO(ec.message());
+  CHECK((ec == errc::connection_timeout || is_retryable(ec)));
+  CHECK(c->pending_guaranteed_deletes() == 1);
+}
