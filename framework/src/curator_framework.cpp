@@ -103,6 +103,7 @@ struct IoRuntime {
   asio::io_context ioc{1};
   std::thread thread;
   std::thread::id thread_id;
+  std::promise<void> ran_out;  // set when ioc.run() has returned for good
 };
 
 }  // namespace
@@ -371,6 +372,7 @@ CoreImpl::CoreImpl(ClientConfig cfg)
         std::fprintf(stderr, "zkrecipes: exception escaped a handler on the I/O thread: %s\n", e.what());
       }
     }
+    rt->ran_out.set_value();
   });
   fut.wait();
 }
@@ -378,13 +380,22 @@ CoreImpl::CoreImpl(ClientConfig cfg)
 CoreImpl::~CoreImpl() {
   close();
   work_.reset();
-  rt_->ioc.stop();
-  if (rt_->thread.joinable()) {
-    if (running_in_io_thread())
-      rt_->thread.detach();  // the thread holds the runtime alive until it returns
-    else
-      rt_->thread.join();
+  if (!rt_->thread.joinable()) return;
+  if (running_in_io_thread()) {
+    // Handlers still queued would run after this object is gone: drop them.
+    rt_->ioc.stop();
+    rt_->thread.detach();  // the thread holds the runtime alive until it returns
+    return;
   }
+  // Let the queue drain instead of stopping it: close() queued completions (errc::closed) that queue the
+  // callers' handlers in turn, and those must run. close() cancelled our timers and the socket wait, so the
+  // loop runs out of work once drained; what still holds it after two seconds (a caller's timer on our
+  // executor) is dropped.
+  if (rt_->ran_out.get_future().wait_for(std::chrono::seconds(2)) != std::future_status::ready) {
+    log_->warn("the I/O thread still had work two seconds after close; dropping it");
+    rt_->ioc.stop();
+  }
+  rt_->thread.join();
 }
 
 // ---------------------------------------------------------------------------------------------------------

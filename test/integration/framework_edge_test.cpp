@@ -57,3 +57,23 @@ TEST_CASE("namespace: a guaranteed delete as the first operation is kept when th
   CHECK((ec == errc::connection_timeout || is_retryable(ec)));
   CHECK(c->pending_guaranteed_deletes() == 1);
 }
+
+TEST_CASE("life cycle: destroying the client runs every pending completion with closed",
+          "[framework][lifecycle][edge]") {
+  const auto port = zkr::testing::free_port();  // nothing listens: every operation waits for the connection
+  constexpr int n = 200;
+  std::atomic<int> ran{0}, with_closed{0};
+  {
+    auto c = test_builder("127.0.0.1:" + std::to_string(port)).connection_timeout(30s).build();
+    c->start();
+    for (int i = 0; i < n; ++i)
+      c->async_exists("/x" + std::to_string(i), {}, [&](error_code ec, std::optional<Stat>) {
+        std::this_thread::sleep_for(2ms);  // a handler that does some work: the queue takes a while to drain
+        ++ran;
+        if (ec == errc::closed) ++with_closed;
+      });
+    std::this_thread::sleep_for(100ms);
+  }  // the destructor returns after the I/O thread has ended
+  CHECK(ran == n);
+  CHECK(with_closed == n);
+}
