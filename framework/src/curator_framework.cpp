@@ -284,7 +284,8 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   int sd_own_fd_ = -1;
   asio::steady_timer suspended_timer_;
   std::optional<ConnectionState> last_state_;
-  bool ever_connected_ = false;
+  bool ever_connected_ = false;  // read-write: the first gives CONNECTED, later ones RECONNECTED
+  bool was_connected_ = false;   // read-write or read-only: a disconnect is SUSPENDED from then on
   std::unordered_map<WatchId, WatchEntry> watches_;
   WatchId next_watch_id_ = 1;
   std::map<std::uint64_t, StateCallback> state_listeners_;
@@ -746,6 +747,7 @@ void CoreImpl::on_global_event(std::uint64_t generation, int type, int state) {
         connected_ = true;
       }
       state_cv_.notify_all();
+      was_connected_ = true;
       if (state == ZOO_READONLY_STATE)
         emit(ConnectionState::read_only);
       else if (!ever_connected_) {
@@ -761,7 +763,8 @@ void CoreImpl::on_global_event(std::uint64_t generation, int type, int state) {
       }
     } else if (state == ZOO_CONNECTING_STATE || state == ZOO_ASSOCIATING_STATE) {
       connected_ = false;
-      if (ever_connected_ && last_state_ != ConnectionState::suspended && last_state_ != ConnectionState::lost) {
+      // As Curator, a read-only connection counts: its loss is SUSPENDED, then LOST.
+      if (was_connected_ && last_state_ != ConnectionState::suspended && last_state_ != ConnectionState::lost) {
         emit(ConnectionState::suspended);
         const auto pct = std::clamp(cfg_.simulated_session_expiration_percent, 1, 100);
         suspended_timer_.expires_after(std::chrono::milliseconds(negotiated_timeout_ms_.load()) * pct / 100);
