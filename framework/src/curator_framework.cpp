@@ -1377,7 +1377,14 @@ void CoreImpl::find_and_delete_in_background(std::string parent_full, std::strin
         --pending_delete_count_;
         return;
       }
-      if (rc != ZOK) return retry_later();
+      // As background_delete: only what retrying can fix is retried (ZCLOSING: the handle was replaced).
+      if (rc != ZOK && (is_retryable(zk_error(rc)) || rc == ZCLOSING)) return retry_later();
+      if (rc != ZOK) {
+        log_->error("cannot look for the node of a failed protected create under {}: {}", parent_full,
+                    zk_error(rc).message());
+        --pending_delete_count_;
+        return;
+      }
       const auto prefix = protected_names::prefix_for(protected_id);
       for (auto& n : names)
         if (n.compare(0, prefix.size(), prefix) == 0) {

@@ -77,3 +77,24 @@ TEST_CASE("life cycle: destroying the client runs every pending completion with 
   CHECK(ran == n);
   CHECK(with_closed == n);
 }
+
+TEST_CASE("protected create: the background clean-up gives up on an error retrying cannot fix",
+          "[framework][protected][edge]") {
+  FaultProxy proxy(shared_server().port());
+  auto c = started(test_builder(proxy.connect_string())
+                       .retry_policy(std::make_shared<RetryNTimes>(0, Millis(0)))
+                       .max_close_wait(10s));
+  const auto root = unique_path("noauth-cleanup");
+  // Anyone may create under the parent, nobody may list it: the clean-up's listing fails with no_auth.
+  c->create(root, {.acl = AclList{Acl{perms::all & ~perms::read, Id{"world", "anyone"}}}});
+  proxy.arm_cut_on_create("/_c_", /*forward=*/true, 300ms);
+  error_code ec;
+  c->create(root + "/p-", {.mode = CreateMode::persistent_sequential, .protection = true}, ec);
+  REQUIRE(proxy.wait_fired(0ms));
+  CHECK(is_connection_loss(ec));
+  REQUIRE(c->block_until_connected(10s));
+  CHECK(eventually([&] { return c->pending_guaranteed_deletes() == 0; }, 5s));
+  const auto t0 = Clock::now();
+  c->close();
+  CHECK(ms_since(t0) < 5000);  // close does not wait max_close_wait for it
+}
