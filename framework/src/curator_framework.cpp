@@ -1722,13 +1722,15 @@ void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) {
         st->full.clear();
         st->acls.clear();
         st->cacls.clear();
-        st->path_bufs.assign(n, std::vector<char>(1024, 0));
+        st->path_bufs.clear();
         st->stats.assign(n, ::Stat{});
         st->cops.assign(n, zoo_op_t{});
         st->results.assign(n, zoo_op_result_t{});
         for (std::size_t i = 0; i < n; ++i) {
           st->full.push_back(fix(st->ops[i].path));
           st->acls.push_back(acl_for(st->full.back(), st->ops[i].acl));
+          // The C client truncates a created path to its buffer: room for the path, a sequence suffix, the NUL.
+          st->path_bufs.emplace_back(st->full.back().size() + 11 + 1, '\0');
         }
         for (std::size_t i = 0; i < n; ++i) {
           auto& op = st->ops[i];

@@ -78,6 +78,21 @@ TEST_CASE("life cycle: destroying the client runs every pending completion with 
   CHECK(with_closed == n);
 }
 
+TEST_CASE("multi: a created path longer than 1024 bytes comes back whole", "[framework][multi][edge]") {
+  const auto ns = unique_path("ns-long").substr(1);
+  auto c = started(test_builder(shared_server().connect_string()).namespace_name(ns));
+  const auto root = unique_path("long");
+  c->create(root);
+  const auto plain = root + "/" + std::string(1500, 'p');
+  const auto seq = root + "/" + std::string(1500, 's') + "-";
+  const auto r = c->multi({Op::create(plain, ""), Op::create(seq, "", CreateMode::persistent_sequential)});
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].path == plain);
+  CHECK(r[1].path.size() == seq.size() + 10);
+  CHECK(r[1].path.rfind(seq, 0) == 0);
+  CHECK(c->exists(r[1].path));
+}
+
 TEST_CASE("protected create: the background clean-up gives up on an error retrying cannot fix",
           "[framework][protected][edge]") {
   FaultProxy proxy(shared_server().port());
