@@ -1543,25 +1543,29 @@ bool CoreImpl::remove_from_caller(std::vector<std::string> paths, VoidCallback& 
 
 void CoreImpl::delete_children_then(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb,
                                     StopPtr stop) {
-  if (guaranteed) stop.reset();  // as in remove
+  if (guaranteed) {
+    // As Curator: the tree is deleted without the guarantee (and without the caller's stop, as in remove), and
+    // a failure for a connection reason anywhere in it keeps the top path. The background delete removes that
+    // node only, so it completes once the children are gone, or reports not_empty and gives up.
+    return delete_children_then(path, version, false, quietly,
+                                [this, path, cb = std::move(cb)](error_code ec) mutable {
+                                  if (ec && !closed_ && (is_retryable(ec) || ec == errc::connection_timeout))
+                                    background_delete(fix(path), 0);
+                                  cb(ec);
+                                });
+  }
   get_children(path, nullptr,
-               [this, path, version, guaranteed, quietly, stop, cb = std::move(cb)](error_code ec, Children c) mutable {
+               [this, path, version, quietly, stop, cb = std::move(cb)](error_code ec, Children c) mutable {
                  if (ec == zk_errc::no_node) return quietly ? cb({}) : cb(ec);
-                 if (ec) {
-                   // As Curator: a guaranteed delete that failed for a connection reason is kept (the path only;
-                   // the background delete does not delete children).
-                   if (guaranteed && !closed_ && (is_retryable(ec) || ec == errc::connection_timeout))
-                     background_delete(fix(path), 0);
-                   return cb(ec);
-                 }
+                 if (ec) return cb(ec);
                  auto names = std::make_shared<std::vector<std::string>>(std::move(c.names));
                  auto step = std::make_shared<unique_function<void(std::size_t)>>();
-                 *step = [this, path, version, guaranteed, quietly, names, stop, weak = std::weak_ptr(step),
+                 *step = [this, path, version, quietly, names, stop, weak = std::weak_ptr(step),
                           cb = std::move(cb)](std::size_t i) mutable {
                    if (i == names->size())
-                     return remove(path, version, guaranteed, quietly, std::move(cb), {.stop = stop});
+                     return remove(path, version, false, quietly, std::move(cb), {.stop = stop});
                    auto self = weak.lock();
-                   delete_children_then(make_path(path, (*names)[i]), -1, guaranteed, true,
+                   delete_children_then(make_path(path, (*names)[i]), -1, false, true,
                                         [self, i, &cb](error_code ec) mutable {
                                           if (ec) return cb(ec);
                                           (*self)(i + 1);

@@ -113,3 +113,34 @@ TEST_CASE("protected create: the background clean-up gives up on an error retryi
   c->close();
   CHECK(ms_since(t0) < 5000);  // close does not wait max_close_wait for it
 }
+
+TEST_CASE("guaranteed delete: deleting_children cut off below the top keeps the top path",
+          "[framework][guaranteed][edge]") {
+  FaultProxy proxy(shared_server().port());
+  auto c = started(test_builder(proxy.connect_string())
+                       .connection_timeout(1s)
+                       .retry_policy(std::make_shared<RetryNTimes>(0, Millis(0))));
+  auto admin = connect_shared();
+  const auto root = unique_path("gdeep");
+  constexpr std::size_t n = 400;
+  admin->create(root);
+  std::vector<Op> ops;
+  for (std::size_t i = 0; i < n; ++i) ops.push_back(Op::create(root + "/c" + std::to_string(i), ""));
+  admin->multi(ops);
+  auto gone = c->async_remove(root, {.guaranteed = true, .deleting_children = true}, asio::use_future);
+  // Cut the connection once the recursion is under way (some children deleted, not all).
+  REQUIRE(eventually([&] { return admin->get_children(root).size() < n; }, 20s));
+  proxy.set_refuse(true);
+  proxy.drop_connections();
+  const auto ec = from_void_future(std::move(gone), 20s);
+  INFO(ec.message());
+  REQUIRE(ec);
+  CHECK((ec == errc::connection_timeout || is_retryable(ec)));
+  // The top path is kept. Its background delete removes the node only, so it succeeds once the children are
+  // gone: delete them while the client is cut off.
+  CHECK(c->pending_guaranteed_deletes() >= 1);
+  for (const auto& child : admin->get_children(root)) admin->remove(root + "/" + child, {.quietly = true});
+  proxy.set_refuse(false);
+  CHECK(eventually([&] { return !admin->exists(root); }, 15s));
+  CHECK(eventually([&] { return c->pending_guaranteed_deletes() == 0; }, 15s));
+}
