@@ -256,6 +256,7 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
 
   std::atomic<bool> started_{false};
   std::atomic<bool> closed_{false};
+  std::atomic<bool> finishing_{false};  // close() has begun its work (once)
   std::atomic<bool> connected_{false};
   std::atomic<bool> auth_failed_{false};  // the server refused our auth info: the handle is closed for good
   std::atomic<std::int64_t> session_id_{0};
@@ -411,6 +412,8 @@ error_code CoreImpl::start() {
   run_blocking_void(
       *this,
       [this](VoidCallback done) {
+        // A close() that raced this start() (and saw it not started) finishes nothing: open no handle.
+        if (closed_) return done(errc::closed);
         open_handle();
         done(zh_ ? error_code{} : error_code(errc::invalid_connect_string));
       },
@@ -460,7 +463,9 @@ void CoreImpl::close_handle() {
 void CoreImpl::close() noexcept {
   if (!started_) {
     closed_ = true;
-    return;
+    // A start() that set started_ before this store may have checked closed_ before it too, and opened a
+    // handle: finish as a started client. One that set it after sees closed_ and opens none.
+    if (!started_) return;
   }
   // Give pending guaranteed deletes up to max_close_wait while the client still runs: once closed_ is set they
   // are dropped at their next step (and with_retry/when_connected refuse to run), so waiting afterwards would
@@ -470,7 +475,8 @@ void CoreImpl::close() noexcept {
     while (pending_delete_count_ > 0 && !closed_ && Clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  if (closed_.exchange(true)) return;
+  if (finishing_.exchange(true)) return;
+  closed_ = true;
   auto finish = [this] {
     suspended_timer_.cancel();
     for (auto& [id, t] : sleepers_) t->cancel();

@@ -144,3 +144,34 @@ TEST_CASE("guaranteed delete: deleting_children cut off below the top keeps the 
   CHECK(eventually([&] { return !admin->exists(root); }, 15s));
   CHECK(eventually([&] { return c->pending_guaranteed_deletes() == 0; }, 15s));
 }
+
+TEST_CASE("life cycle: start racing close leaves no handle open", "[framework][lifecycle][edge]") {
+  const auto open_fds = [] {
+    int n = 0;
+    if (DIR* d = ::opendir("/proc/self/fd")) {
+      while (::readdir(d)) ++n;
+      ::closedir(d);
+    }
+    return n;
+  };
+  const auto cs = shared_server().connect_string();
+  {
+    auto warm = started(test_builder(cs));  // the server, the logger and the C client are set up
+  }
+  const int before = open_fds();
+  for (int i = 0; i < 100; ++i) {
+    auto c = test_builder(cs).build();
+    std::atomic<bool> go{false};
+    std::thread starter([&] {
+      go = true;
+      error_code ec;
+      c->start(ec);
+    });
+    while (!go) std::this_thread::yield();
+    c->close();
+    starter.join();
+    c.reset();
+  }
+  std::this_thread::sleep_for(200ms);
+  CHECK(open_fds() <= before);
+}
