@@ -289,7 +289,8 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   bool was_connected_ = false;   // read-write or read-only: a disconnect is SUSPENDED from then on
   std::unordered_map<WatchId, WatchEntry> watches_;
   WatchId next_watch_id_ = 1;
-  std::map<std::uint64_t, StateCallback> state_listeners_;
+  // shared: a listener that removes itself while it runs must not destroy its own closure (emit)
+  std::map<std::uint64_t, std::shared_ptr<StateCallback>> state_listeners_;
   std::uint64_t next_listener_id_ = 1;
   struct ConnWaiter {
     unique_function<void(bool)> k;
@@ -848,7 +849,9 @@ void CoreImpl::emit(ConnectionState s) {
   for (auto& [id, cb] : state_listeners_) ids.push_back(id);
   for (auto id : ids) {
     auto it = state_listeners_.find(id);
-    if (it != state_listeners_.end()) it->second(s);
+    if (it == state_listeners_.end()) continue;
+    const auto cb = it->second;  // kept alive should the listener remove itself
+    (*cb)(s);
   }
   asio::post(listener_strand_, [self = shared_from_this(), s] {
     std::vector<ConnectionStateListener> ls;
@@ -868,7 +871,7 @@ void CoreImpl::emit(ConnectionState s) {
 
 std::uint64_t CoreImpl::add_state_listener(StateCallback cb) {
   auto id = next_listener_id_++;
-  state_listeners_.emplace(id, std::move(cb));
+  state_listeners_.emplace(id, std::make_shared<StateCallback>(std::move(cb)));
   return id;
 }
 void CoreImpl::remove_state_listener(std::uint64_t id) { state_listeners_.erase(id); }

@@ -175,3 +175,26 @@ TEST_CASE("life cycle: start racing close leaves no handle open", "[framework][l
   std::this_thread::sleep_for(200ms);
   CHECK(open_fds() <= before);
 }
+
+TEST_CASE("connection state: an internal listener may remove itself while it runs", "[framework][connection_state][edge]") {
+  auto c = connect_shared();
+  auto core = c->core();
+  std::uint64_t id = 0;
+  std::string seen;
+  std::promise<void> added;
+  boost::asio::post(core->io_executor(), [&] {
+    // The closure owns a heap string: read after the listener's removal, it must still be intact.
+    id = core->add_state_listener([&, marker = std::string(64, 'm')](ConnectionState) {
+      core->remove_state_listener(id);
+      seen = marker;
+    });
+    added.set_value();
+  });
+  added.get_future().wait();
+  c->inject_session_expiration();
+  REQUIRE(c->block_until_connected(10s));
+  std::promise<void> drained;  // the I/O thread has run what was queued before
+  boost::asio::post(core->io_executor(), [&] { drained.set_value(); });
+  REQUIRE(drained.get_future().wait_for(10s) == std::future_status::ready);
+  CHECK(seen == std::string(64, 'm'));
+}
