@@ -1,6 +1,6 @@
 // Integration tests of the framework's edge paths: the namespace created while still connecting, completions
 // when the client is destroyed, long created paths in a transaction, background clean-up that cannot succeed,
-// a guaranteed recursive delete cut off half-way, start racing close, and a read-only first connection.
+// a guaranteed recursive delete cut off half-way, start racing close, and a state listener removing itself.
 
 #include "framework_support.hpp"
 
