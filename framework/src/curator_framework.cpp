@@ -103,6 +103,7 @@ struct IoRuntime {
   asio::io_context ioc{1};
   std::thread thread;
   std::thread::id thread_id;
+  std::promise<void> ran_out;  // set when ioc.run() has returned for good
 };
 
 }  // namespace
@@ -165,6 +166,7 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
     int wtype = 0;     // ZWATCHTYPE_DATA / ZWATCHTYPE_CHILD
   };
   struct RetryState;
+  using Attempt = unique_function<void(unique_function<void(int)>)>;
 
   // handle + pump
   void open_handle();
@@ -179,6 +181,8 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   // state machine
   void emit(ConnectionState s);
   void handle_session_lost(const char* why);
+  void handle_auth_failed();
+  void fail_connection_waiters();
   void fail_all_watches();
   /// Calls `k(true)` once connected, `k(false)` after `timeout` or on close; returns an id for
   /// `cancel_connection_wait` (0 when `k` was posted at once).
@@ -195,6 +199,15 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   void post(F&& f) {
     asio::post(rt_->ioc, std::forward<F>(f));
   }
+  /// What a request gets when there is no handle: the client closed, auth failed, or the handle is being
+  /// replaced after a session loss.
+  int no_handle_rc() const { return closed_ ? ZCLOSING : auth_failed_ ? ZAUTHFAILED : ZSESSIONEXPIRED; }
+  /// Maps a zoo_a* call's refusal (under the C-client mutex): ZINVALIDSTATE means the session is gone, or the
+  /// server refused our auth info.
+  int refused_rc(int rc) const {
+    if (rc != ZINVALIDSTATE) return rc;
+    return zh_ && zoo_state(zh_) == ZOO_AUTH_FAILED_STATE ? ZAUTHFAILED : ZSESSIONEXPIRED;
+  }
   error_code map_rc(int rc) const {
     if (rc == ZCLOSING) return closed_ ? error_code(errc::closed) : error_code(zk_errc::session_expired);
     if (rc == kConnectionTimeoutRc) return errc::connection_timeout;
@@ -202,9 +215,12 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
     return zk_error(rc);
   }
   void with_retry(const RequestOptions& ro,
-                  std::shared_ptr<unique_function<void(unique_function<void(int)>)>> attempt,
+                  std::shared_ptr<Attempt> attempt,
                   unique_function<void(int)> done);
-  void ensure_namespace(unique_function<void(error_code)> k);
+  /// `attempt` preceded by the creation of the namespace, until that has succeeded once: it then runs under
+  /// the operation's retry loop, after its connection wait (Curator's NamespaceImpl uses callWithRetry).
+  std::shared_ptr<Attempt> in_namespace(std::shared_ptr<Attempt> attempt);
+  void ensure_namespace(unique_function<void(int)> k);
   void mkdirs(std::string full_path, bool make_last, bool containers, unique_function<void(int)> k);
   void mkdirs_down(std::shared_ptr<std::vector<std::string>> todo, std::size_t i, bool containers,
                    unique_function<void(int)> k);
@@ -240,7 +256,9 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
 
   std::atomic<bool> started_{false};
   std::atomic<bool> closed_{false};
+  std::atomic<bool> finishing_{false};  // close() has begun its work (once)
   std::atomic<bool> connected_{false};
+  std::atomic<bool> auth_failed_{false};  // the server refused our auth info: the handle is closed for good
   std::atomic<std::int64_t> session_id_{0};
   std::atomic<int> negotiated_timeout_ms_{0};
   std::atomic<std::size_t> pending_delete_count_{0};
@@ -267,10 +285,12 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   int sd_own_fd_ = -1;
   asio::steady_timer suspended_timer_;
   std::optional<ConnectionState> last_state_;
-  bool ever_connected_ = false;
+  bool ever_connected_ = false;  // read-write: the first gives CONNECTED, later ones RECONNECTED
+  bool was_connected_ = false;   // read-write or read-only: a disconnect is SUSPENDED from then on
   std::unordered_map<WatchId, WatchEntry> watches_;
   WatchId next_watch_id_ = 1;
-  std::map<std::uint64_t, StateCallback> state_listeners_;
+  // shared: a listener that removes itself while it runs must not destroy its own closure (emit)
+  std::map<std::uint64_t, std::shared_ptr<StateCallback>> state_listeners_;
   std::uint64_t next_listener_id_ = 1;
   struct ConnWaiter {
     unique_function<void(bool)> k;
@@ -283,7 +303,7 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   std::multiset<std::string> pending_deletes_;
   bool ns_ready_ = false;
   bool ns_in_progress_ = false;
-  std::vector<unique_function<void(error_code)>> ns_waiters_;
+  std::vector<unique_function<void(int)>> ns_waiters_;
 
   // any thread
   mutable std::mutex pub_mu_;
@@ -355,6 +375,7 @@ CoreImpl::CoreImpl(ClientConfig cfg)
         std::fprintf(stderr, "zkrecipes: exception escaped a handler on the I/O thread: %s\n", e.what());
       }
     }
+    rt->ran_out.set_value();
   });
   fut.wait();
 }
@@ -362,13 +383,22 @@ CoreImpl::CoreImpl(ClientConfig cfg)
 CoreImpl::~CoreImpl() {
   close();
   work_.reset();
-  rt_->ioc.stop();
-  if (rt_->thread.joinable()) {
-    if (running_in_io_thread())
-      rt_->thread.detach();  // the thread holds the runtime alive until it returns
-    else
-      rt_->thread.join();
+  if (!rt_->thread.joinable()) return;
+  if (running_in_io_thread()) {
+    // Handlers still queued would run after this object is gone: drop them.
+    rt_->ioc.stop();
+    rt_->thread.detach();  // the thread holds the runtime alive until it returns
+    return;
   }
+  // Let the queue drain instead of stopping it: close() queued completions (errc::closed) that queue the
+  // callers' handlers in turn, and those must run. close() cancelled our timers and the socket wait, so the
+  // loop runs out of work once drained; what still holds it after two seconds (a caller's timer on our
+  // executor) is dropped.
+  if (rt_->ran_out.get_future().wait_for(std::chrono::seconds(2)) != std::future_status::ready) {
+    log_->warn("the I/O thread still had work two seconds after close; dropping it");
+    rt_->ioc.stop();
+  }
+  rt_->thread.join();
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -383,6 +413,8 @@ error_code CoreImpl::start() {
   run_blocking_void(
       *this,
       [this](VoidCallback done) {
+        // A close() that raced this start() (and saw it not started) finishes nothing: open no handle.
+        if (closed_) return done(errc::closed);
         open_handle();
         done(zh_ ? error_code{} : error_code(errc::invalid_connect_string));
       },
@@ -432,7 +464,9 @@ void CoreImpl::close_handle() {
 void CoreImpl::close() noexcept {
   if (!started_) {
     closed_ = true;
-    return;
+    // A start() that set started_ before this store may have checked closed_ before it too, and opened a
+    // handle: finish as a started client. One that set it after sees closed_ and opens none.
+    if (!started_) return;
   }
   // Give pending guaranteed deletes up to max_close_wait while the client still runs: once closed_ is set they
   // are dropped at their next step (and with_retry/when_connected refuse to run), so waiting afterwards would
@@ -442,18 +476,14 @@ void CoreImpl::close() noexcept {
     while (pending_delete_count_ > 0 && !closed_ && Clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  if (closed_.exchange(true)) return;
+  if (finishing_.exchange(true)) return;
+  closed_ = true;
   auto finish = [this] {
     suspended_timer_.cancel();
     for (auto& [id, t] : sleepers_) t->cancel();
-    auto waiters = std::move(conn_waiters_);
-    conn_waiters_.clear();
-    for (auto& [id, w] : waiters) {
-      if (w.timer) w.timer->cancel();
-      post([k = std::move(w.k)]() mutable { k(false); });
-    }
+    fail_connection_waiters();
     auto ns_waiters = std::move(ns_waiters_);
-    for (auto& k : ns_waiters) post([k = std::move(k)]() mutable { k(errc::closed); });
+    for (auto& k : ns_waiters) post([k = std::move(k)]() mutable { k(ZCLOSING); });
     close_handle();
     fail_all_watches();
     session_id_ = 0;
@@ -485,7 +515,8 @@ void CoreImpl::close() noexcept {
 
 bool CoreImpl::block_until_connected(std::chrono::milliseconds timeout) {
   std::unique_lock lk(state_mu_);
-  return state_cv_.wait_for(lk, timeout, [&] { return connected_.load() || closed_.load(); }) && connected_;
+  return state_cv_.wait_for(lk, timeout, [&] { return connected_.load() || closed_.load() || auth_failed_.load(); }) &&
+         connected_;
 }
 
 error_code CoreImpl::inject_session_expiration() {
@@ -501,7 +532,7 @@ error_code CoreImpl::inject_session_expiration() {
   run_blocking_void(
       *this,
       [this](VoidCallback done) {
-        if (!zh_) return done(errc::closed);
+        if (!zh_) return done(auth_failed_ ? error_code(zk_errc::auth_failed) : error_code(errc::closed));
         handle_session_lost("session expiration injected");
         done({});
       },
@@ -612,9 +643,13 @@ void CoreImpl::pump() {
     int fd = -1, interest = 0;
     timeval tv{};
     bool connected = false;
+    bool auth_failed = false;
     {
       const std::lock_guard c_lock(c_client_mutex());
       const int state = zoo_state(zh_);
+      // The server refused our auth info: the C client stays in this state for good, and zookeeper_interest
+      // and zookeeper_process fail at once with a zero timeout, so pumping on would spin.
+      auth_failed = state == ZOO_AUTH_FAILED_STATE;
       // A request call (zoo_a*) whose immediate send fails closes the socket and marks the handle not connected
       // without a session event; its reconnect then reports no CONNECTING either, as the handle was not connected
       // when it gave up. Deliver that event ourselves, or connected_ stays true, with no SUSPENDED and no
@@ -622,8 +657,14 @@ void CoreImpl::pump() {
       if (connected_ && state != ZOO_CONNECTED_STATE && state != ZOO_READONLY_STATE &&
           state != ZOO_EXPIRED_SESSION_STATE && state != ZOO_AUTH_FAILED_STATE)
         on_global_event(generation_, ZOO_SESSION_EVENT, ZOO_CONNECTING_STATE);
-      zookeeper_interest(zh_, &fd, &interest, &tv);
-      connected = zoo_state(zh_) == ZOO_CONNECTED_STATE;
+      if (!auth_failed) {
+        zookeeper_interest(zh_, &fd, &interest, &tv);
+        connected = zoo_state(zh_) == ZOO_CONNECTED_STATE;
+      }
+    }
+    if (auth_failed) {
+      in_pump_ = false;
+      return handle_auth_failed();
     }
     if (!zh_) break;
     update_descriptor(fd, connected);
@@ -713,6 +754,7 @@ void CoreImpl::on_global_event(std::uint64_t generation, int type, int state) {
         connected_ = true;
       }
       state_cv_.notify_all();
+      was_connected_ = true;
       if (state == ZOO_READONLY_STATE)
         emit(ConnectionState::read_only);
       else if (!ever_connected_) {
@@ -728,7 +770,8 @@ void CoreImpl::on_global_event(std::uint64_t generation, int type, int state) {
       }
     } else if (state == ZOO_CONNECTING_STATE || state == ZOO_ASSOCIATING_STATE) {
       connected_ = false;
-      if (ever_connected_ && last_state_ != ConnectionState::suspended && last_state_ != ConnectionState::lost) {
+      // As Curator, a read-only connection counts: its loss is SUSPENDED, then LOST.
+      if (was_connected_ && last_state_ != ConnectionState::suspended && last_state_ != ConnectionState::lost) {
         emit(ConnectionState::suspended);
         const auto pct = std::clamp(cfg_.simulated_session_expiration_percent, 1, 100);
         suspended_timer_.expires_after(std::chrono::milliseconds(negotiated_timeout_ms_.load()) * pct / 100);
@@ -741,9 +784,40 @@ void CoreImpl::on_global_event(std::uint64_t generation, int type, int state) {
     } else if (state == ZOO_EXPIRED_SESSION_STATE) {
       handle_session_lost("session expired");
     } else if (state == ZOO_AUTH_FAILED_STATE) {
-      log_->error("ZooKeeper authentication failed");
+      handle_auth_failed();
     }
   });
+}
+
+// As ZooKeeper's Java client, which closes for good on AuthFailed: pending and new requests fail with
+// auth_failed and are not retried (Curator gets AuthFailedException). Curator reports no state for it; we
+// report LOST after an earlier state, as the session is given up and recipes holding locks must learn so.
+void CoreImpl::handle_auth_failed() {
+  if (auth_failed_ || closed_ || !zh_) return;
+  log_->error("ZooKeeper authentication failed: the server refused the auth info; the client stops connecting "
+              "and its operations fail with auth_failed");
+  {
+    std::lock_guard lk(state_mu_);
+    auth_failed_ = true;
+    connected_ = false;
+  }
+  state_cv_.notify_all();
+  session_id_ = 0;
+  suspended_timer_.cancel();
+  for (auto& [id, t] : sleepers_) t->cancel();  // sleeping retries end now, with auth_failed
+  fail_connection_waiters();
+  if (last_state_ && last_state_ != ConnectionState::lost) emit(ConnectionState::lost);
+  fail_all_watches();
+  close_handle();  // pending requests complete with ZCLOSING, which with_retry reports as auth_failed
+}
+
+void CoreImpl::fail_connection_waiters() {
+  auto waiters = std::move(conn_waiters_);
+  conn_waiters_.clear();
+  for (auto& [id, w] : waiters) {
+    if (w.timer) w.timer->cancel();
+    post([k = std::move(w.k)]() mutable { k(false); });
+  }
 }
 
 void CoreImpl::handle_session_lost(const char* why) {
@@ -775,7 +849,9 @@ void CoreImpl::emit(ConnectionState s) {
   for (auto& [id, cb] : state_listeners_) ids.push_back(id);
   for (auto id : ids) {
     auto it = state_listeners_.find(id);
-    if (it != state_listeners_.end()) it->second(s);
+    if (it == state_listeners_.end()) continue;
+    const auto cb = it->second;  // kept alive should the listener remove itself
+    (*cb)(s);
   }
   asio::post(listener_strand_, [self = shared_from_this(), s] {
     std::vector<ConnectionStateListener> ls;
@@ -795,7 +871,7 @@ void CoreImpl::emit(ConnectionState s) {
 
 std::uint64_t CoreImpl::add_state_listener(StateCallback cb) {
   auto id = next_listener_id_++;
-  state_listeners_.emplace(id, std::move(cb));
+  state_listeners_.emplace(id, std::make_shared<StateCallback>(std::move(cb)));
   return id;
 }
 void CoreImpl::remove_state_listener(std::uint64_t id) { state_listeners_.erase(id); }
@@ -812,8 +888,8 @@ void CoreImpl::remove_public_listener(std::uint64_t id) {
 }
 
 std::uint64_t CoreImpl::when_connected(std::chrono::milliseconds timeout, unique_function<void(bool)> k) {
-  if (closed_ || connected_) {
-    post([k = std::move(k), ok = !closed_]() mutable { k(ok); });
+  if (closed_ || connected_ || auth_failed_) {
+    post([k = std::move(k), ok = !closed_ && !auth_failed_]() mutable { k(ok); });
     return 0;
   }
   auto id = next_waiter_id_++;
@@ -851,7 +927,7 @@ void CoreImpl::remove_sleeper(std::uint64_t id) { sleepers_.erase(id); }
 // and on a retryable code let the policy decide and sleep on a timer.
 
 struct CoreImpl::RetryState {
-  std::shared_ptr<unique_function<void(unique_function<void(int)>)>> attempt;
+  std::shared_ptr<Attempt> attempt;
   unique_function<void(int)> done;
   Clock::time_point start = Clock::now();
   int retries = 0;
@@ -867,7 +943,7 @@ struct CoreImpl::RetryState {
 };
 
 void CoreImpl::with_retry(const RequestOptions& ro,
-                          std::shared_ptr<unique_function<void(unique_function<void(int)>)>> attempt,
+                          std::shared_ptr<Attempt> attempt,
                           unique_function<void(int)> done) {
   auto st = std::make_shared<RetryState>();
   st->attempt = std::move(attempt);
@@ -878,9 +954,13 @@ void CoreImpl::with_retry(const RequestOptions& ro,
   *run = [this, st, weak_run = std::weak_ptr(run)]() {
     auto self_run = weak_run.lock();
     if (closed_) return st->done(ZCLOSING);
+    if (auth_failed_) return st->done(ZAUTHFAILED);
     if (st->stopped()) return st->done(kAbortedRc);
     auto go = [this, st, self_run] {
       (*st->attempt)([this, st, self_run](int rc) {
+        // A request cut off by the auth failure (or refused after it) fails with it.
+        if (auth_failed_ && !closed_ && (rc == ZCLOSING || rc == ZINVALIDSTATE || is_retryable(zk_error(rc))))
+          rc = ZAUTHFAILED;
         // A request cut off because we replaced the handle after a session loss (not because the client
         // closed) failed with its session: retry it like an expiry.
         if (rc == ZCLOSING && !closed_) rc = ZSESSIONEXPIRED;
@@ -911,6 +991,7 @@ void CoreImpl::with_retry(const RequestOptions& ro,
     auto wid = when_connected(cfg_.connection_timeout, [this, st, go](bool ok) mutable {
       st->wake_on_stop({});
       if (closed_) return st->done(ZCLOSING);
+      if (auth_failed_) return st->done(ZAUTHFAILED);
       if (st->stopped()) return st->done(kAbortedRc);
       if (!ok) return st->done(kConnectionTimeoutRc);
       go();
@@ -955,18 +1036,28 @@ error_code CoreImpl::gate(std::string_view path, bool sequential) const {
   return {};
 }
 
-void CoreImpl::ensure_namespace(unique_function<void(error_code)> k) {
-  if (ns_prefix_.empty() || ns_ready_) return k({});
+std::shared_ptr<CoreImpl::Attempt> CoreImpl::in_namespace(std::shared_ptr<Attempt> attempt) {
+  if (ns_prefix_.empty()) return attempt;
+  return std::make_shared<Attempt>([this, attempt](unique_function<void(int)> k) {
+    ensure_namespace([attempt, k = std::move(k)](int rc) mutable {
+      if (rc != ZOK) return k(rc);
+      (*attempt)(std::move(k));
+    });
+  });
+}
+
+// One creation at a time: the tries of other operations meanwhile wait for its result.
+void CoreImpl::ensure_namespace(unique_function<void(int)> k) {
+  if (ns_ready_) return k(ZOK);
   ns_waiters_.push_back(std::move(k));
   if (ns_in_progress_) return;
   ns_in_progress_ = true;
   mkdirs(ns_prefix_, true, cfg_.use_container_parents, [this](int rc) {
     ns_in_progress_ = false;
-    error_code ec = map_rc(rc);
-    if (!ec) ns_ready_ = true;
+    if (rc == ZOK) ns_ready_ = true;
     auto ws = std::move(ns_waiters_);
     ns_waiters_.clear();
-    for (auto& w : ws) w(ec);
+    for (auto& w : ws) w(rc);
   });
 }
 
@@ -1021,7 +1112,7 @@ struct Ctx {
 
 void CoreImpl::zk_create(const std::string& full, const std::string& data, const AclList& acl, int mode,
                          std::int64_t ttl, unique_function<void(int, std::string, zkr::Stat)> cb) {
-  if (!zh_) return post_result(std::move(cb), int(closed_ ? ZCLOSING : ZSESSIONEXPIRED), std::string(), zkr::Stat{});
+  if (!zh_) return post_result(std::move(cb), no_handle_rc(), std::string(), zkr::Stat{});
   using C = unique_function<void(int, std::string, zkr::Stat)>;
   struct R {
     asio::io_context* ioc;
@@ -1046,14 +1137,14 @@ void CoreImpl::zk_create(const std::string& full, const std::string& data, const
                       r);
   if (rc != ZOK) {
     std::unique_ptr<R> own(r);
-    return post_result(std::move(own->cb), rc == ZINVALIDSTATE ? int(ZSESSIONEXPIRED) : rc, std::string(),
+    return post_result(std::move(own->cb), refused_rc(rc), std::string(),
                        zkr::Stat{});
   }
   request_pump();
 }
 
 void CoreImpl::zk_delete(const std::string& full, int version, unique_function<void(int)> cb) {
-  if (!zh_) return post_result(std::move(cb), int(closed_ ? ZCLOSING : ZSESSIONEXPIRED));
+  if (!zh_) return post_result(std::move(cb), no_handle_rc());
   struct R {
     asio::io_context* ioc;
     unique_function<void(int)> cb;
@@ -1067,13 +1158,13 @@ void CoreImpl::zk_delete(const std::string& full, int version, unique_function<v
   }, r);
   if (rc != ZOK) {
     std::unique_ptr<R> own(r);
-    return post_result(std::move(own->cb), rc == ZINVALIDSTATE ? int(ZSESSIONEXPIRED) : rc);
+    return post_result(std::move(own->cb), refused_rc(rc));
   }
   request_pump();
 }
 
 void CoreImpl::zk_exists(const std::string& full, WatchId watch, unique_function<void(int, zkr::Stat)> cb) {
-  if (!zh_) return post_result(std::move(cb), int(closed_ ? ZCLOSING : ZSESSIONEXPIRED), zkr::Stat{});
+  if (!zh_) return post_result(std::move(cb), no_handle_rc(), zkr::Stat{});
   struct R {
     asio::io_context* ioc;
     unique_function<void(int, zkr::Stat)> cb;
@@ -1091,14 +1182,14 @@ void CoreImpl::zk_exists(const std::string& full, WatchId watch, unique_function
                         r);
   if (rc != ZOK) {
     std::unique_ptr<R> own(r);
-    return post_result(std::move(own->cb), rc == ZINVALIDSTATE ? int(ZSESSIONEXPIRED) : rc, zkr::Stat{});
+    return post_result(std::move(own->cb), refused_rc(rc), zkr::Stat{});
   }
   request_pump();
 }
 
 void CoreImpl::zk_get_data(const std::string& full, WatchId watch,
                            unique_function<void(int, std::string, zkr::Stat)> cb) {
-  if (!zh_) return post_result(std::move(cb), int(closed_ ? ZCLOSING : ZSESSIONEXPIRED), std::string(), zkr::Stat{});
+  if (!zh_) return post_result(std::move(cb), no_handle_rc(), std::string(), zkr::Stat{});
   struct R {
     asio::io_context* ioc;
     unique_function<void(int, std::string, zkr::Stat)> cb;
@@ -1119,7 +1210,7 @@ void CoreImpl::zk_get_data(const std::string& full, WatchId watch,
                      r);
   if (rc != ZOK) {
     std::unique_ptr<R> own(r);
-    return post_result(std::move(own->cb), rc == ZINVALIDSTATE ? int(ZSESSIONEXPIRED) : rc, std::string(),
+    return post_result(std::move(own->cb), refused_rc(rc), std::string(),
                        zkr::Stat{});
   }
   request_pump();
@@ -1128,7 +1219,7 @@ void CoreImpl::zk_get_data(const std::string& full, WatchId watch,
 void CoreImpl::zk_get_children(const std::string& full, WatchId watch,
                                unique_function<void(int, std::vector<std::string>, zkr::Stat)> cb) {
   if (!zh_)
-    return post_result(std::move(cb), int(closed_ ? ZCLOSING : ZSESSIONEXPIRED), std::vector<std::string>(),
+    return post_result(std::move(cb), no_handle_rc(), std::vector<std::string>(),
                        zkr::Stat{});
   struct R {
     asio::io_context* ioc;
@@ -1152,7 +1243,7 @@ void CoreImpl::zk_get_children(const std::string& full, WatchId watch,
       r);
   if (rc != ZOK) {
     std::unique_ptr<R> own(r);
-    return post_result(std::move(own->cb), rc == ZINVALIDSTATE ? int(ZSESSIONEXPIRED) : rc,
+    return post_result(std::move(own->cb), refused_rc(rc),
                        std::vector<std::string>(), zkr::Stat{});
   }
   request_pump();
@@ -1191,7 +1282,7 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
   const bool parents = st->opts.creating_parents || st->opts.parents_as_containers;
   const bool containers = st->opts.parents_as_containers && cfg_.use_container_parents;
 
-  auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>(
+  auto attempt = std::make_shared<Attempt>(
       [this, st, parents, containers](unique_function<void(int)> k) mutable {
         auto do_create = [this, st, parents, containers](unique_function<void(int)> k) mutable {
           const int mode = to_c_mode(st->opts.mode);
@@ -1231,22 +1322,19 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
                          do_create(std::move(k));
                        });
       });
-  ensure_namespace([this, st, attempt, ro = std::move(ro), cb = std::move(cb)](error_code nec) mutable {
-    if (nec) return cb(nec, CreateResult{});
-    with_retry(ro, attempt, [this, st, cb = std::move(cb)](int rc) mutable {
-      if (rc != ZOK) {
-        // A try whose outcome is unknown may have made the node: find it by its protected id and delete it.
-        // A stop after a failed try counts as unknown (the loop did not get to look). With no try sent (never
-        // connected), there is nothing to look for.
-        if (!st->protected_id.empty() && !closed_ && st->attempts > 0 &&
-            (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == kConnectionTimeoutRc ||
-             rc == kAbortedRc))
-          find_and_delete_in_background(parent_path(st->full), st->protected_id, 0);
-        return cb(map_rc(rc), CreateResult{});
-      }
-      st->result.path = unfix(st->result.path);
-      cb({}, std::move(st->result));
-    });
+  with_retry(ro, in_namespace(std::move(attempt)), [this, st, cb = std::move(cb)](int rc) mutable {
+    if (rc != ZOK) {
+      // A try whose outcome is unknown may have made the node: find it by its protected id and delete it.
+      // A stop after a failed try counts as unknown (the loop did not get to look). With no try sent (never
+      // connected), there is nothing to look for.
+      if (!st->protected_id.empty() && !closed_ && st->attempts > 0 &&
+          (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == kConnectionTimeoutRc ||
+           rc == kAbortedRc))
+        find_and_delete_in_background(parent_path(st->full), st->protected_id, 0);
+      return cb(map_rc(rc), CreateResult{});
+    }
+    st->result.path = unfix(st->result.path);
+    cb({}, std::move(st->result));
   });
 }
 
@@ -1280,7 +1368,7 @@ void CoreImpl::find_protected(std::string full_path, std::string protected_id, i
 }
 
 void CoreImpl::find_and_delete_in_background(std::string parent_full, std::string protected_id, int attempt) {
-  if (closed_) return;
+  if (closed_ || auth_failed_) return;
   ++pending_delete_count_;
   auto retry_later = [this, parent_full, protected_id, attempt] {
     auto t = std::make_shared<asio::steady_timer>(rt_->ioc, std::chrono::milliseconds(std::min(1000, 50 << std::min(attempt, 5))));
@@ -1298,7 +1386,14 @@ void CoreImpl::find_and_delete_in_background(std::string parent_full, std::strin
         --pending_delete_count_;
         return;
       }
-      if (rc != ZOK) return retry_later();
+      // As background_delete: only what retrying can fix is retried (ZCLOSING: the handle was replaced).
+      if (rc != ZOK && (is_retryable(zk_error(rc)) || rc == ZCLOSING)) return retry_later();
+      if (rc != ZOK) {
+        log_->error("cannot look for the node of a failed protected create under {}: {}", parent_full,
+                    zk_error(rc).message());
+        --pending_delete_count_;
+        return;
+      }
       const auto prefix = protected_names::prefix_for(protected_id);
       for (auto& n : names)
         if (n.compare(0, prefix.size(), prefix) == 0) {
@@ -1310,7 +1405,7 @@ void CoreImpl::find_and_delete_in_background(std::string parent_full, std::strin
   };
   if (connected_) return go();
   when_connected(cfg_.connection_timeout, [this, go, retry_later](bool ok) mutable {
-    if (closed_) {
+    if (closed_ || auth_failed_) {
       --pending_delete_count_;
       return;
     }
@@ -1320,8 +1415,9 @@ void CoreImpl::find_and_delete_in_background(std::string parent_full, std::strin
 }
 
 void CoreImpl::background_delete(std::string full_path, int attempt) {
-  if (closed_) {
-    log_->warn("client closed with a guaranteed delete of {} pending", full_path);
+  if (closed_ || auth_failed_) {
+    log_->warn("client {} with a guaranteed delete of {} pending", closed_ ? "closed" : "failed authentication",
+               full_path);
     return;
   }
   if (attempt == 0) {
@@ -1334,13 +1430,13 @@ void CoreImpl::background_delete(std::string full_path, int attempt) {
     --pending_delete_count_;
   };
   auto retry_later = [this, full_path, attempt, finish] {
-    if (closed_) return finish();
+    if (closed_ || auth_failed_) return finish();
     auto t = std::make_shared<asio::steady_timer>(
         rt_->ioc, std::chrono::milliseconds(std::min(1000, 50 << std::min(attempt, 5))));
     auto sid = add_sleeper(t.get());
     t->async_wait([this, t, sid, full_path, attempt, finish](error_code) {
       remove_sleeper(sid);
-      if (closed_) return finish();
+      if (closed_ || auth_failed_) return finish();
       background_delete(full_path, attempt + 1);
     });
   };
@@ -1365,18 +1461,17 @@ void CoreImpl::remove(std::string path, int version, bool guaranteed, bool quiet
   if (auto ec = gate(path)) return post_result(std::move(cb), ec);
   if (path == "/") return post_result(std::move(cb), error_code(errc::invalid_path));
   auto full = fix(path);
-  auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>(
+  auto attempt = std::make_shared<Attempt>(
       [this, full, version](unique_function<void(int)> k) { zk_delete(full, version, std::move(k)); });
-  ensure_namespace([this, full, guaranteed, quietly, attempt, ro, cb = std::move(cb)](error_code nec) mutable {
-    if (nec) return cb(nec);
-    with_retry(ro, attempt, [this, full, guaranteed, quietly, cb = std::move(cb)](int rc) mutable {
-      if (rc == ZNONODE && quietly) return cb({});
-      if (rc != ZOK && guaranteed && !closed_ &&
-          (is_retryable(zk_error(rc)) || rc == kConnectionTimeoutRc))
-        background_delete(full, 0);
-      cb(map_rc(rc));
-    });
-  });
+  // A retryable failure to create the namespace keeps a guaranteed delete too.
+  with_retry(ro, in_namespace(std::move(attempt)),
+             [this, full, guaranteed, quietly, cb = std::move(cb)](int rc) mutable {
+               if (rc == ZNONODE && quietly) return cb({});
+               if (rc != ZOK && guaranteed && !closed_ &&
+                   (is_retryable(zk_error(rc)) || rc == kConnectionTimeoutRc))
+                 background_delete(full, 0);
+               cb(map_rc(rc));
+             });
 }
 
 void remove_each(Core& core, std::vector<std::string> paths, VoidCallback cb) {
@@ -1457,25 +1552,29 @@ bool CoreImpl::remove_from_caller(std::vector<std::string> paths, VoidCallback& 
 
 void CoreImpl::delete_children_then(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb,
                                     StopPtr stop) {
-  if (guaranteed) stop.reset();  // as in remove
+  if (guaranteed) {
+    // As Curator: the tree is deleted without the guarantee (and without the caller's stop, as in remove), and
+    // a failure for a connection reason anywhere in it keeps the top path. The background delete removes that
+    // node only, so it completes once the children are gone, or reports not_empty and gives up.
+    return delete_children_then(path, version, false, quietly,
+                                [this, path, cb = std::move(cb)](error_code ec) mutable {
+                                  if (ec && !closed_ && (is_retryable(ec) || ec == errc::connection_timeout))
+                                    background_delete(fix(path), 0);
+                                  cb(ec);
+                                });
+  }
   get_children(path, nullptr,
-               [this, path, version, guaranteed, quietly, stop, cb = std::move(cb)](error_code ec, Children c) mutable {
+               [this, path, version, quietly, stop, cb = std::move(cb)](error_code ec, Children c) mutable {
                  if (ec == zk_errc::no_node) return quietly ? cb({}) : cb(ec);
-                 if (ec) {
-                   // As Curator: a guaranteed delete that failed for a connection reason is kept (the path only;
-                   // the background delete does not delete children).
-                   if (guaranteed && !closed_ && (is_retryable(ec) || ec == errc::connection_timeout))
-                     background_delete(fix(path), 0);
-                   return cb(ec);
-                 }
+                 if (ec) return cb(ec);
                  auto names = std::make_shared<std::vector<std::string>>(std::move(c.names));
                  auto step = std::make_shared<unique_function<void(std::size_t)>>();
-                 *step = [this, path, version, guaranteed, quietly, names, stop, weak = std::weak_ptr(step),
+                 *step = [this, path, version, quietly, names, stop, weak = std::weak_ptr(step),
                           cb = std::move(cb)](std::size_t i) mutable {
                    if (i == names->size())
-                     return remove(path, version, guaranteed, quietly, std::move(cb), {.stop = stop});
+                     return remove(path, version, false, quietly, std::move(cb), {.stop = stop});
                    auto self = weak.lock();
-                   delete_children_then(make_path(path, (*names)[i]), -1, guaranteed, true,
+                   delete_children_then(make_path(path, (*names)[i]), -1, false, true,
                                         [self, i, &cb](error_code ec) mutable {
                                           if (ec) return cb(ec);
                                           (*self)(i + 1);
@@ -1498,7 +1597,7 @@ WatchId CoreImpl::exists(std::string path, WatchCallback watch, StatCallback cb,
     watches_.emplace(id, WatchEntry{std::move(watch), path, ZWATCHTYPE_DATA});
   }
   auto full = fix(path);
-  auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>();
+  auto attempt = std::make_shared<Attempt>();
   auto result = std::make_shared<zkr::Stat>();
   *attempt = [this, full, id, result](unique_function<void(int)> k) {
     zk_exists(full, id, [result, k = std::move(k)](int rc, zkr::Stat s) mutable {
@@ -1506,15 +1605,9 @@ WatchId CoreImpl::exists(std::string path, WatchCallback watch, StatCallback cb,
       k(rc);
     });
   };
-  ensure_namespace([this, id, attempt, result, ro, cb = std::move(cb)](error_code nec) mutable {
-    if (nec) {
-      watches_.erase(id);
-      return cb(nec, zkr::Stat{});
-    }
-    with_retry(ro, attempt, [this, id, result, cb = std::move(cb)](int rc) mutable {
-      if (rc != ZOK && rc != ZNONODE) watches_.erase(id);
-      cb(map_rc(rc), *result);
-    });
+  with_retry(ro, in_namespace(std::move(attempt)), [this, id, result, cb = std::move(cb)](int rc) mutable {
+    if (rc != ZOK && rc != ZNONODE) watches_.erase(id);
+    cb(map_rc(rc), *result);
   });
   return id;
 }
@@ -1531,7 +1624,7 @@ WatchId CoreImpl::get_data(std::string path, WatchCallback watch, DataCallback c
   }
   auto full = fix(path);
   auto result = std::make_shared<NodeData>();
-  auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>(
+  auto attempt = std::make_shared<Attempt>(
       [this, full, id, result](unique_function<void(int)> k) {
         zk_get_data(full, id, [result, k = std::move(k)](int rc, std::string d, zkr::Stat s) mutable {
           result->data = std::move(d);
@@ -1539,15 +1632,9 @@ WatchId CoreImpl::get_data(std::string path, WatchCallback watch, DataCallback c
           k(rc);
         });
       });
-  ensure_namespace([this, id, attempt, result, ro, cb = std::move(cb)](error_code nec) mutable {
-    if (nec) {
-      watches_.erase(id);
-      return cb(nec, NodeData{});
-    }
-    with_retry(ro, attempt, [this, id, result, cb = std::move(cb)](int rc) mutable {
-      if (rc != ZOK) watches_.erase(id);
-      cb(map_rc(rc), std::move(*result));
-    });
+  with_retry(ro, in_namespace(std::move(attempt)), [this, id, result, cb = std::move(cb)](int rc) mutable {
+    if (rc != ZOK) watches_.erase(id);
+    cb(map_rc(rc), std::move(*result));
   });
   return id;
 }
@@ -1564,7 +1651,7 @@ WatchId CoreImpl::get_children(std::string path, WatchCallback watch, ChildrenCa
   }
   auto full = fix(path);
   auto result = std::make_shared<Children>();
-  auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>(
+  auto attempt = std::make_shared<Attempt>(
       [this, full, id, result](unique_function<void(int)> k) {
         zk_get_children(full, id, [result, k = std::move(k)](int rc, std::vector<std::string> n, zkr::Stat s) mutable {
           result->names = std::move(n);
@@ -1572,15 +1659,9 @@ WatchId CoreImpl::get_children(std::string path, WatchCallback watch, ChildrenCa
           k(rc);
         });
       });
-  ensure_namespace([this, id, attempt, result, ro, cb = std::move(cb)](error_code nec) mutable {
-    if (nec) {
-      watches_.erase(id);
-      return cb(nec, Children{});
-    }
-    with_retry(ro, attempt, [this, id, result, cb = std::move(cb)](int rc) mutable {
-      if (rc != ZOK) watches_.erase(id);
-      cb(map_rc(rc), std::move(*result));
-    });
+  with_retry(ro, in_namespace(std::move(attempt)), [this, id, result, cb = std::move(cb)](int rc) mutable {
+    if (rc != ZOK) watches_.erase(id);
+    cb(map_rc(rc), std::move(*result));
   });
   return id;
 }
@@ -1592,9 +1673,9 @@ void CoreImpl::set_data(std::string path, std::string data, int version, StatCal
   auto full = fix(path);
   auto result = std::make_shared<zkr::Stat>();
   auto d = std::make_shared<std::string>(std::move(data));
-  auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>(
+  auto attempt = std::make_shared<Attempt>(
       [this, full, d, version, result](unique_function<void(int)> k) {
-        if (!zh_) return post_result(std::move(k), int(closed_ ? ZCLOSING : ZSESSIONEXPIRED));
+        if (!zh_) return post_result(std::move(k), no_handle_rc());
         struct R {
           asio::io_context* ioc;
           std::shared_ptr<zkr::Stat> result;
@@ -1612,14 +1693,12 @@ void CoreImpl::set_data(std::string path, std::string data, int version, StatCal
                           r);
         if (rc != ZOK) {
           std::unique_ptr<R> own(r);
-          return post_result(std::move(own->k), rc == ZINVALIDSTATE ? int(ZSESSIONEXPIRED) : rc);
+          return post_result(std::move(own->k), refused_rc(rc));
         }
         request_pump();
       });
-  ensure_namespace([this, attempt, result, ro = std::move(ro), cb = std::move(cb)](error_code nec) mutable {
-    if (nec) return cb(nec, zkr::Stat{});
-    with_retry(ro, attempt, [this, result, cb = std::move(cb)](int rc) mutable { cb(map_rc(rc), *result); });
-  });
+  with_retry(ro, in_namespace(std::move(attempt)),
+             [this, result, cb = std::move(cb)](int rc) mutable { cb(map_rc(rc), *result); });
 }
 
 void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) {
@@ -1649,20 +1728,22 @@ void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) {
   };
   auto st = std::make_shared<MultiState>();
   st->ops = std::move(ops);
-  auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>(
+  auto attempt = std::make_shared<Attempt>(
       [this, st](unique_function<void(int)> k) {
-        if (!zh_) return post_result(std::move(k), int(closed_ ? ZCLOSING : ZSESSIONEXPIRED));
+        if (!zh_) return post_result(std::move(k), no_handle_rc());
         const auto n = st->ops.size();
         st->full.clear();
         st->acls.clear();
         st->cacls.clear();
-        st->path_bufs.assign(n, std::vector<char>(1024, 0));
+        st->path_bufs.clear();
         st->stats.assign(n, ::Stat{});
         st->cops.assign(n, zoo_op_t{});
         st->results.assign(n, zoo_op_result_t{});
         for (std::size_t i = 0; i < n; ++i) {
           st->full.push_back(fix(st->ops[i].path));
           st->acls.push_back(acl_for(st->full.back(), st->ops[i].acl));
+          // The C client truncates a created path to its buffer: room for the path, a sequence suffix, the NUL.
+          st->path_bufs.emplace_back(st->full.back().size() + 11 + 1, '\0');
         }
         for (std::size_t i = 0; i < n; ++i) {
           auto& op = st->ops[i];
@@ -1710,26 +1791,23 @@ void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) {
                             r);
         if (rc != ZOK) {
           std::unique_ptr<R> own(r);
-          return post_result(std::move(own->k), rc == ZINVALIDSTATE ? int(ZSESSIONEXPIRED) : rc);
+          return post_result(std::move(own->k), refused_rc(rc));
         }
         request_pump();
       });
-  ensure_namespace([this, st, attempt, ro = std::move(ro), cb = std::move(cb)](error_code nec) mutable {
-    if (nec) return cb(nec, std::vector<OpResult>{});
-    with_retry(ro, attempt, [this, st, cb = std::move(cb)](int rc) mutable {
-      for (auto& o : st->out)
-        if (!o.path.empty()) o.path = unfix(o.path);
-      cb(map_rc(rc), std::move(st->out));
-    });
+  with_retry(ro, in_namespace(std::move(attempt)), [this, st, cb = std::move(cb)](int rc) mutable {
+    for (auto& o : st->out)
+      if (!o.path.empty()) o.path = unfix(o.path);
+    cb(map_rc(rc), std::move(st->out));
   });
 }
 
 void CoreImpl::sync(std::string path, VoidCallback cb, RequestOptions ro) {
   if (auto ec = gate(path)) return post_result(std::move(cb), ec);
   auto full = fix(path);
-  auto attempt = std::make_shared<unique_function<void(unique_function<void(int)>)>>(
+  auto attempt = std::make_shared<Attempt>(
       [this, full](unique_function<void(int)> k) {
-        if (!zh_) return post_result(std::move(k), int(closed_ ? ZCLOSING : ZSESSIONEXPIRED));
+        if (!zh_) return post_result(std::move(k), no_handle_rc());
         struct R {
           asio::io_context* ioc;
           unique_function<void(int)> k;
@@ -1743,7 +1821,7 @@ void CoreImpl::sync(std::string path, VoidCallback cb, RequestOptions ro) {
         }, r);
         if (rc != ZOK) {
           std::unique_ptr<R> own(r);
-          return post_result(std::move(own->k), rc == ZINVALIDSTATE ? int(ZSESSIONEXPIRED) : rc);
+          return post_result(std::move(own->k), refused_rc(rc));
         }
         request_pump();
       });
@@ -1772,7 +1850,8 @@ void CoreImpl::remove_all_watches(std::string path, VoidCallback cb) {
   if (auto ec = gate(path)) return post_result(std::move(cb), ec);
   for (auto it = watches_.begin(); it != watches_.end();)
     it = it->second.path == path ? watches_.erase(it) : std::next(it);
-  if (!zh_) return post_result(std::move(cb), error_code(errc::closed));
+  if (!zh_)
+    return post_result(std::move(cb), auth_failed_ ? error_code(zk_errc::auth_failed) : error_code(errc::closed));
   auto full = fix(path);
   struct R {
     asio::io_context* ioc;

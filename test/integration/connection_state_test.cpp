@@ -28,6 +28,16 @@ struct Observed {
   }
 };
 
+/// Servers that go read-only when cut off from their quorum. A read-only server opens local sessions only;
+/// upgrading lets a local session make ephemeral nodes.
+zkr::testing::ServerOptions read_only_options() {
+  zkr::testing::ServerOptions opts;
+  opts.jvm_flags.push_back("-Dreadonlymode.enabled=true");
+  opts.extra_config.push_back("localSessionsEnabled=true");
+  opts.extra_config.push_back("localSessionsUpgradingEnabled=true");
+  return opts;
+}
+
 std::string to_text(const std::vector<ConnectionState>& v) {
   std::string s;
   for (auto st : v) s += std::string(to_string(st)) + " ";
@@ -212,12 +222,7 @@ TEST_CASE("connection state: READ_ONLY on a server cut off from its quorum, and 
   // ZooKeeper 3.5+ refuses to carry a session established with the quorum over to a read-only server. So a
   // holder sees SUSPENDED (maybe_lost), then LOST once its session is given up (lost), and only then a new,
   // read-only session: reads work, writes and acquires fail at once with not_readonly.
-  zkr::testing::ServerOptions opts;
-  opts.jvm_flags.push_back("-Dreadonlymode.enabled=true");
-  // A read-only server opens local sessions only; upgrading lets a local session make ephemeral nodes.
-  opts.extra_config.push_back("localSessionsEnabled=true");
-  opts.extra_config.push_back("localSessionsUpgradingEnabled=true");
-  zkr::testing::TestingCluster cluster(3, opts);
+  zkr::testing::TestingCluster cluster(3, read_only_options());
   // Only member 0 in the connect string: when it loses its quorum, a read-only client stays with it.
   Observed o(test_builder(cluster.member_connect_string(0))
                  .can_be_read_only(true)
@@ -269,4 +274,25 @@ TEST_CASE("connection state: READ_ONLY on a server cut off from its quorum, and 
   CHECK(other.acquire(30s));
   other.release();
   CHECK(seen.items().size() == 2);  // nothing after lost
+}
+
+TEST_CASE("connection state: a read-only first connection reports SUSPENDED then LOST when its server goes",
+          "[framework][connection_state][read_only]") {
+  zkr::testing::TestingCluster cluster(3, read_only_options());
+  cluster.kill(1);
+  cluster.kill(2);  // member 0 is cut off from its quorum and serves read-only
+  StateRecorder states;
+  auto c = test_builder(cluster.member_connect_string(0))
+               .can_be_read_only(true)
+               .session_timeout(4s)
+               .connection_timeout(5s)
+               .build();
+  c->add_connection_state_listener([&](ConnectionState s) { states.push(s); });
+  c->start();
+  REQUIRE(states.wait_for(ConnectionState::read_only, 60s));
+  cluster.kill(0);
+  const auto suspended = states.wait_for(ConnectionState::suspended, 20s);
+  REQUIRE(suspended);
+  CHECK(states.wait_for(ConnectionState::lost, 30s, *suspended));
+  CHECK_FALSE(c->is_connected());
 }

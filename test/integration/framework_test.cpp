@@ -8,6 +8,7 @@
 #include <boost/asio/cancellation_signal.hpp>
 
 #include <algorithm>
+#include <ctime>
 #include <set>
 
 using namespace zkr;
@@ -683,6 +684,55 @@ TEST_CASE("digest authentication", "[framework][acl][auth]") {
   // CREATOR_ALL_ACL needs an authenticated creator.
   CHECK(thrown_by([&] { anon->create(root + "/anon", {.acl = creator_all_acl()}); }) == zk_errc::invalid_acl);
 
+}
+
+namespace {
+/// CPU time this process used (all its threads; the server is another process).
+std::chrono::milliseconds process_cpu_time() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return std::chrono::milliseconds(ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+}  // namespace
+
+TEST_CASE("authentication rejected by the server: operations fail with auth_failed, no busy loop",
+          "[framework][auth][auth_failed]") {
+  // "digets" is no scheme the server knows: it answers AUTHFAILED and closes the connection, and the C client
+  // stays in its auth-failed state for good. RetryForever: a retried failure would never end.
+  StateRecorder states;
+  auto c = test_builder(shared_server().connect_string())
+               .authorization("digets", "u:p")
+               .retry_policy(std::make_shared<RetryForever>(Millis(50)))
+               .build();
+  c->add_connection_state_listener([&](ConnectionState s) { states.push(s); });
+  c->start();
+  auto pending = c->async_create(unique_path("auth-failed"), {}, asio::use_future);
+  CHECK(from_future(std::move(pending), 10s).ec == zk_errc::auth_failed);
+  CHECK_FALSE(c->is_connected());
+  CHECK_FALSE(c->block_until_connected(1s));
+  // New operations fail at once, through every twin.
+  for (Twin t : all_twins) {
+    INFO("twin: " << twin_name(t));
+    const auto t0 = Clock::now();
+    CHECK(op_get_data(*c, t, "/").ec == zk_errc::auth_failed);
+    CHECK(ms_since(t0) < 2000);
+  }
+  CHECK(op_sync(*c, Twin::error_code, "/") == zk_errc::auth_failed);
+  // Guaranteed deletes are not kept: they could never succeed.
+  CHECK(op_remove(*c, Twin::error_code, "/x", {.guaranteed = true}) == zk_errc::auth_failed);
+  CHECK(c->pending_guaranteed_deletes() == 0);
+  // The I/O thread is idle: not spinning on the dead handle.
+  const auto cpu0 = process_cpu_time();
+  std::this_thread::sleep_for(1s);
+  const auto cpu = process_cpu_time() - cpu0;
+  INFO("CPU time over 1 s idle: " << cpu.count() << " ms");
+  CHECK(cpu < 300ms);
+  // If CONNECTED was reported before the server's answer, LOST follows: the session is given up.
+  const auto items = states.items();
+  if (!items.empty()) CHECK(items.back() == ConnectionState::lost);
+  const auto t0 = Clock::now();
+  c->close();
+  CHECK(ms_since(t0) < 2000);
 }
 
 // ---------------------------------------------------------------------------------------------------------

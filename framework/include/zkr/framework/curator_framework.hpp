@@ -55,6 +55,8 @@ struct ClientConfig {
   std::optional<std::string> default_data;
   /// ACL of created nodes, given the full namespaced path; empty = OPEN_ACL_UNSAFE everywhere.
   AclProvider acl_provider;
+  /// Sent on every connection. Should the server refuse it (an unknown scheme, say), the client stops
+  /// connecting for good: operations fail with `zk_errc::auth_failed`, and LOST follows an earlier state.
   std::vector<AuthInfo> auth;
   /// The logger (the C client's log is routed into it too); null = a private stderr logger at `warn`.
   std::shared_ptr<spdlog::logger> logger;
@@ -90,7 +92,9 @@ namespace detail {
 class CoreImpl;
 }
 
-/// The client (Curator's `CuratorFramework`). Not copyable; movable. The destructor closes it.
+/// The client (Curator's `CuratorFramework`). Not copyable; movable. The destructor closes it, and returns once
+/// the handlers of the operations it ended (with `errc::closed`) have run on the I/O thread, or been posted to
+/// their own executors.
 class CuratorFramework {
  public:
   explicit CuratorFramework(ClientConfig config);
@@ -105,7 +109,7 @@ class CuratorFramework {
   /// Closes the session: ephemeral nodes and pending watches go, pending operations complete with
   /// `errc::closed`, pending guaranteed deletes get up to `max_close_wait`. Idempotent; never throws.
   void close() noexcept;
-  /// Waits until connected; false on timeout (or when closed).
+  /// Waits until connected; false on timeout (or when closed, or once the server refused the auth info).
   bool block_until_connected(std::chrono::milliseconds timeout);
   /// Started and not closed.
   bool is_started() const noexcept;
