@@ -110,6 +110,7 @@ struct IoRuntime {
 
 class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl> {
  public:
+  friend class zkr::CuratorFramework;  // async_block_until_connected waits through when_connected
   explicit CoreImpl(ClientConfig cfg);
   ~CoreImpl() override;
 
@@ -1943,6 +1944,16 @@ CreateResult CuratorFramework::create(const std::string& path, const CreateOptio
   auto r = create(path, options, ec);
   throw_if(ec, "create", path);
   return r;
+}
+
+void CuratorFramework::connected_start(const std::shared_ptr<detail::CoreImpl>& impl,
+                                       std::chrono::milliseconds timeout,
+                                       detail::unique_function<void(error_code, bool)> cb, detail::StopPtr stop) {
+  const auto id = impl->when_connected(timeout, [cb = std::move(cb)](bool ok) mutable { cb({}, ok); });
+  if (id != 0 && stop)
+    stop->on_request([weak = std::weak_ptr(impl), id] {
+      if (auto i = weak.lock()) i->cancel_connection_wait(id);
+    });
 }
 
 void CuratorFramework::remove_start(const std::shared_ptr<detail::Core>& core, std::string path,

@@ -4,6 +4,9 @@
 
 #include "framework_support.hpp"
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+
 #include <algorithm>
 #include <mutex>
 
@@ -58,6 +61,7 @@ TEST_CASE("connection state: CONNECTED once on start, listeners come and go", "[
   c->start();
   REQUIRE(states.wait_for(ConnectionState::connected, 10s));
   CHECK(c->block_until_connected(1s));
+  CHECK(c->async_block_until_connected(1s, asio::use_future).get());
   CHECK(c->is_connected());
   CHECK(c->session_id() != 0);
 
@@ -94,6 +98,16 @@ TEST_CASE("connection state: a server restart within the session timeout keeps t
   REQUIRE(o.states.wait_for(ConnectionState::suspended, 5s));
   CHECK_FALSE(c.is_connected());
   CHECK_FALSE(c.block_until_connected(100ms));
+  CHECK_FALSE(c.async_block_until_connected(100ms, asio::use_future).get());
+  // A wait that outlives the outage completes once connected again; a cancelled one at once.
+  auto reconnected = c.async_block_until_connected(60s, asio::use_future);
+  asio::cancellation_signal cancel_wait;
+  std::promise<error_code> cancelled;
+  c.async_block_until_connected(60s, asio::bind_cancellation_slot(cancel_wait.slot(), [&](error_code ec, bool) {
+                                  cancelled.set_value(ec);
+                                }));
+  cancel_wait.emit(asio::cancellation_type::terminal);
+  CHECK(cancelled.get_future().get() == asio::error::operation_aborted);
 
   // An operation issued while suspended waits for the connection (up to the connection timeout).
   auto pending = c.async_create(root + "/while-down", {}, asio::use_future);
@@ -104,6 +118,8 @@ TEST_CASE("connection state: a server restart within the session timeout keeps t
   CHECK(c.is_connected());
   CHECK(c.session_id() == sid);
   CHECK(to_text(o.states.items()) == "CONNECTED SUSPENDED RECONNECTED ");
+  REQUIRE(reconnected.wait_for(5s) == std::future_status::ready);
+  CHECK(reconnected.get());
 
   auto r = from_future(std::move(pending));
   CHECK_FALSE(r.ec);

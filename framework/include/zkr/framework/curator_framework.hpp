@@ -111,6 +111,15 @@ class CuratorFramework {
   void close() noexcept;
   /// Waits until connected; false on timeout (or when closed, or once the server refused the auth info).
   bool block_until_connected(std::chrono::milliseconds timeout);
+  /// `block_until_connected`, asynchronously: `void(error_code, bool)`. Cancelled, it completes at once with
+  /// `operation_aborted` and stops waiting.
+  template <class Token>
+  auto async_block_until_connected(std::chrono::milliseconds timeout, Token&& token) {
+    return detail::async_run<bool>(core(), std::forward<Token>(token),
+                                   [impl = impl_, timeout](auto cb, detail::StopPtr stop) mutable {
+                                     connected_start(impl, timeout, std::move(cb), std::move(stop));
+                                   });
+  }
   /// Started and not closed.
   bool is_started() const noexcept;
   bool is_connected() const noexcept;
@@ -265,6 +274,8 @@ class CuratorFramework {
   const std::shared_ptr<detail::Core>& core() const;
 
  private:
+  static void connected_start(const std::shared_ptr<detail::CoreImpl>& impl, std::chrono::milliseconds timeout,
+                              detail::unique_function<void(error_code, bool)> cb, detail::StopPtr stop);
   static void remove_start(const std::shared_ptr<detail::Core>& core, std::string path, DeleteOptions options,
                            detail::VoidCallback cb, detail::StopPtr stop = {});
   static detail::WatchId exists_start(const std::shared_ptr<detail::Core>& core, std::string path, Watcher w,
