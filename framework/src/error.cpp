@@ -92,6 +92,7 @@ bool is_retryable(const error_code& ec) noexcept {
 bool is_session_lost(const error_code& ec) noexcept {
   if (ec.category() == zk_category())
     return ec.value() == static_cast<int>(zk_errc::session_expired) ||
+           ec.value() == static_cast<int>(zk_errc::auth_failed) ||  // the client gives the session up
            ec.value() == static_cast<int>(zk_errc::invalid_state) ||
            ec.value() == static_cast<int>(zk_errc::closing);
   return ec == errc::closed;

@@ -276,6 +276,20 @@ TEST_CASE("RetryPolicy default error predicate is is_retryable", "[retry]") {
   CHECK_FALSE(policy.allow_retry(zkr::error_code{}));
 }
 
+TEST_CASE("is_session_lost and is_connection_loss classify the codes", "[retry]") {
+  using zkr::zk_errc;
+  for (auto e : {zk_errc::session_expired, zk_errc::auth_failed, zk_errc::invalid_state, zk_errc::closing})
+    CHECK(zkr::is_session_lost(make_error_code(e)));
+  CHECK(zkr::is_session_lost(make_error_code(zkr::errc::closed)));
+  for (auto e : {zk_errc::connection_loss, zk_errc::operation_timeout, zk_errc::no_node, zk_errc::no_auth})
+    CHECK_FALSE(zkr::is_session_lost(make_error_code(e)));
+  CHECK_FALSE(zkr::is_session_lost(zkr::error_code{}));
+  CHECK_FALSE(zkr::is_session_lost(zkr::error_code(-112, boost::system::generic_category())));
+  CHECK(zkr::is_connection_loss(make_error_code(zk_errc::connection_loss)));
+  CHECK_FALSE(zkr::is_connection_loss(make_error_code(zk_errc::session_expired)));
+  CHECK_FALSE(zkr::is_retryable(make_error_code(zk_errc::auth_failed)));
+}
+
 TEST_CASE("SessionFailedRetryPolicy: never retries a session expiry", "[retry]") {
   CHECK_THROWS_AS(zkr::SessionFailedRetryPolicy(nullptr), std::invalid_argument);
 

@@ -78,7 +78,8 @@ inline error_code zk_error(int rc) noexcept { return rc == 0 ? error_code{} : er
 /// True for the codes Curator's retry loop retries: connection loss, operation timeout, session moved and
 /// session expired (the latter is refused again by `SessionFailedRetryPolicy`).
 bool is_retryable(const error_code& ec) noexcept;
-/// True when the session behind the operation is gone (expired, closed by the client, invalid handle).
+/// True when the session behind the operation is gone (expired, closed by the client, invalid handle, or
+/// given up after the server refused the client's auth info).
 bool is_session_lost(const error_code& ec) noexcept;
 /// True for the connection-level failures that leave the session's fate unknown.
 bool is_connection_loss(const error_code& ec) noexcept;
