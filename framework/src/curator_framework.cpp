@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <future>
 #include <map>
 #include <mutex>
@@ -220,14 +221,22 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
                   unique_function<void(int)> done);
   /// `attempt` preceded by the creation of the namespace, until that has succeeded once: it then runs under
   /// the operation's retry loop, after its connection wait (Curator's NamespaceImpl uses callWithRetry).
-  std::shared_ptr<Attempt> in_namespace(std::shared_ptr<Attempt> attempt);
+  /// `root_gone(rc)` says whether a try's failure may mean that the namespace's root no longer exists (a create
+  /// right under it failed with no node): a container root is deleted by the server once it is empty. The root
+  /// is then made again and the try repeated once. Curator makes the root only once.
+  std::shared_ptr<Attempt> in_namespace(std::shared_ptr<Attempt> attempt,
+                                        std::function<bool(int)> root_gone = nullptr);
+  /// Whether `full_path` names a node right under the namespace's root (never without a namespace).
+  bool under_namespace_root(const std::string& full_path) const {
+    return !ns_prefix_.empty() && parent_path(full_path) == ns_prefix_;
+  }
   void ensure_namespace(unique_function<void(int)> k);
   void mkdirs(std::string full_path, bool make_last, bool containers, unique_function<void(int)> k);
   void mkdirs_down(std::shared_ptr<std::vector<std::string>> todo, std::size_t i, bool containers,
                    unique_function<void(int)> k);
   void mkdirs_probe(std::shared_ptr<std::vector<std::string>> todo, std::size_t n, bool containers,
                     unique_function<void(int)> k);
-  void find_protected(std::string full_path, std::string protected_id, int64_t session_at_start, bool ephemeral,
+  void find_protected(std::string full_path, std::string protected_id, bool ephemeral,
                       unique_function<void(int, std::optional<CreateResult>)> k);
   void find_and_delete_in_background(std::string parent_full, std::string protected_id, int attempt);
   void background_delete(std::string full_path, int attempt);
@@ -1037,12 +1046,23 @@ error_code CoreImpl::gate(std::string_view path, bool sequential) const {
   return {};
 }
 
-std::shared_ptr<CoreImpl::Attempt> CoreImpl::in_namespace(std::shared_ptr<Attempt> attempt) {
+std::shared_ptr<CoreImpl::Attempt> CoreImpl::in_namespace(std::shared_ptr<Attempt> attempt,
+                                                          std::function<bool(int)> root_gone) {
   if (ns_prefix_.empty()) return attempt;
-  return std::make_shared<Attempt>([this, attempt](unique_function<void(int)> k) {
-    ensure_namespace([attempt, k = std::move(k)](int rc) mutable {
+  return std::make_shared<Attempt>([this, attempt, root_gone](unique_function<void(int)> k) {
+    ensure_namespace([this, attempt, root_gone, k = std::move(k)](int rc) mutable {
       if (rc != ZOK) return k(rc);
-      (*attempt)(std::move(k));
+      if (!root_gone) return (*attempt)(std::move(k));
+      (*attempt)([this, attempt, root_gone, k = std::move(k)](int rc) mutable {
+        if (rc == ZOK || !ns_ready_ || !root_gone(rc)) return k(rc);
+        log_->info("namespace {} is gone (an empty container is deleted by the server): making it again",
+                   ns_prefix_);
+        ns_ready_ = false;
+        ensure_namespace([attempt, k = std::move(k)](int rc) mutable {
+          if (rc != ZOK) return k(rc);
+          (*attempt)(std::move(k));
+        });
+      });
     });
   });
 }
@@ -1268,7 +1288,6 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
     std::string data;
     CreateOptions opts;
     int attempts = 0;
-    std::int64_t session_at_start = 0;
     std::optional<CreateResult> found;
     CreateResult result;
   };
@@ -1306,13 +1325,10 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
                       k(rc);
                     });
         };
-        if (st->attempts++ == 0) {
-          st->session_at_start = session_id_;
-          return do_create(std::move(k));
-        }
+        if (st->attempts++ == 0) return do_create(std::move(k));
         if (st->protected_id.empty()) return do_create(std::move(k));
         // Protected mode, after a failed try: look for the node our earlier try may have created.
-        find_protected(st->full, st->protected_id, st->session_at_start, is_ephemeral(st->opts.mode),
+        find_protected(st->full, st->protected_id, is_ephemeral(st->opts.mode),
                        [st, do_create = std::move(do_create), k = std::move(k)](
                            int rc, std::optional<CreateResult> found) mutable {
                          if (rc != ZOK) return k(rc);
@@ -1323,7 +1339,9 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
                          do_create(std::move(k));
                        });
       });
-  with_retry(ro, in_namespace(std::move(attempt)), [this, st, cb = std::move(cb)](int rc) mutable {
+  std::function<bool(int)> root_gone;
+  if (!parents && under_namespace_root(st->full)) root_gone = [](int rc) { return rc == ZNONODE; };
+  with_retry(ro, in_namespace(std::move(attempt), std::move(root_gone)), [this, st, cb = std::move(cb)](int rc) mutable {
     if (rc != ZOK) {
       // A try whose outcome is unknown may have made the node: find it by its protected id and delete it.
       // A stop after a failed try counts as unknown (the loop did not get to look). With no try sent (never
@@ -1339,10 +1357,10 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
   });
 }
 
-void CoreImpl::find_protected(std::string full_path, std::string protected_id, int64_t session_at_start,
+void CoreImpl::find_protected(std::string full_path, std::string protected_id,
                               bool ephemeral, unique_function<void(int, std::optional<CreateResult>)> k) {
   auto parent = parent_path(full_path);
-  zk_get_children(parent, 0, [this, parent, protected_id, session_at_start, ephemeral, k = std::move(k)](
+  zk_get_children(parent, 0, [this, parent, protected_id, ephemeral, k = std::move(k)](
                                  int rc, std::vector<std::string> names, zkr::Stat) mutable {
     if (rc == ZNONODE) return k(ZOK, std::nullopt);
     if (rc != ZOK) return k(rc, std::nullopt);
@@ -1350,7 +1368,7 @@ void CoreImpl::find_protected(std::string full_path, std::string protected_id, i
     for (auto& n : names) {
       if (n.compare(0, prefix.size(), prefix) != 0) continue;
       auto path = make_path(parent, n);
-      return zk_exists(path, 0, [this, path, session_at_start, ephemeral, k = std::move(k)](int rc,
+      return zk_exists(path, 0, [this, path, ephemeral, k = std::move(k)](int rc,
                                                                                           zkr::Stat s) mutable {
         if (rc == ZNONODE) return k(ZOK, std::nullopt);
         if (rc != ZOK) return k(rc, std::nullopt);
@@ -1360,7 +1378,6 @@ void CoreImpl::find_protected(std::string full_path, std::string protected_id, i
           background_delete(path, 0);
           return k(ZOK, std::nullopt);
         }
-        (void)session_at_start;
         k(ZOK, CreateResult{path, s});
       });
     }
@@ -1796,7 +1813,16 @@ void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) {
         }
         request_pump();
       });
-  with_retry(ro, in_namespace(std::move(attempt)), [this, st, cb = std::move(cb)](int rc) mutable {
+  // A transaction fails as a whole with the first failing operation's error: the root may be gone when that
+  // operation is a create right under it.
+  std::function<bool(int)> root_gone = [this, st](int rc) {
+    if (rc != ZNONODE) return false;
+    for (std::size_t i = 0; i < st->ops.size() && i < st->results.size(); ++i)
+      if (st->results[i].err == ZNONODE)
+        return st->ops[i].kind == Op::Kind::create && under_namespace_root(st->full[i]);
+    return false;
+  };
+  with_retry(ro, in_namespace(std::move(attempt), std::move(root_gone)), [this, st, cb = std::move(cb)](int rc) mutable {
     for (auto& o : st->out)
       if (!o.path.empty()) o.path = unfix(o.path);
     cb(map_rc(rc), std::move(st->out));

@@ -58,6 +58,43 @@ TEST_CASE("namespace: a guaranteed delete as the first operation is kept when th
   CHECK(c->pending_guaranteed_deletes() == 1);
 }
 
+TEST_CASE("namespace: a container root that the server deleted once empty is made again for a create",
+          "[framework][namespace][edge]") {
+  auto& server = shared_server();
+  const auto ns = unique_path("ns-reaped").substr(1);
+  auto c = started(test_builder(server.connect_string()).namespace_name(ns));
+  auto plain = started(test_builder(server.connect_string()));
+  // The root is made as a container by the first operation; a child of it comes and goes, so the server's
+  // container check (100 ms in the test server) deletes the empty root.
+  c->create("/held", {.mode = CreateMode::ephemeral});
+  REQUIRE(plain->exists("/" + ns));
+  c->remove("/held");
+  REQUIRE(eventually([&] { return !plain->exists("/" + ns); }, 20s));
+
+  // A create right under the root, without creating parents: it used to fail with no_node from now on.
+  SECTION("create") {
+    const auto r = c->create("/again", {.data = "x"});
+    CHECK(r.path == "/again");
+    CHECK(plain->exists("/" + ns + "/again"));
+  }
+  SECTION("protected sequential create") {
+    const auto r = c->create("/seq-", {.mode = CreateMode::ephemeral_sequential, .protection = true});
+    CHECK(plain->exists("/" + ns + r.path));
+  }
+  SECTION("transaction") {
+    const auto rs = c->multi({Op::create("/t1", "a"), Op::create("/t2", "b")});
+    REQUIRE(rs.size() == 2);
+    CHECK(plain->exists("/" + ns + "/t1"));
+    CHECK(plain->exists("/" + ns + "/t2"));
+  }
+  // A missing parent below the root is still the caller's no_node, not a reason to make anything.
+  SECTION("a missing parent deeper down stays no_node") {
+    const auto ec = thrown_by([&] { c->create("/missing/child"); });
+    CHECK(ec == zk_errc::no_node);
+    CHECK_FALSE(plain->exists("/" + ns + "/missing"));
+  }
+}
+
 TEST_CASE("life cycle: destroying the client runs every pending completion with closed",
           "[framework][lifecycle][edge]") {
   const auto port = zkr::testing::free_port();  // nothing listens: every operation waits for the connection
