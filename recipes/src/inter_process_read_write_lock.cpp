@@ -58,11 +58,22 @@ AcquireOptions InterProcessReadWriteLock::ReadLock::make_options(
   if (!write_.is_owned_by_current_thread()) return o;
   const std::string write_path = write_.lock_path();
   if (write_path.empty()) return o;
+  // Only a write grant that is still ours downgrades. A thread keeps its hold of a lost grant until it
+  // releases it, but the write node went with its session (or was deleted): granting the read at once, with
+  // a node sorted where that write node was, would let it read beside the next writer. Curator checks only
+  // the thread. A grant known to be lost queues its read as any reader does; one found lost during the
+  // downgrade (its node missing from the listing, or a new session) fails it with `errc::lock_lost`.
+  const Lease* write_lease = write_.lease();
+  if (!write_lease || write_lease->status() == LeaseStatus::lost ||
+      write_lease->session_id() != internals()->core()->session_id())
+    return o;
   static const ReadDriverHoldingWrite holding_write;
   o.driver = unowned(holding_write);
   // CURATOR-621: the read node takes the write node's sequence, as an EPHEMERAL non-sequential node, so it
   // sorts with the write node, ahead of any writer queued since.
   o.fixed_sequence = std::string(read_write_sort_key(node_name(write_path)));
+  o.fixed_sequence_node = std::string(node_name(write_path));
+  o.fixed_sequence_session = write_lease->session_id();
   return o;
 }
 

@@ -199,6 +199,9 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
     auto r = driver.gets_the_lock(l.names, our_name, engine->max_leases_);
     if (!r && pipelined) return check();  // the create was retried after the listing was sent
     if (!r) return retry_with_new_node(zk_errc::no_node);  // our node is gone: the session was lost
+    if (r->gets_the_lock && !options.fixed_sequence_node.empty() &&
+        std::find(l.names.begin(), l.names.end(), options.fixed_sequence_node) == l.names.end())
+      return give_up(errc::lock_lost);  // the node whose place we take is gone: so is the grant it stood for
     if (r->gets_the_lock) return grant();
     if (timed_out || (options.deadline && Clock::now() >= *options.deadline)) {
       timed_out = true;
@@ -303,6 +306,8 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
   void grant() {
     // CURATOR-604: a node of an earlier session is never ours.
     if (core->session_id() != session) return retry_with_new_node(zk_errc::session_expired);
+    if (!options.fixed_sequence_node.empty() && session != options.fixed_sequence_session)
+      return give_up(errc::lock_lost);
     auto lease = detail::make_lease(core, our_path, czxid, session);
     if (options.revocable) watch_revocation(core, lease.state(), std::move(options.on_revocation_requested));
     finish({}, std::move(lease));

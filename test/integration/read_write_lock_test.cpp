@@ -162,6 +162,65 @@ TEST_CASE("rw: a contending writer stays out across a downgrade (CURATOR-621)", 
   t.join();
 }
 
+TEST_CASE("rw: a write grant lost with its session does not downgrade: the read queues as any reader", "[rw][session]") {
+  ServerFixture fx;
+  auto c1 = fx.client({.session_timeout = 4s});
+  auto c2 = fx.client();
+  auto c3 = fx.client();
+  InterProcessReadWriteLock a(*c1, "/rw/stale");
+  InterProcessReadWriteLock r(*c2, "/rw/stale");
+  InterProcessReadWriteLock w(*c3, "/rw/stale");
+  a.write_lock().acquire();
+  c1->inject_session_expiration();
+  REQUIRE(eventually([&] { return a.write_lock().lease_status() == LeaseStatus::lost; }));
+  REQUIRE(a.write_lock().is_owned_by_current_thread());  // the thread keeps its hold until it releases
+  REQUIRE(c1->block_until_connected(20s));
+
+  // A reader holds; a writer queues behind it and watches it alone (a writer whose only node ahead is a read
+  // node is granted on that node's deletion without listing again).
+  REQUIRE(r.read_lock().acquire(10s));
+  auto wf = w.write_lock().async_acquire(boost::asio::use_future);
+  REQUIRE(eventually([&] { return count_kind(fx.children("/rw/stale"), "__WRIT__") == 1; }));
+
+  // The read of the thread that held the lost write grant: before the fix it was granted at once with a node
+  // sorted where the old write node was, ahead of the queued writer, which was then granted beside it.
+  error_code ec;
+  CHECK_FALSE(a.read_lock().acquire(1s, ec));
+  CHECK_FALSE(ec);
+  CHECK(count_kind(fx.children("/rw/stale"), "__READ__") == 1);  // r's only: the timed-out read left nothing
+
+  r.read_lock().release();
+  REQUIRE(wf.wait_for(20s) == std::future_status::ready);
+  auto held = wf.get();
+  CHECK(held);
+  CHECK_FALSE(a.read_lock().acquire(500ms));  // the writer holds now
+  held.release();
+  CHECK(a.read_lock().acquire(10s));  // queued as a reader, granted once the lock is free
+  a.read_lock().release();
+  a.write_lock().release(ec);  // the lost grant: its node is long gone
+}
+
+TEST_CASE("rw: a downgrade whose write node was deleted fails with lock_lost and leaves nothing", "[rw]") {
+  ServerFixture fx;
+  auto c = fx.client();
+  auto c2 = fx.client();
+  InterProcessReadWriteLock a(*c, "/rw/deleted");
+  InterProcessReadWriteLock w(*c2, "/rw/deleted");
+  a.write_lock().acquire();
+  // An administrator deletes the write node. Nobody listens on the grant, so it still reads as held.
+  fx.admin->remove(a.write_lock().lock_path());
+  REQUIRE(a.write_lock().lease_status() == LeaseStatus::held);
+  auto wf = w.write_lock().async_acquire(boost::asio::use_future);
+  REQUIRE(wf.wait_for(20s) == std::future_status::ready);  // the lock is free: another writer holds it
+  auto held = wf.get();
+  error_code ec;
+  CHECK_FALSE(a.read_lock().acquire(5s, ec));
+  CHECK(ec == errc::lock_lost);
+  CHECK(count_kind(fx.children("/rw/deleted"), "__READ__") == 0);
+  held.release();
+  a.write_lock().release(ec);
+}
+
 TEST_CASE("rw: another thread cannot read while this one holds the write lock", "[rw]") {
   ServerFixture fx;
   auto c = fx.client();

@@ -30,7 +30,8 @@ std::string_view read_write_sort_key(std::string_view child) noexcept;
 /// one node ahead *and a read node*: a write holder's downgrade read node (`_c_<uuid>-__READ__<same
 /// sequence>`, non-sequential, CURATOR-621) can appear with a key equal to its write node's, so the deletion
 /// of a write predecessor is never proof of ownership (the engine re-lists); with only a reader ahead no
-/// write holder exists that could make one. Stateless, thread-safe.
+/// write holder exists that could make one (the read lock downgrades only a write grant whose node is in the
+/// listing and of the current session). Stateless, thread-safe.
 class WriteLockDriver : public StandardLockDriver {
  public:
   /// `read_write_sort_key(child)`; `lock_name` is ignored.

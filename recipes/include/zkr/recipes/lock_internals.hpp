@@ -54,6 +54,12 @@ struct AcquireOptions {
   /// Create the node with this sort key instead of a sequential name (the read lock's downgrade node uses the
   /// write node's sequence, Curator 5.5's CURATOR-621 fix). Empty: sequential.
   std::string fixed_sequence;
+  /// With `fixed_sequence`: the node whose place it takes (the read lock's downgrade: the write grant's node
+  /// name and session). The attempt is granted only while that node is in the listing and its own node is of
+  /// that session; otherwise (the write grant was lost meanwhile) it deletes its node and fails with
+  /// `errc::lock_lost`. Empty name: no such check.
+  std::string fixed_sequence_node;
+  std::int64_t fixed_sequence_session = 0;
   /// The policy of this attempt instead of the engine's driver (null: the engine's). The read lock uses it to
   /// carry "the caller holds the write lock", a fact of the calling thread that the I/O thread cannot see.
   /// Must sort children as the engine's driver does.
