@@ -315,7 +315,9 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
 
   /// Curator's revocableWatcher, armed once the lock is granted: reads our node with a data watch, runs the
   /// listener (on the completion executor) when the data is the revoke message, re-arms on every change and
-  /// stops when the node goes (its deletion fires the watch) or the lease is released.
+  /// stops when the node goes (its deletion fires the watch) or the lease is released. A read that fails
+  /// otherwise (the retry policy gave up during a long disconnection) is tried again a second later, so the
+  /// hold does not silently stop being revocable.
   static void watch_revocation(std::shared_ptr<detail::Core> core, std::shared_ptr<detail::LeaseCore> lease,
                                std::function<void()> listener) {
     struct Watch : std::enable_shared_from_this<Watch> {
@@ -333,11 +335,21 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
               if (ev.type == EventType::node_data_changed) self->arm();
             },
             [self](error_code ec, NodeData d) {
+              if (ec && ec != zk_errc::no_node && self->core->is_open()) return self->arm_later();
               if (ec || d.data != revoke_message || !self->listener) return;
               auto lc = self->lease.lock();
               if (!lc || lc->released) return;
               asio::post(self->core->completion_executor(), self->listener);
             });
+      }
+      void arm_later() {
+        auto lc = lease.lock();
+        if (!lc || lc->released) return;
+        core->logger()->debug("revocation watch on {}: read failed, trying again in 1 s", path);
+        auto t = std::make_shared<asio::steady_timer>(core->io_executor(), std::chrono::seconds(1));
+        t->async_wait([self = shared_from_this(), t](error_code ec) {
+          if (!ec) self->arm();
+        });
       }
     };
     if (!lease) return;

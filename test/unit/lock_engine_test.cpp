@@ -1390,3 +1390,25 @@ TEST_CASE_METHOD(Fixture, "fake core: sequences, protection, owners, watches and
   CHECK_FALSE(core->has(r.path));
   CHECK(core->has(b));
 }
+
+TEST_CASE_METHOD(Fixture, "engine: a revocation watch whose read failed is armed again, and still hears a request",
+                 "[engine][revocation]") {
+  core->fail_next(Op::get_data, zk_errc::connection_loss);
+  int asked = 0;
+  zkr::AcquireOptions o;
+  o.revocable = true;
+  o.on_revocation_requested = [&] { ++asked; };
+  auto out = start(engine(), std::move(o));
+  REQUIRE(wait(*out));
+  REQUIRE(out->lease.valid());
+  core->settle();
+  REQUIRE(core->faults_consumed());                       // the watch's first read failed
+  CHECK(core->watch_count(out->lease.node_path()) == 0);  // and left no watch: not revocable for now
+  core->run_for(1500ms);                                  // the read is tried again a second later
+  CHECK(core->count(Op::get_data) == 2);
+  REQUIRE(core->watch_count(out->lease.node_path()) == 1);
+  core->set(out->lease.node_path(), "__REVOKE__");
+  core->settle();
+  CHECK(asked == 1);
+  CHECK_FALSE(release(out->lease));
+}
