@@ -1852,7 +1852,7 @@ void CoreImpl::sync(std::string path, VoidCallback cb, RequestOptions ro) {
         }
         request_pump();
       });
-  with_retry(ro, attempt, [this, cb = std::move(cb)](int rc) mutable { cb(map_rc(rc)); });
+  with_retry(ro, in_namespace(std::move(attempt)), [this, cb = std::move(cb)](int rc) mutable { cb(map_rc(rc)); });
 }
 
 void CoreImpl::remove_watch(WatchId id) {

@@ -58,6 +58,17 @@ TEST_CASE("namespace: a guaranteed delete as the first operation is kept when th
   CHECK(c->pending_guaranteed_deletes() == 1);
 }
 
+TEST_CASE("namespace: sync as the first operation makes the namespace, as every other operation does",
+          "[framework][namespace][edge]") {
+  auto& server = shared_server();
+  const auto ns = unique_path("ns-sync").substr(1);
+  auto c = started(test_builder(server.connect_string()).namespace_name(ns));
+  auto plain = started(test_builder(server.connect_string()));
+  REQUIRE_FALSE(plain->exists("/" + ns));
+  c->sync("/");
+  CHECK(plain->exists("/" + ns));
+}
+
 TEST_CASE("namespace: a container root that the server deleted once empty is made again for a create",
           "[framework][namespace][edge]") {
   auto& server = shared_server();
