@@ -1,6 +1,8 @@
 // The zkr command-line tool, run as separate processes against a real ZooKeeper: mutual exclusion and fencing
-// tokens across processes, --timeout, a lock lost while COMMAND runs, signals, inspect (text and JSON) over
-// mutex, read-write and semaphore directories, revoke, usage errors, and exclusion against Java Curator.
+// tokens across processes, --timeout (-w 0 on free and held locks), a lock lost while COMMAND runs, signals
+// (nohup, a second signal on a paused server, COMMAND's process group), inspect (text and JSON, invalid
+// UTF-8) over mutex, read-write and semaphore directories, revoke, usage errors, and exclusion against Java
+// Curator.
 //
 // The zkr binary comes from the compile definition ZKR_CLI_PATH (test/CMakeLists.txt); without it the tests
 // skip with a WARN.
