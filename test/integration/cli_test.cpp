@@ -1,6 +1,8 @@
 // The zkr command-line tool, run as separate processes against a real ZooKeeper: mutual exclusion and fencing
-// tokens across processes, --timeout, a lock lost while COMMAND runs, signals, inspect (text and JSON) over
-// mutex, read-write and semaphore directories, revoke, usage errors, and exclusion against Java Curator.
+// tokens across processes, --timeout (-w 0 on free and held locks), a lock lost while COMMAND runs, signals
+// (nohup, a second signal on a paused server, COMMAND's process group), inspect (text and JSON, invalid
+// UTF-8) over mutex, read-write and semaphore directories, revoke, usage errors, and exclusion against Java
+// Curator.
 //
 // The zkr binary comes from the compile definition ZKR_CLI_PATH (test/CMakeLists.txt); without it the tests
 // skip with a WARN.
@@ -80,7 +82,8 @@ std::vector<std::string> lines_of(const std::string& text) {
 /// One zkr process (our own child; only ever signalled by its pid). Killed and reaped by the destructor.
 class Zkr {
  public:
-  Zkr(std::vector<std::string> args, const TempDir& dir) {
+  /// `ignore`: signals zkr starts with ignored (as `nohup` leaves SIGHUP).
+  Zkr(std::vector<std::string> args, const TempDir& dir, std::vector<int> ignore = {}) {
     static int counter = 0;
     const int n = ++counter;
     out_ = dir.file("out-" + std::to_string(n));
@@ -95,7 +98,15 @@ class Zkr {
     posix_spawn_file_actions_addopen(&fa, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addopen(&fa, 2, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+    // An ignored disposition survives exec: ignore the signals here for the moment of the spawn.
+    std::vector<struct sigaction> saved(ignore.size());
+    for (std::size_t i = 0; i < ignore.size(); ++i) {
+      struct sigaction ign {};
+      ign.sa_handler = SIG_IGN;
+      ::sigaction(ignore[i], &ign, &saved[i]);
+    }
     int rc = posix_spawn(&pid_, zkr_path, &fa, nullptr, argv.data(), environ);
+    for (std::size_t i = 0; i < ignore.size(); ++i) ::sigaction(ignore[i], &saved[i], nullptr);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) throw std::runtime_error("cannot start zkr");
   }
@@ -218,18 +229,88 @@ TEST_CASE("zkr: usage errors and --help", "[cli]") {
   CHECK(run_zkr({"semaphore", "--leases", "0", "/a", "--", "true"}, dir).status == 64);
   CHECK(run_zkr({"multi-lock", "/a", "--", "true"}, dir).status == 64);  // one path
   CHECK(run_zkr({"semaphore", "--revocable", "-n", "2", "/a", "--", "true"}, dir).status == 64);
+
+  // Durations are capped (ten years for -w and --kill-after, INT_MAX ms for the client's timeouts) instead of
+  // overflowing.
+  auto big = run_zkr({"lock", "-w", "15000000000", "/a", "--", "true"}, dir);
+  CHECK(big.status == 64);
+  CHECK(big.err.find("too large") != std::string::npos);
+  CHECK(run_zkr({"lock", "--kill-after", "90000h", "/a", "--", "true"}, dir).status == 64);
+  CHECK(run_zkr({"lock", "--session-timeout", "600h", "/a", "--", "true"}, dir).status == 64);
+  CHECK(run_zkr({"inspect", "--connection-timeout", "600h", "/a"}, dir).status == 64);
+
+  // A malformed connect string is a usage error.
+  for (const char* bad : {"localhost", "localhost:", "localhost:99999", "a:1,", "a b:1", "a:1/bad//chroot"}) {
+    auto r = run_zkr({"lock", "--connect", bad, "/a", "--", "true"}, dir);
+    INFO(bad << ": " << r.err);
+    CHECK(r.status == 64);
+    CHECK(r.err.find("invalid connect string") != std::string::npos);
+  }
 }
 
 TEST_CASE("zkr: no ZooKeeper within --connection-timeout exits 69", "[cli]") {
   if (!have_zkr()) return;
   TempDir dir;
   const std::string nowhere = "127.0.0.1:" + std::to_string(zkr::testing::free_port());
-  auto r = run_zkr({"lock", "-v", "--connect", nowhere, "--connection-timeout", "1s", "/a", "--", "true"}, dir);
+  auto r =
+      run_zkr({"lock", "-v", "--connect", nowhere, "--connection-timeout", "1s", "/a", "--", "true"}, dir);
   CHECK(r.status == 69);
-  // No request was ever sent, so there is nothing to clean up before exiting (-v shows the warning if there is).
+  // No request was ever sent, so there is nothing to clean up before exiting (-v shows the warning if there
+  // is).
   CHECK(r.err.find("still pending") == std::string::npos);
   auto i = run_zkr({"inspect", "--connect", nowhere, "--connection-timeout", "1s", "/a"}, dir);
   CHECK(i.status == 69);
+  // The -w budget starts once connected: a short one does not turn "unreachable" into "timed out".
+  for (const char* cmd : {"lock", "multi-lock"}) {
+    std::vector<std::string> args{cmd,  "--connect", nowhere, "--connection-timeout",
+                                  "1s", "-w",        "300ms", "/a"};
+    if (std::string(cmd) == "multi-lock") args.push_back("/b");
+    auto w = run_zkr(cat(args, {"--", "true"}), dir);
+    INFO(w.err);
+    CHECK(w.status == 69);
+  }
+  // A host that cannot be resolved is unreachable (69), not a usage error; so is it for inspect and revoke.
+  const std::string unresolvable = "no-such-host.invalid:2181";
+  auto u =
+      run_zkr({"lock", "--connect", unresolvable, "--connection-timeout", "1s", "/a", "--", "true"}, dir);
+  INFO(u.err);
+  CHECK(u.status == 69);
+  CHECK(run_zkr({"inspect", "--connect", unresolvable, "--connection-timeout", "1s", "/a"}, dir).status ==
+        69);
+  CHECK(run_zkr({"revoke", "--connect", unresolvable, "--connection-timeout", "1s", "/a/b"}, dir).status ==
+        69);
+}
+
+TEST_CASE("zkr -w 0 on a free lock acquires it and runs COMMAND", "[cli]") {
+  if (!have_zkr()) return;
+  ServerFixture fx;
+  TempDir dir;
+  const std::vector<std::vector<std::string>> commands{{"lock", "/cli/free"},
+                                                       {"semaphore", "-n", "2", "/cli/free-sem"},
+                                                       {"multi-lock", "/cli/free-a", "/cli/free-b"}};
+  for (const auto& command : commands) {
+    auto r = run_zkr(cat(cat(command, common_args(fx)), {"-w", "0", "--", "echo", "ran"}), dir);
+    INFO(command.front() << ": " << r.err);
+    CHECK(r.status == 0);
+    CHECK(r.out == "ran\n");
+  }
+  CHECK(fx.children("/cli/free").empty());
+  CHECK(fx.children("/cli/free-a").empty());
+}
+
+TEST_CASE("zkr lock --data with an empty string gives the node empty data", "[cli]") {
+  if (!have_zkr()) return;
+  ServerFixture fx;
+  TempDir dir;
+  for (const char* cmd : {"lock", "write-lock"}) {
+    Zkr holder(cat(cat({cmd}, common_args(fx)), {"--data", "", "/cli/empty-data", "--", "sleep", "30"}), dir);
+    REQUIRE(wait_children(fx, "/cli/empty-data", 1));
+    auto node = fx.admin->get_data("/cli/empty-data/" + fx.children("/cli/empty-data").front());
+    CHECK(node.data.empty());
+    holder.signal(SIGTERM);
+    CHECK(holder.wait() == 128 + SIGTERM);
+    REQUIRE(wait_children(fx, "/cli/empty-data", 0));
+  }
 }
 
 TEST_CASE("zkr lock: processes never overlap, tokens strictly increase, the environment is set", "[cli]") {
@@ -367,7 +448,7 @@ TEST_CASE("zkr lock: signals cancel the wait or are forwarded to COMMAND", "[cli
   const auto held = fx.children("/cli/sig");
 
   // While waiting: the acquire is cancelled (its node deleted) and zkr exits 128+N.
-  for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM}) {
     Zkr waiter(cat(cat({"lock"}, common_args(fx)), {"/cli/sig", "--", "touch", dir.file("never")}), dir);
     REQUIRE(wait_children(fx, "/cli/sig", 2));
     waiter.signal(sig);
@@ -375,6 +456,17 @@ TEST_CASE("zkr lock: signals cancel the wait or are forwarded to COMMAND", "[cli
     CHECK(fx.children("/cli/sig") == held);
   }
   CHECK(!fs::exists(dir.file("never")));
+
+  // zkr ignores SIGPIPE itself (it would otherwise die with its node left behind).
+  {
+    Zkr waiter(cat(cat({"lock"}, common_args(fx)), {"/cli/sig", "--", "touch", dir.file("never")}), dir);
+    REQUIRE(wait_children(fx, "/cli/sig", 2));
+    waiter.signal(SIGPIPE);
+    CHECK(!waiter.wait(std::chrono::milliseconds(500)));
+    waiter.signal(SIGTERM);
+    CHECK(waiter.wait() == 128 + SIGTERM);
+    CHECK(fx.children("/cli/sig") == held);
+  }
 
   // While COMMAND runs: forwarded; zkr waits for COMMAND, releases and exits with its status.
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -575,6 +667,161 @@ TEST_CASE("zkr multi-lock: all locks or none, one node per path in the environme
   CHECK(fx.children("/cli/mb").empty());
 }
 
+TEST_CASE("zkr: SIGQUIT to a holder is forwarded, the lock released, no process orphaned", "[cli]") {
+  if (!have_zkr()) return;
+  ServerFixture fx;
+  TempDir dir;
+  const std::string pidfile = dir.file("pid");
+  // A long session: a node left behind by a zkr that died would stay far longer than the checks wait.
+  Zkr holder({"lock", "--connect", fx.server.connect_string(), "--session-timeout", "30s", "/cli/quit", "--",
+              "sh", "-c", "echo $$ > \"$1\"; exec sleep 30", "sh", pidfile},
+             dir);
+  REQUIRE(wait_children(fx, "/cli/quit", 1));
+  REQUIRE(eventually([&] { return !slurp(pidfile).empty(); }));
+  const pid_t command = std::stoi(slurp(pidfile));
+  holder.signal(SIGQUIT);
+  CHECK(holder.wait(std::chrono::seconds(10)) == 128 + SIGQUIT);  // forwarded: sleep died of it
+  CHECK(eventually([&] { return fx.children("/cli/quit").empty(); }, std::chrono::seconds(5)));
+  const bool gone = eventually([&] { return ::kill(command, 0) != 0; }, std::chrono::seconds(5));
+  CHECK(gone);
+  if (!gone) ::kill(command, SIGKILL);  // our own grandchild, orphaned by a zkr that died
+}
+
+TEST_CASE("zkr started with SIGHUP ignored (nohup) leaves it ignored, for COMMAND too", "[cli]") {
+  if (!have_zkr()) return;
+  ServerFixture fx;
+  TempDir dir;
+  const std::string marker = dir.file("marker");
+  // COMMAND sends itself SIGHUP: it survives only if it inherited the ignored disposition.
+  Zkr holder(cat(cat({"lock"}, common_args(fx)),
+                 {"/cli/nohup", "--", "sh", "-c",
+                  "sleep 0.5; kill -HUP $$; sleep 0.5; echo survived > \"$1\"", "sh", marker}),
+             dir, {SIGHUP});
+  REQUIRE(wait_children(fx, "/cli/nohup", 1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  holder.signal(SIGHUP);  // ignored by zkr too: not forwarded
+  auto st = holder.wait(std::chrono::seconds(30));
+  INFO(holder.err());
+  CHECK(st == 0);
+  CHECK(slurp(marker) == "survived\n");
+  CHECK(wait_children(fx, "/cli/nohup", 0));
+
+  // And while waiting: a SIGHUP does not cancel the wait.
+  Zkr first(cat(cat({"lock"}, common_args(fx)), {"/cli/nohup", "--", "sleep", "1"}), dir);
+  REQUIRE(wait_children(fx, "/cli/nohup", 1));
+  Zkr waiter(cat(cat({"lock"}, common_args(fx)), {"/cli/nohup", "--", "true"}), dir, {SIGHUP});
+  REQUIRE(wait_children(fx, "/cli/nohup", 2));
+  waiter.signal(SIGHUP);
+  CHECK(first.wait() == 0);
+  CHECK(waiter.wait() == 0);
+
+  // Without nohup, COMMAND starts with the default disposition of every signal, SIGPIPE included (zkr
+  // ignores SIGPIPE itself).
+  auto pipe = run_zkr(
+      cat(cat({"lock"}, common_args(fx)), {"/cli/nohup", "--", "sh", "-c", "kill -PIPE $$; exit 0"}), dir);
+  CHECK(pipe.status == 128 + SIGPIPE);
+}
+
+TEST_CASE("zkr: a terminated COMMAND takes its whole process group along", "[cli]") {
+  if (!have_zkr()) return;
+  ServerFixture fx;
+  TempDir dir;
+  const std::string late = dir.file("late");
+  // A grandchild that would write after the lock went to the next holder.
+  const std::vector<std::string> command{"--", "sh", "-c", "(sleep 2; echo X >> \"$1\") & wait", "sh", late};
+
+  SECTION("the lock is lost") {
+    Zkr holder(cat(cat(cat({"lock"}, common_args(fx)), {"/cli/group"}), command), dir);
+    REQUIRE(wait_children(fx, "/cli/group", 1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    fx.admin->remove("/cli/group/" + fx.children("/cli/group").front());
+    CHECK(holder.wait(std::chrono::seconds(30)) == 76);
+  }
+  SECTION("revocation") {
+    Zkr holder(cat(cat(cat({"lock"}, common_args(fx)), {"--revocable", "/cli/group"}), command), dir);
+    REQUIRE(wait_children(fx, "/cli/group", 1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    auto r = run_zkr(
+        cat(cat({"revoke"}, common_args(fx)), {"/cli/group/" + fx.children("/cli/group").front()}), dir);
+    CHECK(r.status == 0);
+    CHECK(holder.wait(std::chrono::seconds(30)) == 77);
+  }
+  SECTION("a forwarded signal") {
+    Zkr holder(cat(cat(cat({"lock"}, common_args(fx)), {"/cli/group"}), command), dir);
+    REQUIRE(wait_children(fx, "/cli/group", 1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    holder.signal(SIGTERM);
+    CHECK(holder.wait(std::chrono::seconds(30)) == 128 + SIGTERM);
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  CHECK(!fs::exists(late));
+  CHECK(wait_children(fx, "/cli/group", 0));
+}
+
+TEST_CASE("zkr: a second signal while waiting closes at once, even with the server not answering", "[cli]") {
+  if (!have_zkr()) return;
+  ServerFixture fx;
+  TempDir dir;
+  Zkr holder(cat(cat({"lock"}, common_args(fx)), {"/cli/second", "--", "sleep", "60"}), dir);
+  REQUIRE(wait_children(fx, "/cli/second", 1));
+  Zkr waiter({"lock", "--connect", fx.server.connect_string(), "--session-timeout", "30s", "/cli/second",
+              "--", "true"},
+             dir);
+  REQUIRE(wait_children(fx, "/cli/second", 2));
+  fx.server.pause();  // the cancelled acquire's delete gets no answer
+  waiter.signal(SIGTERM);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK(waiter.running());
+  const auto start = std::chrono::steady_clock::now();
+  waiter.signal(SIGTERM);
+  auto st = waiter.wait(std::chrono::seconds(10));
+  const auto took = std::chrono::steady_clock::now() - start;
+  fx.server.resume();
+  INFO(waiter.err());
+  CHECK(st == 128 + SIGTERM);
+  CHECK(took < std::chrono::seconds(8));
+  holder.signal(SIGTERM);
+  CHECK(holder.wait() == 128 + SIGTERM);
+}
+
+TEST_CASE("zkr inspect --json: data that is not valid UTF-8 comes out as valid UTF-8 with U+FFFD", "[cli]") {
+  if (!have_zkr()) return;
+  ServerFixture fx;
+  TempDir dir;
+  const std::string r = "\xef\xbf\xbd";  // U+FFFD
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"a\xff\x80\x80"
+       "b \xed\xa0\x80",
+       "a" + r + r + r + "b " + r + r + r},  // bad lead; surrogate
+      {"\xc0\x80", r + r},                   // overlong 2-byte
+      {"\xe0\x80\xaf", r + r + r},           // overlong 3-byte
+      {"\xf0\x8f\xbf\xbf", r + r + r + r},   // overlong 4-byte
+      {"\xf4\x90\x80\x80", r + r + r + r},   // above U+10FFFF
+      {"x\xe2\x82", "x" + r + r},            // truncated
+      {"\xf0\x9f\x98\x80 ok \xc3\xa9 \xe2\x82\xac \xf4\x8f\xbf\xbf",
+       "\xf0\x9f\x98\x80 ok \xc3\xa9 \xe2\x82\xac \xf4\x8f\xbf\xbf"},
+  };
+  CreateOptions opts;
+  opts.creating_parents = true;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    opts.data = cases[i].first;
+    fx.admin->create("/cli/utf8/n" + std::to_string(i), opts);
+  }
+  auto res = run_zkr(cat(cat({"inspect"}, common_args(fx)), {"/cli/utf8", "--json"}), dir);
+  REQUIRE(res.status == 0);
+  INFO(res.out);
+  boost::json::value doc;
+  REQUIRE_NOTHROW(doc = boost::json::parse(res.out));  // Boost.JSON rejects invalid UTF-8
+  auto nodes = get(get(doc, "queues").as_array().at(0), "nodes").as_array();
+  REQUIRE(nodes.size() == cases.size());
+  for (auto& n : nodes) {
+    const std::string name(get(n, "name").as_string());
+    const std::size_t i = std::stoul(name.substr(1));
+    INFO(name);
+    CHECK(std::string(get(n, "data").as_string()) == cases.at(i).second);
+  }
+}
+
 TEST_CASE("zkr revoke: a --revocable holder terminates COMMAND, releases and exits 77", "[cli]") {
   if (!have_zkr()) return;
   ServerFixture fx;
@@ -583,6 +830,25 @@ TEST_CASE("zkr revoke: a --revocable holder terminates COMMAND, releases and exi
   const std::string script = "trap 'echo TERM >> \"$1\"; kill $! 2>/dev/null; exit 0' TERM; sleep 60 & wait";
 
   CHECK(run_zkr(cat(cat({"revoke"}, common_args(fx)), {"/cli/rev/no-such-node"}), dir).status == 70);
+
+  // Only lock nodes are revoked: not a configuration node, not an ephemeral node of another name, not a
+  // persistent node named like a lock node. Their data stays.
+  CreateOptions config;
+  config.creating_parents = true;
+  config.data = "keep";
+  fx.admin->create("/cli/conf/setting", config);
+  fx.admin->create("/cli/conf/_c_9b1f2c3d-1111-4222-8333-944455566677-lock-0000000001", config);
+  CreateOptions eph = config;
+  eph.mode = CreateMode::ephemeral;
+  fx.admin->create("/cli/conf/not-a-lock", eph);
+  for (const char* node : {"/cli/conf", "/cli/conf/setting", "/cli/conf/not-a-lock",
+                           "/cli/conf/_c_9b1f2c3d-1111-4222-8333-944455566677-lock-0000000001"}) {
+    auto r = run_zkr(cat(cat({"revoke"}, common_args(fx)), {node}), dir);
+    INFO(node << ": " << r.err);
+    CHECK(r.status == 64);
+    CHECK(r.err.find("not a lock node") != std::string::npos);
+    if (std::string(node) != "/cli/conf") CHECK(fx.admin->get_data(node).data == "keep");
+  }
 
   SECTION("revocable") {
     Zkr holder(cat(cat({"lock"}, common_args(fx)),

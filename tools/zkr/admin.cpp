@@ -1,6 +1,7 @@
 #include "admin.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -120,6 +121,30 @@ void classify_leases(std::vector<Row>& rows) {
   }
 }
 
+/// The length of the well-formed UTF-8 sequence starting at `s[i]` (RFC 3629; the Unicode standard's table of
+/// well-formed byte sequences), or 0 when it is malformed: a stray continuation byte, a lead byte C0, C1 or
+/// F5-FF, a missing or bad continuation byte, an overlong form, a surrogate (U+D800-DFFF) or a code point
+/// above U+10FFFF.
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
+  auto at = [&](std::size_t k) -> unsigned {
+    return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0;
+  };
+  auto in = [](unsigned b, unsigned lo, unsigned hi) { return b >= lo && b <= hi; };
+  const unsigned c = at(0);
+  if (c < 0x80) return 1;
+  if (in(c, 0xc2, 0xdf)) return in(at(1), 0x80, 0xbf) ? 2 : 0;
+  if (c == 0xe0) return in(at(1), 0xa0, 0xbf) && in(at(2), 0x80, 0xbf) ? 3 : 0;  // no overlong
+  if (c == 0xed) return in(at(1), 0x80, 0x9f) && in(at(2), 0x80, 0xbf) ? 3 : 0;  // no surrogate
+  if (in(c, 0xe1, 0xef)) return in(at(1), 0x80, 0xbf) && in(at(2), 0x80, 0xbf) ? 3 : 0;
+  if (c == 0xf0) return in(at(1), 0x90, 0xbf) && in(at(2), 0x80, 0xbf) && in(at(3), 0x80, 0xbf) ? 4 : 0;
+  if (in(c, 0xf1, 0xf3))
+    return in(at(1), 0x80, 0xbf) && in(at(2), 0x80, 0xbf) && in(at(3), 0x80, 0xbf) ? 4 : 0;
+  if (c == 0xf4) return in(at(1), 0x80, 0x8f) && in(at(2), 0x80, 0xbf) && in(at(3), 0x80, 0xbf) ? 4 : 0;
+  return 0;
+}
+
+/// A JSON string body. Valid UTF-8 passes through; each byte that does not start a well-formed sequence
+/// becomes U+FFFD (so the output is always valid UTF-8).
 std::string json_escape(std::string_view s) {
   std::string out;
   for (std::size_t i = 0; i < s.size(); ++i) {
@@ -148,12 +173,8 @@ std::string json_escape(std::string_view s) {
         } else if (c < 0x80) {
           out += static_cast<char>(c);
         } else {
-          // Pass valid UTF-8 through; replace each byte of a malformed sequence with U+FFFD.
-          std::size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-          bool ok = len > 0 && i + len <= s.size();
-          for (std::size_t k = 1; ok && k < len; ++k)
-            ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
-          if (ok) {
+          const std::size_t len = utf8_sequence_length(s, i);
+          if (len > 0) {
             out.append(s.substr(i, len));
             i += len - 1;
           } else {
@@ -263,8 +284,7 @@ std::unique_ptr<CuratorFramework> connect(const CommonOptions& common, int& stat
   try {
     client = make_client(common, make_logger(common), std::nullopt);
   } catch (const Error& e) {
-    say_error(e.what());
-    status = status_for(e.code());
+    status = report_start_failure(common, e);
     return nullptr;
   }
   if (!client->block_until_connected(common.connection_timeout)) {
@@ -402,6 +422,34 @@ int inspect(const CommonOptions& common, const std::string& path, LockKind kind,
   return exit_status::ok;
 }
 
+namespace {
+
+/// Whether `name` is a lock node of one of the recipes: Curator's protected name `_c_<uuid>-` followed by
+/// `lock-` (mutex, a semaphore's internal lock), `__READ__` / `__WRIT__` (read-write lock) or `lease-`
+/// (semaphore), and the ten-digit sequence.
+bool is_lock_node_name(std::string_view name) {
+  constexpr std::string_view prefix = "_c_";
+  constexpr std::size_t uuid_size = 36;
+  if (name.size() < prefix.size() + uuid_size + 1 + 10 || name.substr(0, prefix.size()) != prefix)
+    return false;
+  const auto uuid = name.substr(prefix.size(), uuid_size);
+  for (std::size_t k = 0; k < uuid.size(); ++k) {
+    const bool dash = k == 8 || k == 13 || k == 18 || k == 23;
+    if (dash ? uuid[k] != '-' : !std::isxdigit(static_cast<unsigned char>(uuid[k]))) return false;
+  }
+  auto rest = name.substr(prefix.size() + uuid_size);
+  if (rest.front() != '-') return false;
+  rest.remove_prefix(1);
+  const auto sequence = rest.substr(rest.size() - 10);
+  if (!std::all_of(sequence.begin(), sequence.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return false;
+  const auto marker = rest.substr(0, rest.size() - 10);
+  return marker == InterProcessMutex::lock_name || marker == read_lock_name || marker == write_lock_name ||
+         marker == InterProcessSemaphoreV2::lease_base_name;
+}
+
+}  // namespace
+
 int revoke(const CommonOptions& common, const std::string& node_path) {
   if (auto why = path_error(node_path)) {
     say_error("invalid path " + node_path + ": " + *why);
@@ -415,6 +463,13 @@ int revoke(const CommonOptions& common, const std::string& node_path) {
   if (!ec && !stat) {
     say_error(node_path + " does not exist: nothing to revoke");
     return exit_status::error;
+  }
+  // Revoker writes into whatever node it is given: refuse anything but a live lock node (a lock directory or
+  // a configuration node would lose its data).
+  if (!ec && (stat->ephemeral_owner == 0 || !is_lock_node_name(node_name(node_path)))) {
+    say_error(node_path + " is not a lock node (an ephemeral _c_<uuid>-lock-, -__READ__, -__WRIT__ or " +
+              "-lease- node, as `zkr inspect` lists): not revoking it");
+    return exit_status::usage;
   }
   if (!ec) Revoker::attempt_revoke(*client, node_path, ec);
   if (ec) {

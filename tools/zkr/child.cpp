@@ -38,12 +38,32 @@ std::set<int> open_descriptors() {
   return fds;
 }
 
+sigset_t& ignored_signals() {
+  static sigset_t set = [] {
+    sigset_t s;
+    ::sigemptyset(&s);
+    return s;
+  }();
+  return set;
+}
+
 }  // namespace
 
 void record_inherited_descriptors() { inherited() = open_descriptors(); }
 
+void record_signal_dispositions() {
+  ::sigemptyset(&ignored_signals());
+  for (int sig = 1; sig < NSIG; ++sig) {
+    struct sigaction sa {};
+    if (sig == SIGCHLD || ::sigaction(sig, nullptr, &sa) != 0) continue;
+    if (sa.sa_handler == SIG_IGN) ::sigaddset(&ignored_signals(), sig);
+  }
+}
+
+bool ignored_at_start(int sig) { return sig != SIGCHLD && ::sigismember(&ignored_signals(), sig) == 1; }
+
 pid_t spawn_command(const std::vector<std::string>& argv,
-                    const std::vector<std::pair<std::string, std::string>>& extra_env) {
+                    const std::vector<std::pair<std::string, std::string>>& extra_env, bool new_group) {
   if (argv.empty()) return -EINVAL;
 
   // The ZooKeeper C client does not open its socket close-on-exec; keep our descriptors out of COMMAND.
@@ -77,14 +97,24 @@ pid_t spawn_command(const std::vector<std::string>& argv,
 
   posix_spawnattr_t attr;
   ::posix_spawnattr_init(&attr);
+  // Every signal back to its default (zkr's handlers, and the SIG_IGN of SIGPIPE zkr set for itself), except
+  // those ignored when zkr started: `nohup zkr ...` leaves COMMAND immune to SIGHUP too.
   sigset_t defaults;
-  ::sigemptyset(&defaults);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGPIPE}) ::sigaddset(&defaults, sig);
+  ::sigfillset(&defaults);
+  ::sigdelset(&defaults, SIGKILL);
+  ::sigdelset(&defaults, SIGSTOP);
+  for (int sig = 1; sig < NSIG; ++sig)
+    if (ignored_at_start(sig)) ::sigdelset(&defaults, sig);
   sigset_t empty;
   ::sigemptyset(&empty);
   ::posix_spawnattr_setsigdefault(&attr, &defaults);
   ::posix_spawnattr_setsigmask(&attr, &empty);
-  ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  short flags = POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK;
+  if (new_group) {
+    ::posix_spawnattr_setpgroup(&attr, 0);
+    flags |= POSIX_SPAWN_SETPGROUP;
+  }
+  ::posix_spawnattr_setflags(&attr, flags);
 
   // Descriptors above the highest inherited one are all ours: close them in the child whatever happens
   // meanwhile on the client's I/O thread (a reconnect opens a new socket).
@@ -98,6 +128,9 @@ pid_t spawn_command(const std::vector<std::string>& argv,
   ::posix_spawn_file_actions_destroy(&actions);
   ::posix_spawnattr_destroy(&attr);
   if (rc != 0) return -rc;
+  // Also from here, as shells do, so the group exists whichever process runs first (EACCES once the child
+  // has exec'd is expected: it already did it).
+  if (new_group) ::setpgid(pid, pid);
   return pid;
 }
 

@@ -14,12 +14,21 @@ namespace zkr::cli {
 /// as flock does). Call first thing in main().
 void record_inherited_descriptors();
 
+/// Remembers which signals were ignored (SIG_IGN) when zkr started, as `nohup` leaves SIGHUP. Call first
+/// thing in main(), before any handler is installed.
+void record_signal_dispositions();
+
+/// Whether `sig` was ignored when zkr started (never true for SIGCHLD, which zkr needs to reap COMMAND). zkr
+/// installs no handler for such a signal and COMMAND inherits it ignored.
+bool ignored_at_start(int sig);
+
 /// Spawns `argv` (searched in PATH) with the current environment plus `extra_env` (overriding variables of
-/// the same name). Every descriptor zkr opened itself is made close-on-exec first; the child starts with
-/// default dispositions for the signals zkr handles and an empty signal mask. Returns the pid, or -errno when
-/// the spawn failed (ENOENT: not found; EACCES/ENOEXEC...: cannot execute).
+/// the same name). Every descriptor zkr opened itself is made close-on-exec first; the child starts with an
+/// empty signal mask and the default disposition for every signal except those ignored when zkr started.
+/// `new_group`: the child leads a process group of its own (set in the child before exec). Returns the pid,
+/// or -errno when the spawn failed (ENOENT: not found; EACCES/ENOEXEC...: cannot execute).
 pid_t spawn_command(const std::vector<std::string>& argv,
-                    const std::vector<std::pair<std::string, std::string>>& extra_env);
+                    const std::vector<std::pair<std::string, std::string>>& extra_env, bool new_group);
 
 /// The conventional shell status of a waitpid() status: the exit code, or 128+N for death by signal N.
 int shell_status(int wait_status);

@@ -2,6 +2,7 @@
 
 #include <spdlog/sinks/stdout_sinks.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -16,17 +17,21 @@ std::string_view exit_status_help() {
          "  COMMAND's own status   when COMMAND ran (128+N when it was killed by signal N)\n"
          "  0    success (inspect, revoke)\n"
          "  64   usage error (bad option, missing argument)\n"
-         "  69   could not connect to ZooKeeper within --connection-timeout\n"
+         "  69   could not connect to ZooKeeper within --connection-timeout (or no host could be resolved)\n"
          "  70   could not acquire the lock, or another error\n"
          "  75   --timeout passed before the lock was acquired\n"
-         "  76   the lock was lost while COMMAND ran (--on-lost kill): COMMAND was terminated\n"
+         "  76   the lock was lost while COMMAND ran (--on-lost kill): COMMAND was terminated; or it was\n"
+         "       lost before COMMAND could start (any --on-lost): COMMAND did not run\n"
          "  77   revocation was requested while COMMAND ran (--revocable): COMMAND was terminated\n"
          "  126  COMMAND could not be executed\n"
          "  127  COMMAND not found\n"
-         "  128+N  zkr received signal N (SIGINT, SIGTERM, SIGHUP) while waiting for the lock\n";
+         "  128+N  zkr received signal N (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM) "
+         "while\n"
+         "         waiting for the lock or while releasing it\n";
 }
 
-std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
+std::optional<std::chrono::milliseconds> parse_duration(std::string_view text,
+                                                        std::chrono::milliseconds max) {
   std::size_t i = 0;
   std::string number;
   bool dot = false;
@@ -48,7 +53,7 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
   else
     return std::nullopt;
   double ms = std::strtod(number.c_str(), nullptr) * factor;
-  if (!std::isfinite(ms) || ms < 0 || ms > 1e15) return std::nullopt;
+  if (!std::isfinite(ms) || ms < 0 || ms > static_cast<double>(max.count())) return std::nullopt;
   return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(ms)));
 }
 
@@ -66,6 +71,43 @@ std::string format_duration(std::chrono::milliseconds d) {
     std::snprintf(buf, sizeof buf, "%lldh%02lldm", static_cast<long long>(ms / 3'600'000),
                   static_cast<long long>(ms % 3'600'000 / 60'000));
   return buf;
+}
+
+std::optional<std::string> connect_string_error(std::string_view connect) {
+  if (connect.empty()) return "empty";
+  const auto slash = connect.find('/');
+  std::string_view hosts = connect.substr(0, slash);
+  if (slash != std::string_view::npos) {
+    std::string chroot(connect.substr(slash));
+    if (chroot != "/") {
+      if (auto why = path_error(chroot)) return "invalid chroot " + chroot + ": " + *why;
+    }
+  }
+  if (hosts.empty()) return "no host:port";
+  for (;;) {
+    const auto comma = hosts.find(',');
+    const std::string_view one = hosts.substr(0, comma);
+    const auto colon = one.rfind(':');
+    if (colon == std::string_view::npos) return "missing :port in '" + std::string(one) + "'";
+    std::string_view host = one.substr(0, colon);
+    const std::string_view port = one.substr(colon + 1);
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    if (host.empty()) return "missing host in '" + std::string(one) + "'";
+    for (char c : host) {
+      const auto u = static_cast<unsigned char>(c);
+      if (!std::isalnum(u) && c != '.' && c != '-' && c != '_' && c != ':')
+        return "invalid character in host '" + std::string(host) + "'";
+    }
+    if (port.empty() || port.size() > 5 ||
+        !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return "invalid port in '" + std::string(one) + "'";
+    const int p = std::atoi(std::string(port).c_str());
+    if (p < 1 || p > 65535) return "port out of range in '" + std::string(one) + "'";
+    if (comma == std::string_view::npos) break;
+    hosts.remove_prefix(comma + 1);
+    if (hosts.empty()) return "empty host after ','";
+  }
+  return std::nullopt;
 }
 
 std::string default_connect_string() {
@@ -109,6 +151,15 @@ void say(const CommonOptions& o, std::string_view message) {
 
 void say_error(std::string_view message) {
   std::fprintf(stderr, "zkr: %.*s\n", static_cast<int>(message.size()), message.data());
+}
+
+int report_start_failure(const CommonOptions& o, const Error& e) {
+  if (e.code() == errc::invalid_connect_string) {
+    say_error("cannot reach ZooKeeper at " + o.connect + ": no host of the connect string could be resolved");
+    return exit_status::unavailable;
+  }
+  say_error(e.what());
+  return status_for(e.code());
 }
 
 int status_for(const error_code& ec) {

@@ -52,11 +52,23 @@ struct LockOptions {
   bool revocable = false;
 };
 
+/// The largest --timeout and --kill-after: ten years (far from the overflow of a nanosecond clock).
+inline constexpr std::chrono::milliseconds max_wait_duration{std::chrono::hours(24 * 3650)};
+/// The largest --session-timeout and --connection-timeout: INT_MAX ms (the C client takes an int), ~24.8
+/// days.
+inline constexpr std::chrono::milliseconds max_client_duration{2'147'483'647};
+
 /// Parses "500ms", "4s", "1.5s", "2m", "1h" or a bare number of seconds ("10", "0.25"). nullopt when
-/// malformed or negative.
-std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
+/// malformed, negative or above `max`.
+std::optional<std::chrono::milliseconds> parse_duration(std::string_view text,
+                                                        std::chrono::milliseconds max = max_wait_duration);
 /// "1.2s", "350ms", "2m05s": a short human form.
 std::string format_duration(std::chrono::milliseconds d);
+
+/// Why `connect` is not a connect string `host:port[,host:port...][/chroot]`, or nullopt when it is one. Only
+/// the syntax is checked: a host that cannot be resolved is a connection failure (status 69), not a usage
+/// error.
+std::optional<std::string> connect_string_error(std::string_view connect);
 
 /// The default connect string: $ZKR_CONNECT, else "127.0.0.1:2181".
 std::string default_connect_string();
@@ -76,6 +88,11 @@ void say_error(std::string_view message);
 
 /// The exit status for an error of the library (unavailable for a connection timeout, else error).
 int status_for(const error_code& ec);
+
+/// Reports an error of `make_client` and returns its exit status. The connect string's syntax was checked
+/// before (`connect_string_error`), so the client's `invalid_connect_string` there means that no host of it
+/// could be resolved: unavailable (69).
+int report_start_failure(const CommonOptions& o, const Error& e);
 
 /// "0x" + 16 lower-case hex digits.
 std::string hex_session(std::int64_t id);

@@ -7,6 +7,8 @@
 //   zkr inspect [OPTIONS] PATH [--json]
 //   zkr revoke [OPTIONS] NODE_PATH
 
+#include <signal.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstring>
@@ -32,6 +34,7 @@ struct RawOptions {
   std::string kill_after = "10s";
   std::string on_lost = "kill";
   std::string data;
+  bool data_given = false;  ///< --data was given, maybe as "" (empty data, not the default)
   bool revocable = false;
   int leases = 0;
   bool json = false;
@@ -40,14 +43,17 @@ struct RawOptions {
   std::vector<std::string> command;
 };
 
-const CLI::Validator& duration_validator() {
-  static const CLI::Validator v(
-      [](std::string& text) -> std::string {
-        return parse_duration(text) ? std::string()
-                                    : "not a duration (examples: 500ms, 4s, 1.5s, 2m, 1h): " + text;
+/// A DURATION of at most `max` (`max_wait_duration` for -w and --kill-after, `max_client_duration` for the
+/// client's timeouts, which the C client takes as an int of milliseconds).
+CLI::Validator duration_validator(std::chrono::milliseconds max) {
+  return CLI::Validator(
+      [max](std::string& text) -> std::string {
+        if (parse_duration(text, max)) return {};
+        if (parse_duration(text, std::chrono::milliseconds::max()))
+          return "duration too large (at most " + format_duration(max) + "): " + text;
+        return "not a duration (examples: 500ms, 4s, 1.5s, 2m, 1h): " + text;
       },
       "DURATION");
-  return v;
 }
 
 void add_common(CLI::App* cmd, RawOptions& o) {
@@ -59,11 +65,11 @@ void add_common(CLI::App* cmd, RawOptions& o) {
          "--session-timeout", o.session_timeout,
          "ZooKeeper session timeout: how long the lock outlives a zkr that vanished without releasing "
          "(default 30s; the server bounds it)")
-      ->check(duration_validator())
+      ->check(duration_validator(max_client_duration))
       ->option_text("DURATION");
   cmd->add_option("--connection-timeout", o.connection_timeout,
                   "give up (exit 69) when ZooKeeper cannot be reached for this long (default 15s)")
-      ->check(duration_validator())
+      ->check(duration_validator(max_client_duration))
       ->option_text("DURATION");
   auto* quiet = cmd->add_flag("-q,--quiet", o.common.quiet, "no progress line and no messages except errors");
   cmd->add_flag("-v,--verbose", o.common.verbose, "debug log of zkr and of the ZooKeeper client on stderr")
@@ -73,10 +79,12 @@ void add_common(CLI::App* cmd, RawOptions& o) {
 
 void add_lock_options(CLI::App* cmd, RawOptions& o, bool revocable) {
   cmd->add_option("-w,--timeout", o.timeout,
-                  "give up waiting for the lock after DURATION (exit 75); 0 tries once without waiting")
-      ->check(duration_validator())
+                  "give up waiting for the lock after DURATION (exit 75), counted from the connection to "
+                  "ZooKeeper; 0 tries once without waiting")
+      ->check(duration_validator(max_wait_duration))
       ->option_text("DURATION");
-  cmd->add_option("--data", o.data, "data of the lock node (default: this host's IP address, as Curator)")
+  cmd->add_option("--data", o.data,
+                  "data of the lock node (default: this host's IP address, as Curator; \"\" for none)")
       ->option_text("TEXT");
   cmd->add_option("--on-lost", o.on_lost,
                   "when the lock is lost while COMMAND runs (session expired, node deleted): kill = SIGTERM "
@@ -85,7 +93,7 @@ void add_lock_options(CLI::App* cmd, RawOptions& o, bool revocable) {
       ->option_text("kill|ignore");
   cmd->add_option("--kill-after", o.kill_after,
                   "grace period between SIGTERM and SIGKILL when COMMAND is terminated (default 10s)")
-      ->check(duration_validator())
+      ->check(duration_validator(max_wait_duration))
       ->option_text("DURATION");
   if (revocable)
     cmd->add_flag("--revocable", o.revocable,
@@ -115,15 +123,20 @@ std::vector<std::string> split_command(int argc, char** argv, std::vector<const 
 
 bool finish_common(RawOptions& o) {
   if (o.common.connect.empty()) o.common.connect = default_connect_string();
-  o.common.session_timeout = *parse_duration(o.session_timeout);
-  o.common.connection_timeout = *parse_duration(o.connection_timeout);
+  o.common.session_timeout = *parse_duration(o.session_timeout, max_client_duration);
+  o.common.connection_timeout = *parse_duration(o.connection_timeout, max_client_duration);
+  if (auto why = connect_string_error(o.common.connect)) {
+    say_error("invalid connect string " + o.common.connect + ": " + *why +
+              " (expected host:port[,host:port...][/chroot])");
+    return false;
+  }
   return true;
 }
 
 LockOptions lock_options(const RawOptions& o) {
   LockOptions l;
   if (!o.timeout.empty()) l.timeout = parse_duration(o.timeout);
-  if (!o.data.empty()) l.data = o.data;
+  if (o.data_given) l.data = o.data;
   l.on_lost = o.on_lost == "ignore" ? OnLost::ignore : OnLost::kill;
   l.kill_after = *parse_duration(o.kill_after);
   l.revocable = o.revocable;
@@ -134,6 +147,10 @@ LockOptions lock_options(const RawOptions& o) {
 
 int main(int argc, char** argv) {
   record_inherited_descriptors();
+  record_signal_dispositions();
+  // A closed pipe is an error to report, not a reason to die with the lock node left behind. COMMAND gets the
+  // default back (unless SIGPIPE was ignored already when zkr started).
+  if (!ignored_at_start(SIGPIPE)) ::signal(SIGPIPE, SIG_IGN);
 
   RawOptions o;
   CLI::App app{
@@ -204,7 +221,9 @@ int main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? exit_status::ok : exit_status::usage;
   }
-  finish_common(o);
+  if (!finish_common(o)) return exit_status::usage;
+  if (const auto* data = app.get_subcommands().front()->get_option_no_throw("--data"))
+    o.data_given = data->count() > 0;
 
   const bool runs_command =
       lock->parsed() || read_lock->parsed() || write_lock->parsed() || semaphore->parsed() || multi->parsed();

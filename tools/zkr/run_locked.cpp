@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/io_context.hpp>
@@ -28,12 +29,24 @@ std::string signal_name(int sig) {
       return "SIGTERM";
     case SIGHUP:
       return "SIGHUP";
+    case SIGQUIT:
+      return "SIGQUIT";
+    case SIGUSR1:
+      return "SIGUSR1";
+    case SIGUSR2:
+      return "SIGUSR2";
+    case SIGALRM:
+      return "SIGALRM";
     case SIGKILL:
       return "SIGKILL";
     default:
       return "signal " + std::to_string(sig);
   }
 }
+
+/// The signals that cancel the wait, are forwarded to COMMAND while it runs, or end the release early. A
+/// signal ignored when zkr started (nohup) is left ignored.
+constexpr int handled_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
 
 std::string join(const std::vector<std::string>& parts, std::string_view sep) {
   std::string out;
@@ -56,23 +69,27 @@ class Runner {
         spec_(std::move(spec)),
         command_(command),
         logger_(std::move(logger)),
-        signals_(ioc, SIGINT, SIGTERM, SIGHUP),
+        signals_(ioc),
         sigchld_(ioc, SIGCHLD),
         kill_timer_(ioc),
-        status_line_(ioc, client, spec_.status) {}
+        status_line_(ioc, client, spec_.status) {
+    for (int sig : handled_signals)
+      if (!ignored_at_start(sig)) signals_.add(sig);
+  }
 
   ~Runner() { *alive_ = false; }
 
   int run() {
     wait_signal();
     if (!common_.quiet && !common_.verbose && StatusLine::wanted()) status_line_.start();
-    logger_->debug(
-        "acquiring {}{}", spec_.status.description,
-        options_.timeout ? " (timeout " + format_duration(*options_.timeout) + ")" : std::string());
-    spec_.start(options_.timeout, cancel_.slot(),
-                [this, alive = alive_](error_code ec, std::vector<Lease> leases) {
-                  if (*alive) on_acquired(ec, std::move(leases));
-                });
+    // Connect first, within --connection-timeout; only then does the --timeout budget start (`-w 0` on a free
+    // lock succeeds, and an unreachable ZooKeeper is 69 whatever -w says).
+    logger_->debug("connecting to {}", common_.connect);
+    client_.async_block_until_connected(
+        common_.connection_timeout,
+        asio::bind_cancellation_slot(cancel_.slot(), [this, alive = alive_](error_code ec, bool connected) {
+          if (*alive) on_connected(ec, connected);
+        }));
     while (!finished_) {
       if (ioc_.run_one() == 0) {
         say_error("internal error: the event loop ran out of work");
@@ -101,11 +118,17 @@ class Runner {
           status_line_.stop();
           logger_->debug("{} while waiting: cancelling the acquire", signal_name(sig));
           cancel_.emit(asio::cancellation_type::terminal);
+        } else {
+          // A second signal: stop waiting for the cancelled acquire to delete our node (a server that does
+          // not answer can hold that up until the session times out); closing the session deletes it too.
+          say(common_, signal_name(sig) + " again while cancelling: closing the session now");
+          finish(exit_status::signal_base + pending_signal_);
         }
         break;
       case Phase::running:
-        logger_->debug("forwarding {} to COMMAND (pid {})", signal_name(sig), child_);
-        ::kill(child_, sig);
+        logger_->debug("forwarding {} to COMMAND (pid {}{})", signal_name(sig), child_,
+                       own_group_ ? ", its process group" : "");
+        signal_command(sig);
         break;
       case Phase::releasing:
         // A second signal while giving the lock back: stop waiting; closing the session deletes the node.
@@ -113,6 +136,28 @@ class Runner {
         finish(exit_status_ ? exit_status_ : exit_status::signal_base + sig);
         break;
     }
+  }
+
+  void on_connected(error_code ec, bool connected) {
+    if (pending_signal_ != 0) {
+      status_line_.stop();
+      say(common_, "interrupted by " + signal_name(pending_signal_) + " while connecting to ZooKeeper");
+      finish(exit_status::signal_base + pending_signal_);
+      return;
+    }
+    if (ec || !connected) {
+      say_error("could not connect to ZooKeeper at " + common_.connect + " within " +
+                format_duration(common_.connection_timeout));
+      finish(exit_status::unavailable);
+      return;
+    }
+    logger_->debug(
+        "acquiring {}{}", spec_.status.description,
+        options_.timeout ? " (timeout " + format_duration(*options_.timeout) + ")" : std::string());
+    spec_.start(options_.timeout, cancel_.slot(),
+                [this, alive = alive_](error_code ec, std::vector<Lease> leases) {
+                  if (*alive) on_acquired(ec, std::move(leases));
+                });
   }
 
   void on_acquired(error_code ec, std::vector<Lease> leases) {
@@ -166,7 +211,12 @@ class Runner {
     };
     phase_ = Phase::running;
     wait_child();
-    child_ = spawn_command(command_, env);
+    // COMMAND leads a process group of its own, so that a lost lock, a revocation or a forwarded signal
+    // reaches its children too. Not when stdin is a terminal: a process outside the terminal's foreground
+    // group cannot read it (and would stop on SIGTTIN), so COMMAND then stays in zkr's group and only its pid
+    // is signalled.
+    own_group_ = ::isatty(STDIN_FILENO) == 0;
+    child_ = spawn_command(command_, env, own_group_);
     if (child_ < 0) {
       int err = -child_;
       child_ = -1;
@@ -174,7 +224,8 @@ class Runner {
       release_and_finish(err == ENOENT ? exit_status::not_found : exit_status::cannot_execute);
       return;
     }
-    logger_->debug("COMMAND started (pid {})", child_);
+    group_ = own_group_ ? child_ : -1;
+    logger_->debug("COMMAND started (pid {}{})", child_, own_group_ ? ", its own process group" : "");
   }
 
   void wait_child() {
@@ -188,6 +239,9 @@ class Runner {
           kill_timer_.cancel();
           int status = shell_status(st);
           logger_->debug("COMMAND exited with status {}", status);
+          if (forced_status_ && group_ > 0 && ::kill(-group_, SIGKILL) == 0)
+            // Terminated by us: nothing it started may outlive it and work on after the lock is given back.
+            logger_->debug("killed what was left of COMMAND's process group {}", group_);
           release_and_finish(forced_status_ ? forced_status_ : status);
           return;
         }
@@ -243,13 +297,20 @@ class Runner {
 
   void terminate_child() {
     if (child_ <= 0) return;
-    ::kill(child_, SIGTERM);
+    signal_command(SIGTERM);
     kill_timer_.expires_after(options_.kill_after);
     kill_timer_.async_wait([this](error_code ec) {
       if (ec || child_ <= 0) return;
       say_error("COMMAND did not exit within " + format_duration(options_.kill_after) + ": sending SIGKILL");
-      ::kill(child_, SIGKILL);
+      signal_command(SIGKILL);
     });
+  }
+
+  /// COMMAND's process group when it has one, else its pid.
+  void signal_command(int sig) {
+    if (child_ <= 0) return;
+    if (group_ > 0 && ::kill(-group_, sig) == 0) return;
+    ::kill(child_, sig);
   }
 
   void release_and_finish(int status) {
@@ -297,6 +358,8 @@ class Runner {
   Phase phase_ = Phase::waiting;
   int pending_signal_ = 0;
   pid_t child_ = -1;
+  pid_t group_ = -1;  ///< COMMAND's process group (its pid) when own_group_
+  bool own_group_ = false;
   int forced_status_ = 0;
   int exit_status_ = 0;
   bool finished_ = false;
@@ -316,8 +379,7 @@ int run_locked(const CommonOptions& common, const LockOptions& options, const Sp
     client = make_client(common, logger, ioc.get_executor());
     spec = make_spec(*client);
   } catch (const Error& e) {
-    say_error(e.what());
-    return status_for(e.code());
+    return report_start_failure(common, e);
   }
   if (options.revocable && !spec.revocable_kind) {
     say_error("--revocable applies to lock, read-lock, write-lock and multi-lock only");

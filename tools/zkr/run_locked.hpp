@@ -1,7 +1,8 @@
 #pragma once
-// The engine of `zkr lock`, `read-lock`, `write-lock`, `semaphore` and `multi-lock`: acquire asynchronously
-// (cancellable by a signal, bounded by --timeout), run COMMAND while holding, watch the grant while COMMAND
-// runs, release, and turn all of that into one exit status.
+// The engine of `zkr lock`, `read-lock`, `write-lock`, `semaphore` and `multi-lock`: connect (bounded by
+// --connection-timeout), then acquire asynchronously (cancellable by a signal, bounded by --timeout), run
+// COMMAND while holding, watch the grant while COMMAND runs, release, and turn all of that into one exit
+// status.
 
 #include <boost/asio/cancellation_signal.hpp>
 #include <chrono>
