@@ -1341,7 +1341,8 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
       });
   std::function<bool(int)> root_gone;
   if (!parents && under_namespace_root(st->full)) root_gone = [](int rc) { return rc == ZNONODE; };
-  with_retry(ro, in_namespace(std::move(attempt), std::move(root_gone)), [this, st, cb = std::move(cb)](int rc) mutable {
+  auto tried = in_namespace(std::move(attempt), std::move(root_gone));
+  with_retry(ro, std::move(tried), [this, st, cb = std::move(cb)](int rc) mutable {
     if (rc != ZOK) {
       // A try whose outcome is unknown may have made the node: find it by its protected id and delete it.
       // A stop after a failed try counts as unknown (the loop did not get to look). With no try sent (never
@@ -1822,7 +1823,8 @@ void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) {
         return st->ops[i].kind == Op::Kind::create && under_namespace_root(st->full[i]);
     return false;
   };
-  with_retry(ro, in_namespace(std::move(attempt), std::move(root_gone)), [this, st, cb = std::move(cb)](int rc) mutable {
+  auto tried = in_namespace(std::move(attempt), std::move(root_gone));
+  with_retry(ro, std::move(tried), [this, st, cb = std::move(cb)](int rc) mutable {
     for (auto& o : st->out)
       if (!o.path.empty()) o.path = unfix(o.path);
     cb(map_rc(rc), std::move(st->out));

@@ -91,8 +91,9 @@ class InterProcessMutex : public InterProcessLock {
   /// are created with empty data (instead of `set_node_data`'s), and once a hold is granted its node is
   /// watched: when someone calls `Revoker::attempt_revoke` on it, `listener(*this)` runs on the client's
   /// executor (the I/O thread by default: do not block there; holds belong to the threads that acquired
-  /// them, so a `release()` there fails with `errc::not_owner`). Revocation is cooperative: the listener typically tells the owning thread to
-  /// release. As in Curator, revocability is cleared by every release that frees a hold, so call this again
+  /// them, so a `release()` there fails with `errc::not_owner`). Revocation is cooperative: the listener
+  /// typically tells the owning thread to release.
+  /// As in Curator, revocability is cleared by every release that frees a hold, so call this again
   /// before the next acquire. Asynchronous acquires (`async_acquire`) are never revocable. The listener is not
   /// called after this object is destroyed (a destruction waits for a listener call in progress).
   /// Thread-safe.
