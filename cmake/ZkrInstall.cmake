@@ -1,7 +1,9 @@
 # Install rules and the CMake package (find_package(zkrecipes CONFIG)), {fmt}-style:
 #   targets zkrecipes::framework, ::drivers, ::recipes, ::testing and the umbrella zkrecipes::zkrecipes,
-#   headers under ${CMAKE_INSTALL_INCLUDEDIR}/zkr/..., config + version file (SameMajorVersion) and our
-#   FindZooKeeper.cmake under ${CMAKE_INSTALL_LIBDIR}/cmake/zkrecipes.
+#   headers under ${CMAKE_INSTALL_INCLUDEDIR}/zkr/..., config + version file (SameMinorVersion while the
+#   version is 0.x, whose minor versions may break the API) and our FindZooKeeper.cmake under
+#   ${CMAKE_INSTALL_LIBDIR}/cmake/zkrecipes. Shared builds (BUILD_SHARED_LIBS=ON) install versioned libraries
+#   that find each other through $ORIGIN (zkr_set_library_properties).
 #
 # ZooKeeper::zookeeper_st is a PRIVATE dependency of zkr_framework, but a static zkr_framework still carries it
 # as $<LINK_ONLY:ZooKeeper::zookeeper_st> in the exported link interface (and a shared one records it for the
@@ -36,10 +38,16 @@ configure_package_config_file(
   "${PROJECT_SOURCE_DIR}/cmake/zkrecipesConfig.cmake.in"
   "${PROJECT_BINARY_DIR}/zkrecipesConfig.cmake"
   INSTALL_DESTINATION ${ZKR_INSTALL_CMAKEDIR})
+# Before 1.0 a minor version may break the API: find_package(zkrecipes 0.1) must not accept 0.2.
+if(PROJECT_VERSION_MAJOR EQUAL 0)
+  set(_zkr_compatibility SameMinorVersion)
+else()
+  set(_zkr_compatibility SameMajorVersion)
+endif()
 write_basic_package_version_file(
   "${PROJECT_BINARY_DIR}/zkrecipesConfigVersion.cmake"
   VERSION ${PROJECT_VERSION}
-  COMPATIBILITY SameMajorVersion)
+  COMPATIBILITY ${_zkr_compatibility})
 install(FILES
     "${PROJECT_BINARY_DIR}/zkrecipesConfig.cmake"
     "${PROJECT_BINARY_DIR}/zkrecipesConfigVersion.cmake"

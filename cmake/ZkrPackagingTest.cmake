@@ -1,6 +1,11 @@
 # cmake -P script behind the `packaging.consumer` test: installs a zkrecipes build tree into a scratch prefix,
 # then configures, builds and runs the consumer in test_package/ against that prefix only.
 #
+# With ZKR_SHARED_SOURCE_DIR set (the `packaging.consumer_shared` test), it first builds the zkrecipes libraries
+# from that source as shared libraries (unoptimized, no debug information: only the packaging is under test)
+# into ZKR_BUILD_DIR, and checks that each installed library resolves its dependencies by itself (ldd) and that
+# the SONAMEs carry the version.
+#
 # Variables (-D): ZKR_BUILD_DIR, ZKR_CONSUMER_SOURCE_DIR, ZKR_WORK_DIR (wiped first), ZKR_CONFIG (build type of a
 # multi-config build, may be empty), ZKR_GENERATOR, ZKR_CXX_COMPILER, ZKR_CXX_FLAGS (e.g. sanitizer flags, which
 # a consumer of a sanitized build must use too).
@@ -24,6 +29,24 @@ function(zkr_run step)
   endif()
 endfunction()
 
+set(generator_args "")
+if(DEFINED ZKR_GENERATOR AND NOT ZKR_GENERATOR STREQUAL "")
+  set(generator_args -G "${ZKR_GENERATOR}")
+endif()
+set(compiler_args "")
+if(DEFINED ZKR_CXX_COMPILER AND NOT ZKR_CXX_COMPILER STREQUAL "")
+  set(compiler_args "-DCMAKE_CXX_COMPILER=${ZKR_CXX_COMPILER}")
+endif()
+
+if(DEFINED ZKR_SHARED_SOURCE_DIR AND NOT ZKR_SHARED_SOURCE_DIR STREQUAL "")
+  message(STATUS "packaging.consumer: building ${ZKR_SHARED_SOURCE_DIR} as shared libraries in ${ZKR_BUILD_DIR}")
+  zkr_run(shared-configure "${CMAKE_COMMAND}" -S "${ZKR_SHARED_SOURCE_DIR}" -B "${ZKR_BUILD_DIR}" ${generator_args}
+    ${compiler_args} -DBUILD_SHARED_LIBS=ON -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0"
+    -DZKR_BUILD_TESTS=OFF -DZKR_BUILD_TOOLS=OFF -DZKR_BUILD_BENCH=OFF)
+  zkr_run(shared-build "${CMAKE_COMMAND}" --build "${ZKR_BUILD_DIR}" --parallel 2)
+  set(ZKR_CONFIG "")
+endif()
+
 set(config_args "")
 set(build_type "${ZKR_CONFIG}")
 if(build_type STREQUAL "")
@@ -35,13 +58,24 @@ endif()
 message(STATUS "packaging.consumer: installing ${ZKR_BUILD_DIR} into ${prefix}")
 zkr_run(install "${CMAKE_COMMAND}" --install "${ZKR_BUILD_DIR}" --prefix "${prefix}" ${config_args})
 
-set(generator_args "")
-if(DEFINED ZKR_GENERATOR AND NOT ZKR_GENERATOR STREQUAL "")
-  set(generator_args -G "${ZKR_GENERATOR}")
-endif()
-set(compiler_args "")
-if(DEFINED ZKR_CXX_COMPILER AND NOT ZKR_CXX_COMPILER STREQUAL "")
-  set(compiler_args "-DCMAKE_CXX_COMPILER=${ZKR_CXX_COMPILER}")
+if(DEFINED ZKR_SHARED_SOURCE_DIR AND NOT ZKR_SHARED_SOURCE_DIR STREQUAL "")
+  set(build_type Debug)
+  # Each library must find the libraries it needs by itself ($ORIGIN): the consumer's runtime path does not
+  # reach them (DT_RUNPATH is not inherited), and ld.so does not search the prefix.
+  file(GLOB libs "${prefix}/lib*/libzkrecipes_*.so")
+  list(LENGTH libs n_libs)
+  if(NOT n_libs EQUAL 4)
+    message(FATAL_ERROR "packaging.consumer: expected 4 shared libraries in ${prefix}, found: ${libs}")
+  endif()
+  foreach(lib IN LISTS libs)
+    if(NOT EXISTS "${lib}.${ZKR_VERSION_MAJOR_MINOR}")
+      message(FATAL_ERROR "packaging.consumer: ${lib}.${ZKR_VERSION_MAJOR_MINOR} (the SONAME) is not installed")
+    endif()
+    execute_process(COMMAND ldd "${lib}" OUTPUT_VARIABLE ldd_out RESULT_VARIABLE ldd_result)
+    if(NOT ldd_result EQUAL 0 OR ldd_out MATCHES "not found")
+      message(FATAL_ERROR "packaging.consumer: ${lib} does not resolve its dependencies:\n${ldd_out}")
+    endif()
+  endforeach()
 endif()
 
 message(STATUS "packaging.consumer: configuring ${ZKR_CONSUMER_SOURCE_DIR}")

@@ -1,11 +1,15 @@
 // Smoke test of an installed zkrecipes: builds against the exported targets and exercises the parts that
-// need no ZooKeeper server.
+// need no ZooKeeper server, one symbol from each library (framework, drivers, recipes, testing), so a shared
+// build loads all four.
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <vector>
 #include <zkr/framework/paths.hpp>
 #include <zkr/framework/retry.hpp>
+#include <zkr/drivers/lock_driver.hpp>
+#include <zkr/recipes/lease.hpp>
 #include <zkr/testing/testing_server.hpp>
 
 int main() {
@@ -27,6 +31,15 @@ int main() {
   check(sleep.has_value() && sleep->count() >= 100 && sleep->count() < 200,
         "the first retry of ExponentialBackoffRetry(100 ms, 3) sleeps 100..199 ms");
   check(!retry.allow_retry(3, std::chrono::milliseconds{0}).has_value(), "no fourth retry");
+
+  // Sorted by sequence number, as the engine hands them to a driver.
+  const std::vector<std::string> children{"_c_a-lock-0000000000", "_c_b-lock-0000000001"};
+  const auto first = zkr::standard_lock_driver().gets_the_lock(children, "_c_a-lock-0000000000", 1);
+  const auto second = zkr::standard_lock_driver().gets_the_lock(children, "_c_b-lock-0000000001", 1);
+  check(first && first->gets_the_lock, "the lowest sequence number holds the lock (drivers)");
+  check(second && !second->gets_the_lock && second->path_to_watch == "_c_a-lock-0000000000",
+        "the next waiter watches the holder (drivers)");
+  check(zkr::to_string(zkr::LeaseStatus::maybe_lost) == "maybe_lost", "zkrecipes::recipes links");
 
   const auto mntr = zkr::testing::parse_mntr("zk_server_state\tstandalone\n");
   check(mntr.count("zk_server_state") == 1, "zkrecipes::testing links");
