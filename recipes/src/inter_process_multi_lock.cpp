@@ -709,8 +709,16 @@ void MultiLease::release() {
 
 // InterProcessMultiLock ----------------------------------------------------------------------------------------
 
+struct InterProcessMultiLock::AsyncTarget {
+  std::shared_ptr<detail::MultiShared> shared;               // paths form
+  std::vector<InterProcessLock*> locks;                       // locks form
+  std::vector<std::shared_ptr<InterProcessLock>> keep_alive;  // the locks given as shared_ptrs
+};
+
 InterProcessMultiLock::InterProcessMultiLock(CuratorFramework& client, std::vector<std::string> paths)
-    : paths_(std::move(paths)), shared_(detail::make_multi_shared(client.core(), paths_)) {}
+    : paths_(std::move(paths)),
+      shared_(detail::make_multi_shared(client.core(), paths_)),
+      async_target_(std::make_shared<const AsyncTarget>(AsyncTarget{shared_, {}, {}})) {}
 
 InterProcessMultiLock::InterProcessMultiLock(std::vector<std::shared_ptr<InterProcessLock>> locks)
     : owned_(std::move(locks)) {
@@ -719,11 +727,13 @@ InterProcessMultiLock::InterProcessMultiLock(std::vector<std::shared_ptr<InterPr
     if (!l) throw Error(errc::invalid_argument, "multi-lock (null lock)", "");
     locks_.push_back(l.get());
   }
+  async_target_ = std::make_shared<const AsyncTarget>(AsyncTarget{nullptr, locks_, owned_});
 }
 
 InterProcessMultiLock::InterProcessMultiLock(std::vector<std::reference_wrapper<InterProcessLock>> locks) {
   if (locks.empty()) throw Error(errc::invalid_argument, "multi-lock (no locks)", "");
   for (auto& l : locks) locks_.push_back(&l.get());
+  async_target_ = std::make_shared<const AsyncTarget>(AsyncTarget{nullptr, locks_, {}});
 }
 
 InterProcessMultiLock::~InterProcessMultiLock() = default;  // held MultiLeases release themselves
@@ -737,10 +747,134 @@ void InterProcessMultiLock::set_node_data(std::optional<std::string> data) {
 }
 
 std::shared_ptr<detail::Core> InterProcessMultiLock::async_core() const {
-  if (!shared_) throw Error(errc::invalid_argument, "async_acquire (multi-lock over InterProcessLock objects)", "");
-  return shared_->core;
+  auto core = grant_core();
+  if (!core)
+    throw Error(errc::invalid_argument, "async_acquire (a lock of this multi-lock has no asynchronous acquire)", "");
+  return core;
 }
 
+std::shared_ptr<detail::Core> InterProcessMultiLock::grant_core() const {
+  if (shared_) return shared_->core;
+  for (const auto* l : locks_)
+    if (!l->grant_core()) return nullptr;
+  return locks_.front()->grant_core();
+}
+
+void InterProcessMultiLock::start_grant(std::optional<std::chrono::steady_clock::time_point> deadline,
+                                        std::shared_ptr<detail::StopSignal> cancel,
+                                        detail::unique_function<void(error_code, std::vector<Lease>)> done) {
+  start_acquire(async_target_, deadline, std::move(cancel),
+                [done = std::move(done)](error_code ec, MultiLease m) mutable { done(ec, m.take()); });
+}
+
+// The locks form's asynchronous acquire: each lock's `start_grant` in list order, each on its own client's I/O
+// thread with a stop signal of its own (a `StopSignal` belongs to one I/O thread); the operation's own signal
+// (on the first lock's I/O thread) forwards a cancellation to the step in flight. Steps run one at a time, so
+// `mu` only orders a step's start and end against a cancellation.
+struct InterProcessMultiLock::LocksRun {
+  std::shared_ptr<const AsyncTarget> target;
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  detail::unique_function<void(error_code, MultiLease)> done;
+  std::mutex mu;
+  bool cancelled = false;
+  std::shared_ptr<detail::StopSignal> step_stop;  // the step in flight's, requested on step_core's I/O thread
+  std::shared_ptr<detail::Core> step_core;
+  std::vector<Lease> taken;  // in list order
+  std::shared_ptr<detail::CancelState> cancel;  // the operation's; kept alive for its cancellation slot
+};
+
+void InterProcessMultiLock::start_acquire(const std::shared_ptr<const AsyncTarget>& target,
+                                          std::optional<std::chrono::steady_clock::time_point> deadline,
+                                          std::shared_ptr<detail::CancelState> cancel,
+                                          detail::unique_function<void(error_code, MultiLease)> done) {
+  if (target->shared) return detail::multi_acquire(target->shared, deadline, std::move(cancel), std::move(done));
+  auto run = std::make_shared<LocksRun>();
+  run->target = target;
+  run->deadline = deadline;
+  run->done = std::move(done);
+  if (cancel) {
+    if (cancel->requested()) return run->done(boost::asio::error::operation_aborted, {});
+    cancel->on_request([weak = std::weak_ptr<LocksRun>(run)] {
+      if (auto r = weak.lock()) locks_cancel(r);
+    });
+    run->cancel = std::move(cancel);
+  }
+  locks_step(run, 0);
+}
+
+void InterProcessMultiLock::locks_step(const std::shared_ptr<LocksRun>& run, std::size_t i) {
+  const auto& locks = run->target->locks;
+  if (i == locks.size()) {
+    auto leases = std::move(run->taken);
+    run->taken.clear();
+    return run->done({}, MultiLease(std::move(leases)));
+  }
+  auto core = locks[i]->grant_core();
+  if (!core) return locks_roll_back(run, errc::invalid_argument);  // checked at the start; cannot change
+  auto io = core->io_executor();
+  boost::asio::post(io, [run, i, core = std::move(core)]() mutable {
+    auto stop = std::make_shared<detail::StopSignal>();
+    {
+      std::lock_guard lk(run->mu);
+      if (run->cancelled) {
+        run->step_stop = nullptr;
+      } else {
+        run->step_stop = stop;
+        run->step_core = std::move(core);
+      }
+    }
+    if (!run->step_stop) return locks_roll_back(run, boost::asio::error::operation_aborted);
+    run->target->locks[i]->start_grant(
+        run->deadline, std::move(stop),
+        [run, i](error_code ec, std::vector<Lease> leases) mutable { locks_stepped(run, i, ec, std::move(leases)); });
+  });
+}
+
+void InterProcessMultiLock::locks_stepped(const std::shared_ptr<LocksRun>& run, std::size_t i, error_code ec,
+                                          std::vector<Lease> leases) {
+  bool cancelled;
+  {
+    std::lock_guard lk(run->mu);
+    run->step_stop = nullptr;
+    run->step_core = nullptr;
+    cancelled = run->cancelled;
+  }
+  const bool granted = !leases.empty();
+  for (auto& l : leases) run->taken.push_back(std::move(l));
+  if (cancelled) return locks_roll_back(run, boost::asio::error::operation_aborted);
+  if (ec || !granted) return locks_roll_back(run, ec);  // an error, or the deadline passed (no error)
+  locks_step(run, i + 1);
+}
+
+void InterProcessMultiLock::locks_cancel(const std::shared_ptr<LocksRun>& run) {
+  std::shared_ptr<detail::StopSignal> stop;
+  std::shared_ptr<detail::Core> core;
+  {
+    std::lock_guard lk(run->mu);
+    run->cancelled = true;
+    stop = run->step_stop;
+    core = run->step_core;
+  }
+  // The step in flight deletes its own nodes and completes with operation_aborted; a step about to start sees
+  // `cancelled` and does not.
+  if (stop) boost::asio::post(core->io_executor(), [stop] { stop->request(); });
+}
+
+void InterProcessMultiLock::locks_roll_back(const std::shared_ptr<LocksRun>& run, error_code ec) {
+  // The grants taken go back in reverse list order, each release awaited, before the operation completes.
+  while (!run->taken.empty()) {
+    Lease last = std::move(run->taken.back());
+    run->taken.pop_back();
+    if (!last.valid()) continue;
+    try {
+      last.async_release([run, ec](error_code) { locks_roll_back(run, ec); });
+      return;
+    } catch (...) {
+      // an empty handle cannot be released; its Lease destructor has nothing to do either
+    }
+  }
+  run->done(ec, MultiLease());
+}
 bool InterProcessMultiLock::paths_acquire(std::optional<std::chrono::milliseconds> timeout, error_code& ec) {
   const auto me = std::this_thread::get_id();
   {

@@ -168,4 +168,18 @@ const Lease* InterProcessMutex::lease() const {
   return it == holds_.end() ? nullptr : &it->second.lease;
 }
 
+std::shared_ptr<detail::Core> InterProcessMutex::grant_core() const { return engine_->core(); }
+void InterProcessMutex::start_grant(std::optional<std::chrono::steady_clock::time_point> deadline,
+                                    std::shared_ptr<detail::StopSignal> cancel,
+                                    detail::unique_function<void(error_code, std::vector<Lease>)> done) {
+  AcquireOptions o;
+  o.node_data = node_data();
+  o.deadline = deadline;
+  engine_->attempt_lock(std::move(o), std::move(cancel), [done = std::move(done)](error_code ec, Lease l) mutable {
+    std::vector<Lease> v;
+    if (l) v.push_back(std::move(l));
+    done(ec, std::move(v));
+  });
+}
+
 }  // namespace zkr

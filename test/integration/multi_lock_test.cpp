@@ -304,11 +304,112 @@ TEST_CASE("multi: locks of any kind, rolled back in reverse order on failure", "
   CHECK(mutex->is_acquired_in_this_process());
   CHECK(sem->is_acquired_in_this_process());
   CHECK(rw->write_lock().is_owned_by_current_thread());
-  CHECK_THROWS_AS(multi.async_acquire(boost::asio::use_future), Error);  // no async twin for this form
   multi.release();
   CHECK_FALSE(mutex->is_acquired_in_this_process());
   CHECK_FALSE(sem->is_acquired_in_this_process());
   CHECK_FALSE(rw->write_lock().is_acquired_in_this_process());
+}
+
+TEST_CASE("multi: the locks form acquires asynchronously, lock by lock, across clients", "[multi][async]") {
+  ServerFixture fx;
+  auto c1 = fx.client();
+  auto c2 = fx.client();
+  auto c3 = fx.client();
+  auto mutex = std::make_shared<InterProcessMutex>(*c1, "/multi/async/mutex");
+  auto sem = std::make_shared<InterProcessSemaphoreMutex>(*c2, "/multi/async/sem");  // another client
+  auto rw = std::make_shared<InterProcessReadWriteLock>(*c1, "/multi/async/rw");
+  auto inner = std::make_shared<InterProcessMultiLock>(*c1, paths_of("/multi/async/inner", 2));
+  InterProcessMultiLock multi(std::vector<std::shared_ptr<InterProcessLock>>{
+      mutex, sem, std::shared_ptr<InterProcessLock>(rw, &rw->write_lock()), inner});
+
+  MultiLease lease = multi.async_acquire(boost::asio::use_future).get();
+  REQUIRE(lease.valid());
+  REQUIRE(lease.size() == 5);  // one grant per node: mutex, semaphore lease, write lock, the inner lock's two
+  CHECK(node_name(lease.node_paths()[0]) == fx.children("/multi/async/mutex").at(0));
+  CHECK(sem->participant_nodes().size() == 1);
+  CHECK(lease.node_paths()[2].find("__WRIT__") != std::string::npos);
+  CHECK(lease.node_paths()[3].rfind("/multi/async/inner/l0/", 0) == 0);
+  CHECK(lease.node_paths()[4].rfind("/multi/async/inner/l1/", 0) == 0);
+  auto tokens = lease.fencing_tokens();
+  CHECK(std::all_of(tokens.begin(), tokens.end(), [](auto t) { return t > 0; }));
+  // The grants belong to the MultiLease, not to a thread's blocking hold; they exclude everyone else.
+  CHECK_FALSE(mutex->is_acquired_in_this_process());
+  InterProcessMutex other_mutex(*c3, "/multi/async/mutex");
+  InterProcessSemaphoreMutex other_sem(*c3, "/multi/async/sem");
+  InterProcessMultiLock other_inner(*c3, paths_of("/multi/async/inner", 2));
+  CHECK_FALSE(other_mutex.acquire(200ms));
+  CHECK_FALSE(other_sem.acquire(200ms));
+  CHECK_FALSE(other_inner.acquire(200ms));
+
+  lease.async_release(boost::asio::use_future).get();
+  CHECK(fx.children("/multi/async/mutex").empty());
+  CHECK(sem->participant_nodes().empty());
+  CHECK(fx.children("/multi/async/rw").empty());
+  REQUIRE(other_mutex.acquire(10s));
+  other_mutex.release();
+}
+
+TEST_CASE("multi: the locks form's async acquire gives back what it took on timeout and on cancellation",
+          "[multi][async]") {
+  ServerFixture fx;
+  auto c1 = fx.client();
+  auto c2 = fx.client();
+  auto mutex = std::make_shared<InterProcessMutex>(*c1, "/multi/async-undo/mutex");
+  auto sem = std::make_shared<InterProcessSemaphoreMutex>(*c2, "/multi/async-undo/sem");
+  auto rw = std::make_shared<InterProcessReadWriteLock>(*c1, "/multi/async-undo/rw");
+  InterProcessMultiLock multi(std::vector<std::reference_wrapper<InterProcessLock>>{*mutex, *sem, rw->write_lock()});
+  InterProcessReadWriteLock reader(*c2, "/multi/async-undo/rw");
+  reader.read_lock().acquire();
+
+  // Timeout: mutex and semaphore taken, the write lock waits behind the reader; all given back, no error.
+  MultiLease none = multi.async_try_acquire_for(500ms, boost::asio::use_future).get();
+  CHECK_FALSE(none.valid());
+  CHECK(fx.children("/multi/async-undo/mutex").empty());
+  CHECK(sem->participant_nodes().empty());
+  CHECK(fx.children("/multi/async-undo/rw").size() == 1);  // the reader's node only
+
+  // Cancellation while the write lock waits: its node is deleted and the first two are given back before the
+  // operation completes.
+  boost::asio::cancellation_signal sig;
+  auto f = multi.async_acquire(boost::asio::bind_cancellation_slot(sig.slot(), boost::asio::use_future));
+  REQUIRE(eventually([&] { return fx.children("/multi/async-undo/rw").size() == 2; }));
+  CHECK(fx.children("/multi/async-undo/mutex").size() == 1);
+  sig.emit(boost::asio::cancellation_type::terminal);
+  try {
+    f.get();
+    FAIL("the acquire was not cancelled");
+  } catch (const boost::system::system_error& e) {
+    CHECK(e.code() == boost::asio::error::operation_aborted);
+  }
+  CHECK(fx.children("/multi/async-undo/mutex").empty());
+  CHECK(sem->participant_nodes().empty());
+  CHECK(fx.children("/multi/async-undo/rw").size() == 1);
+
+  // Once the reader goes, the same multi-lock is granted asynchronously.
+  reader.read_lock().release();
+  MultiLease lease = multi.async_try_acquire_for(10s, boost::asio::use_future).get();
+  REQUIRE(lease.valid());
+  CHECK(lease.size() == 3);
+}
+
+TEST_CASE("multi: the locks form's async acquire refuses a lock class without an asynchronous acquire",
+          "[multi][async]") {
+  ServerFixture fx;
+  auto c1 = fx.client();
+  std::vector<std::string> log;
+  auto mutex = std::make_shared<InterProcessMutex>(*c1, "/multi/async-fake/mutex");
+  auto fake = std::make_shared<FakeLock>(log, "fake");
+  InterProcessMultiLock multi(std::vector<std::shared_ptr<InterProcessLock>>{mutex, fake});
+  try {
+    (void)multi.async_acquire(boost::asio::use_future);
+    FAIL("accepted");
+  } catch (const Error& e) {
+    CHECK(e.code() == errc::invalid_argument);
+  }
+  CHECK(log.empty());
+  CHECK(fx.children("/multi/async-fake/mutex").empty());
+  REQUIRE(multi.acquire(5s));  // the blocking form still works
+  multi.release();
 }
 
 TEST_CASE("multi: order of acquire and release, and failures (Curator's testSomeReleasesFail/LocksFailToLock)",

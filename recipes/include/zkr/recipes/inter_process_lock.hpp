@@ -4,8 +4,12 @@
 /// so that locks of different kinds can be combined, e.g. by `InterProcessMultiLock`.
 
 #include <chrono>
+#include <memory>
+#include <optional>
+#include <vector>
 
 #include <zkr/framework/error.hpp>
+#include <zkr/recipes/lease.hpp>
 
 namespace zkr {
 
@@ -16,6 +20,10 @@ namespace zkr {
 /// Who owns a hold is the implementation's rule: the thread for `InterProcessMutex` (reentrant), the object for
 /// `InterProcessSemaphoreMutex` (not reentrant). Every member is thread-safe in the implementations of this
 /// library. Errors are as the implementation documents; the throwing forms throw `zkr::Error`.
+///
+/// Every lock of this library can also be acquired asynchronously inside `InterProcessMultiLock`'s locks form,
+/// through two protected hooks (`grant_core`, `start_grant`). A lock class of your own that does not override
+/// them still works in the locks form's blocking API; its asynchronous acquire refuses it.
 class InterProcessLock {
  public:
   virtual ~InterProcessLock() = default;
@@ -33,6 +41,21 @@ class InterProcessLock {
   virtual bool is_acquired_in_this_process() const = 0;
 
  protected:
+  /// The client whose I/O thread runs `start_grant` (null: this lock has no asynchronous acquire).
+  virtual std::shared_ptr<detail::Core> grant_core() const { return nullptr; }
+  /// Starts one asynchronous acquire on `grant_core()`'s I/O thread, as this lock's `async_acquire` does (a
+  /// grant independent of the blocking holds): completes there with the grants taken (one Lease per node; none
+  /// on timeout), or an error. `cancel` belongs to this acquire (that I/O thread); its request deletes what
+  /// the acquire made before it completes with `operation_aborted`.
+  virtual void start_grant(std::optional<std::chrono::steady_clock::time_point> deadline,
+                           std::shared_ptr<detail::StopSignal> cancel,
+                           detail::unique_function<void(error_code, std::vector<Lease>)> done) {
+    (void)deadline;
+    (void)cancel;
+    done(errc::invalid_argument, {});
+  }
+  friend class InterProcessMultiLock;
+
   InterProcessLock() = default;
   InterProcessLock(const InterProcessLock&) = default;
   InterProcessLock& operator=(const InterProcessLock&) = default;

@@ -113,7 +113,7 @@ std::shared_ptr<Core> multi_core(const std::shared_ptr<MultiShared>& s);
 ///   would deadlock on them.
 /// - **Locks** (`InterProcessMultiLock(locks)`): any `InterProcessLock`s (mutexes, read or write locks,
 ///   semaphore mutexes, other multi-locks), acquired one by one through their blocking API; each lock's own
-///   ownership and reentrancy rules apply. No asynchronous twin.
+///   ownership and reentrancy rules apply. The asynchronous twin takes each lock's own asynchronous acquire.
 ///
 /// Semantics (Curator's, with two deliberate differences):
 /// - `acquire` takes the locks in list order; on failure (timeout or error) the ones taken are released in
@@ -180,31 +180,59 @@ class InterProcessMultiLock : public InterProcessLock {
   }
   void unlock() { release(); }
 
-  /// Paths form: acquires asynchronously, `void(error_code, MultiLease)`. Per-operation cancellation (any
-  /// type) deletes every node of the operation and gives back the locks already taken before completing with
-  /// `operation_aborted`. The locks form throws `Error(errc::invalid_argument)`.
+  /// Acquires asynchronously, `void(error_code, MultiLease)`: one grant per node, in list order. The grants
+  /// are independent of the blocking holds (owned by whoever holds the MultiLease, not by a thread).
+  /// Per-operation cancellation (any type) deletes every node of the operation and gives back the locks
+  /// already taken before completing with `operation_aborted`.
+  /// Paths form: the batched algorithm. Locks form: each lock's own asynchronous acquire in list order (a
+  /// mutex, read or write lock: `async_acquire`'s one Lease; a semaphore mutex: its Lease; a multi-lock: its
+  /// leases); on a failure, a timeout or a cancellation, the grants taken are released in reverse order
+  /// before it completes. The locks may belong to different clients; locks given by reference must outlive
+  /// the operation. A lock class of your own (not of this library) in the list: throws
+  /// `Error(errc::invalid_argument)` here.
   template <class Token>
   auto async_acquire(Token&& token) {
     return detail::async_run_cancellable<MultiLease>(
-        async_core(), std::forward<Token>(token), [s = shared_](auto cancel, auto done) mutable {
-          detail::multi_acquire(std::move(s), std::nullopt, std::move(cancel), std::move(done));
+        async_core(), std::forward<Token>(token), [t = async_target_](auto cancel, auto done) mutable {
+          start_acquire(t, std::nullopt, std::move(cancel), std::move(done));
         });
   }
-  /// As `async_acquire`, giving up after `timeout` in all: completes with no error and an empty MultiLease.
+  /// As `async_acquire`, giving up after `timeout` in all (counted from when the operation starts): completes
+  /// with no error and an empty MultiLease, with nothing held or queued.
   template <class Token>
   auto async_try_acquire_for(std::chrono::milliseconds timeout, Token&& token) {
     return detail::async_run_cancellable<MultiLease>(
-        async_core(), std::forward<Token>(token),
-        [s = shared_, deadline = std::chrono::steady_clock::now() + timeout](auto cancel, auto done) mutable {
-          detail::multi_acquire(std::move(s), deadline, std::move(cancel), std::move(done));
+        async_core(), std::forward<Token>(token), [t = async_target_, timeout](auto cancel, auto done) mutable {
+          start_acquire(t, std::chrono::steady_clock::now() + std::max(timeout, std::chrono::milliseconds(0)),
+                        std::move(cancel), std::move(done));
         });
   }
+
+ protected:
+  /// As a lock inside another multi-lock's locks form: this multi-lock's `async_acquire`, its leases.
+  std::shared_ptr<detail::Core> grant_core() const override;
+  void start_grant(std::optional<std::chrono::steady_clock::time_point> deadline,
+                   std::shared_ptr<detail::StopSignal> cancel,
+                   detail::unique_function<void(error_code, std::vector<Lease>)> done) override;
 
  private:
   struct Hold {
     MultiLease lease;
     int count = 0;
   };
+  /// What an asynchronous acquire needs of this object (shared: it outlives the object).
+  struct AsyncTarget;
+  struct LocksRun;
+  static void start_acquire(const std::shared_ptr<const AsyncTarget>& target,
+                            std::optional<std::chrono::steady_clock::time_point> deadline,
+                            std::shared_ptr<detail::CancelState> cancel,
+                            detail::unique_function<void(error_code, MultiLease)> done);
+  /// The locks form's asynchronous acquire, one lock after the other (see docs/multi-lock.md).
+  static void locks_step(const std::shared_ptr<LocksRun>& run, std::size_t i);
+  static void locks_stepped(const std::shared_ptr<LocksRun>& run, std::size_t i, error_code ec,
+                            std::vector<Lease> leases);
+  static void locks_cancel(const std::shared_ptr<LocksRun>& run);
+  static void locks_roll_back(const std::shared_ptr<LocksRun>& run, error_code ec);
   std::shared_ptr<detail::Core> async_core() const;
   bool paths_acquire(std::optional<std::chrono::milliseconds> timeout, error_code& ec);
   bool locks_acquire(std::optional<std::chrono::milliseconds> timeout, error_code& ec);
@@ -217,6 +245,7 @@ class InterProcessMultiLock : public InterProcessLock {
   // locks form
   std::vector<InterProcessLock*> locks_;
   std::vector<std::shared_ptr<InterProcessLock>> owned_;
+  std::shared_ptr<const AsyncTarget> async_target_;
 };
 
 }  // namespace zkr

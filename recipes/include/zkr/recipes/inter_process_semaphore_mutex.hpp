@@ -80,6 +80,13 @@ class InterProcessSemaphoreMutex : public InterProcessLock {
 
   InterProcessSemaphoreV2& semaphore() noexcept { return semaphore_; }
 
+ protected:
+  /// `InterProcessMultiLock`'s asynchronous locks form: this lock's `async_acquire`.
+  std::shared_ptr<detail::Core> grant_core() const override;
+  void start_grant(std::optional<std::chrono::steady_clock::time_point> deadline,
+                   std::shared_ptr<detail::StopSignal> cancel,
+                   detail::unique_function<void(error_code, std::vector<Lease>)> done) override;
+
  private:
   InterProcessSemaphoreV2 semaphore_;
   mutable std::mutex mu_;
