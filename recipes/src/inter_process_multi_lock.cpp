@@ -779,7 +779,8 @@ struct InterProcessMultiLock::LocksRun {
   bool cancelled = false;
   std::shared_ptr<detail::StopSignal> step_stop;  // the step in flight's, requested on step_core's I/O thread
   std::shared_ptr<detail::Core> step_core;
-  std::vector<Lease> taken;  // in list order
+  std::vector<Lease> taken;            // in list order
+  std::vector<std::size_t> taken_from;  // the index of the lock each of `taken` came from
   std::shared_ptr<detail::CancelState> cancel;  // the operation's; kept alive for its cancellation slot
 };
 
@@ -807,6 +808,7 @@ void InterProcessMultiLock::locks_step(const std::shared_ptr<LocksRun>& run, std
   if (i == locks.size()) {
     auto leases = std::move(run->taken);
     run->taken.clear();
+    run->taken_from.clear();
     return run->done({}, MultiLease(std::move(leases)));
   }
   auto core = locks[i]->grant_core();
@@ -840,9 +842,21 @@ void InterProcessMultiLock::locks_stepped(const std::shared_ptr<LocksRun>& run, 
     cancelled = run->cancelled;
   }
   const bool granted = !leases.empty();
-  for (auto& l : leases) run->taken.push_back(std::move(l));
+  for (auto& l : leases) {
+    run->taken.push_back(std::move(l));
+    run->taken_from.push_back(i);
+  }
   if (cancelled) return locks_roll_back(run, boost::asio::error::operation_aborted);
   if (ec || !granted) return locks_roll_back(run, ec);  // an error, or the deadline passed (no error)
+  // A grant of an earlier lock lost while this one was awaited (its session expired, its node was deleted)
+  // holds nothing, and others may hold that lock now. Curator's MultiLock would return it all the same. Give
+  // it back with every later grant (a later lock is never held while an earlier one is awaited) and take the
+  // locks again from there, within the same deadline and cancellation.
+  for (std::size_t k = 0; k < run->taken.size(); ++k) {
+    if (run->taken[k].status() != LeaseStatus::lost) continue;
+    const auto again = run->taken_from[k];
+    return locks_give_back(run, k, [run, again] { locks_step(run, again); });
+  }
   locks_step(run, i + 1);
 }
 
@@ -861,19 +875,27 @@ void InterProcessMultiLock::locks_cancel(const std::shared_ptr<LocksRun>& run) {
 }
 
 void InterProcessMultiLock::locks_roll_back(const std::shared_ptr<LocksRun>& run, error_code ec) {
-  // The grants taken go back in reverse list order, each release awaited, before the operation completes.
-  while (!run->taken.empty()) {
+  locks_give_back(run, 0, [run, ec] { run->done(ec, MultiLease()); });
+}
+
+void InterProcessMultiLock::locks_give_back(const std::shared_ptr<LocksRun>& run, std::size_t from,
+                                            detail::unique_function<void()> then) {
+  // The grants go back in reverse list order, each release awaited, before `then`.
+  while (run->taken.size() > from) {
     Lease last = std::move(run->taken.back());
     run->taken.pop_back();
+    run->taken_from.pop_back();
     if (!last.valid()) continue;
     try {
-      last.async_release([run, ec](error_code) { locks_roll_back(run, ec); });
+      last.async_release([run, from, then = std::move(then)](error_code) mutable {
+        locks_give_back(run, from, std::move(then));
+      });
       return;
     } catch (...) {
       // an empty handle cannot be released; its Lease destructor has nothing to do either
     }
   }
-  run->done(ec, MultiLease());
+  then();
 }
 bool InterProcessMultiLock::paths_acquire(std::optional<std::chrono::milliseconds> timeout, error_code& ec) {
   const auto me = std::this_thread::get_id();

@@ -392,6 +392,41 @@ TEST_CASE("multi: the locks form's async acquire gives back what it took on time
   CHECK(lease.size() == 3);
 }
 
+TEST_CASE("multi: the locks form's async acquire never returns a grant lost while a later lock was awaited",
+          "[multi][async][session]") {
+  // As the paths form's session test above, through the locks form: c1 holds mutex 0 and waits for mutex 1
+  // behind c2; c1's session expires and c2 takes mutex 0. Curator's MultiLock would return the lost grant of
+  // mutex 0 once mutex 1 is free; this one gives mutex 1 back and waits for mutex 0 again.
+  ServerFixture fx;
+  auto c1 = fx.client({.session_timeout = 4s});
+  auto c2 = fx.client();
+  const auto paths = paths_of("/multi/async-expiry", 2);
+  auto m0 = std::make_shared<InterProcessMutex>(*c1, paths[0]);
+  auto m1 = std::make_shared<InterProcessMutex>(*c1, paths[1]);
+  InterProcessMultiLock multi(std::vector<std::shared_ptr<InterProcessLock>>{m0, m1});
+  InterProcessMutex l1(*c2, paths[1]);
+  l1.acquire();
+  auto f = multi.async_acquire(boost::asio::use_future);
+  REQUIRE(eventually([&] { return fx.children(paths[1]).size() == 2; }));
+  REQUIRE(fx.children(paths[0]).size() == 1);
+  c1->inject_session_expiration();
+  InterProcessMutex l0(*c2, paths[0]);
+  REQUIRE(l0.acquire(30s));  // c1's node in mutex 0 went with its session
+  l1.release();
+  CHECK(f.wait_for(5s) == std::future_status::timeout);  // mutex 1 given back, waiting for mutex 0 again
+  CHECK(fx.children(paths[1]).empty());
+  l0.release();
+  REQUIRE(f.wait_for(20s) == std::future_status::ready);
+  MultiLease lease = f.get();
+  REQUIRE(lease.size() == 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    CHECK(lease.leases()[i].status() == LeaseStatus::held);
+    CHECK(lease.leases()[i].session_id() == c1->session_id());
+    CHECK(fx.children(paths[i]) == std::vector<std::string>{node_name(lease.node_paths()[i])});
+  }
+  lease.release();
+}
+
 TEST_CASE("multi: the locks form's async acquire refuses a lock class without an asynchronous acquire",
           "[multi][async]") {
   ServerFixture fx;

@@ -1,6 +1,6 @@
 // zkr_soak: randomized contention with random faults, judged by the independent grant checker.
 //
-//   zkr_soak [--seconds N] [--sessions S] [--threads T] [--locks L] [--seed X]
+//   zkr_soak [--seconds N] [--sessions S] [--threads T] [--locks L] [--seed X] [--mixed]
 //
 // S client sessions with T threads each contend on L InterProcessMutex paths (sessions with an odd index use
 // StandardLockDriver, the others the default PrewatchLockDriver, so both share every queue; each iteration picks
@@ -9,12 +9,22 @@
 // random client. Grants of an expired session count as lost from the moment of the fault (the fence, not the
 // lock, protects a holder that has not noticed yet). At the end every client is closed and no lock node may be
 // left. Prints the checker's totals; exits 0 only with 0 violations and a clean tree.
+//
+// --mixed: each iteration picks one of four ways to take the locks, all on the same paths and so excluding
+// each other: the blocking acquire; the mutex's async_try_acquire_for (sometimes with a timeout of a few
+// milliseconds, so that timed-out attempts delete their nodes under faults too), its lease released, dropped
+// or released asynchronously; the paths-form InterProcessMultiLock over two locks (asynchronous, batched);
+// and the locks-form multi-lock over this session's two mutex objects (asynchronous, lock by lock). Locks
+// are always taken in ascending path order, as a program must to avoid deadlocks.
+
+#include <boost/asio/use_future.hpp>
 
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -34,6 +44,7 @@ struct Options {
   int threads = 2;
   int locks = 2;
   unsigned seed = std::random_device{}();
+  bool mixed = false;
 };
 
 Options parse(int argc, char** argv) {
@@ -52,8 +63,10 @@ Options parse(int argc, char** argv) {
     else if (a == "--threads") o.threads = static_cast<int>(next());
     else if (a == "--locks") o.locks = static_cast<int>(next());
     else if (a == "--seed") o.seed = static_cast<unsigned>(next());
+    else if (a == "--mixed") o.mixed = true;
     else {
-      std::fprintf(stderr, "usage: zkr_soak [--seconds N] [--sessions S] [--threads T] [--locks L] [--seed X]\n");
+      std::fprintf(stderr,
+                   "usage: zkr_soak [--seconds N] [--sessions S] [--threads T] [--locks L] [--seed X] [--mixed]\n");
       std::exit(2);
     }
   }
@@ -72,8 +85,8 @@ ClientOptions soak_client_options() {
 
 int main(int argc, char** argv) {
   const auto opt = parse(argc, argv);
-  std::printf("zkr_soak: %d s, %d sessions x %d threads on %d locks, seed %u\n", opt.seconds, opt.sessions,
-              opt.threads, opt.locks, opt.seed);
+  std::printf("zkr_soak: %d s, %d sessions x %d threads on %d locks, seed %u%s\n", opt.seconds, opt.sessions,
+              opt.threads, opt.locks, opt.seed, opt.mixed ? ", mixed recipes" : "");
   std::fflush(stdout);
 
   zkr::testing::TestingServer server;
@@ -105,39 +118,97 @@ int main(int argc, char** argv) {
       workers.emplace_back([&, s, t] {
         std::mt19937 rng(opt.seed * 31u + static_cast<unsigned>(s * 101 + t));
         const std::string name = "s" + std::to_string(s) + "t" + std::to_string(t);
-        while (!stop) {
-          const auto l = rng() % paths.size();
-          auto& m = *mutexes[s][l];
-          error_code ec;
+        std::string how;  // the way of the current acquire, in the checker's holder names
+        // Records the grants of one acquire with the checker, holds them 0-20 ms with fenced writes, ends them.
+        auto hold = [&](const std::vector<std::pair<std::string, const Lease*>>& grants) {
+          std::vector<std::size_t> ids;
+          for (const auto& [path, lease] : grants) {
+            const auto id = checker.begin(path, name + "/" + how + (lease->status() == LeaseStatus::lost ? "(lost)" : ""),
+                                          GrantChecker::Kind::exclusive, lease->fencing_token());
+            {
+              std::lock_guard lk(side_mu);
+              grant_session[id] = lease->session_id();
+            }
+            if (!checker.fenced_write(path, lease->fencing_token())) ++fence_rejects;
+            ids.push_back(id);
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 21));
+          for (std::size_t i = 0; i < grants.size(); ++i) {
+            const auto& [path, lease] = grants[i];
+            if (lease->status() == LeaseStatus::lost) checker.mark_lost(ids[i]);
+            else if (!checker.fenced_write(path, lease->fencing_token())) ++fence_rejects;
+            checker.end(ids[i]);
+          }
+        };
+        auto timed = [&](auto&& acquire) {
           const auto t0 = std::chrono::steady_clock::now();
-          const bool got = m.acquire(3s, ec);
+          acquire();
           const long took = static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                                   std::chrono::steady_clock::now() - t0)
                                                   .count());
           for (auto cur = longest_ms.load(); took > cur && !longest_ms.compare_exchange_weak(cur, took);) {
           }
-          if (ec) {
+        };
+        while (!stop) {
+          const auto l = rng() % paths.size();
+          auto& m = *mutexes[s][l];
+          const int mode = opt.mixed ? static_cast<int>(rng() % (paths.size() < 2 ? 2 : 4)) : 0;
+          how = mode == 0 ? "blocking" : mode == 1 ? "async" : mode == 2 ? "multi-paths" : "multi-locks";
+          // Two distinct locks in ascending order, for the multi-locks.
+          auto a = rng() % paths.size(), b = rng() % paths.size();
+          if (a == b) b = (a + 1) % paths.size();
+          if (a > b) std::swap(a, b);
+          try {
+            if (mode == 0) {
+              error_code ec;
+              bool got = false;
+              timed([&] { got = m.acquire(3s, ec); });
+              if (ec) throw boost::system::system_error(ec);
+              if (!got) {
+                ++timeouts;
+                continue;
+              }
+              hold({{paths[l], m.lease()}});
+              m.release(ec);
+            } else if (mode == 1) {
+              const auto wait = rng() % 4 == 0 ? std::chrono::milliseconds(rng() % 10) : 3000ms;
+              Lease lease;
+              timed([&] { lease = m.async_try_acquire_for(wait, boost::asio::use_future).get(); });
+              if (!lease) {
+                ++timeouts;
+                continue;
+              }
+              hold({{paths[l], &lease}});
+              error_code ec;
+              switch (rng() % 3) {
+                case 0: lease.release(ec); break;
+                case 1: lease = Lease(); break;  // dropped: the destructor gives it back
+                default: lease.async_release(boost::asio::use_future).get(); break;
+              }
+            } else {
+              std::optional<InterProcessMultiLock> multi;
+              if (mode == 2)
+                multi.emplace(*clients[s], std::vector<std::string>{paths[a], paths[b]});
+              else
+                multi.emplace(std::vector<std::reference_wrapper<InterProcessLock>>{*mutexes[s][a], *mutexes[s][b]});
+              MultiLease grant;
+              timed([&] { grant = multi->async_try_acquire_for(3s, boost::asio::use_future).get(); });
+              if (!grant) {
+                ++timeouts;
+                continue;
+              }
+              std::vector<std::pair<std::string, const Lease*>> grants;
+              const auto& mine = multi->paths().empty() ? std::vector<std::string>{paths[a], paths[b]}
+                                                        : multi->paths();
+              for (std::size_t i = 0; i < grant.size(); ++i) grants.emplace_back(mine.at(i), &grant.leases()[i]);
+              hold(grants);
+              error_code ec;
+              grant.release(ec);
+            }
+          } catch (const std::exception&) {
             ++errors;
             std::this_thread::sleep_for(50ms);
-            continue;
           }
-          if (!got) {
-            ++timeouts;
-            continue;
-          }
-          const auto token = m.fencing_token();
-          const auto* lease = m.lease();
-          const auto id = checker.begin(paths[l], name, GrantChecker::Kind::exclusive, token);
-          {
-            std::lock_guard lk(side_mu);
-            grant_session[id] = lease ? lease->session_id() : 0;
-          }
-          if (!checker.fenced_write(paths[l], token)) ++fence_rejects;
-          std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 21));
-          if (m.lease_status() == LeaseStatus::lost) checker.mark_lost(id);
-          else if (!checker.fenced_write(paths[l], token)) ++fence_rejects;
-          checker.end(id);
-          m.release(ec);
         }
       });
 

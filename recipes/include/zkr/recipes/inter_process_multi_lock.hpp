@@ -187,7 +187,8 @@ class InterProcessMultiLock : public InterProcessLock {
   /// Paths form: the batched algorithm. Locks form: each lock's own asynchronous acquire in list order (a
   /// mutex, read or write lock: `async_acquire`'s one Lease; a semaphore mutex: its Lease; a multi-lock: its
   /// leases); on a failure, a timeout or a cancellation, the grants taken are released in reverse order
-  /// before it completes. The locks may belong to different clients; locks given by reference must outlive
+  /// before it completes. A grant lost while a later lock is awaited (session expiry) is given back with the
+  /// later ones and taken again (Curator would return it). The locks may belong to different clients; locks given by reference must outlive
   /// the operation. A lock class of your own (not of this library) in the list: throws
   /// `Error(errc::invalid_argument)` here.
   template <class Token>
@@ -233,6 +234,8 @@ class InterProcessMultiLock : public InterProcessLock {
                             std::vector<Lease> leases);
   static void locks_cancel(const std::shared_ptr<LocksRun>& run);
   static void locks_roll_back(const std::shared_ptr<LocksRun>& run, error_code ec);
+  static void locks_give_back(const std::shared_ptr<LocksRun>& run, std::size_t from,
+                              detail::unique_function<void()> then);
   std::shared_ptr<detail::Core> async_core() const;
   bool paths_acquire(std::optional<std::chrono::milliseconds> timeout, error_code& ec);
   bool locks_acquire(std::optional<std::chrono::milliseconds> timeout, error_code& ec);
