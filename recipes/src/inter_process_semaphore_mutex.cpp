@@ -57,6 +57,14 @@ std::int64_t InterProcessSemaphoreMutex::fencing_token() const {
   std::lock_guard lk(mu_);
   return lease_.fencing_token();
 }
+LeaseStatus InterProcessSemaphoreMutex::lease_status() const {
+  std::lock_guard lk(mu_);
+  return lease_.valid() ? lease_.status() : LeaseStatus::released;
+}
+const Lease* InterProcessSemaphoreMutex::lease() const {
+  std::lock_guard lk(mu_);
+  return lease_.valid() ? &lease_ : nullptr;
+}
 
 std::shared_ptr<detail::Core> InterProcessSemaphoreMutex::grant_core() const {
   return detail::semaphore_core(semaphore_.shared());

@@ -210,6 +210,25 @@ TEST_CASE("contract: semaphore mutex may be released by any thread and is not re
   CHECK_FALSE(m.is_acquired_in_this_process());
 }
 
+TEST_CASE("contract: a semaphore mutex's blocking hold has a loss signal", "[contract][semaphore]") {
+  ServerFixture fx;
+  auto c = fx.client({.session_timeout = 4s});
+  InterProcessSemaphoreMutex m(*c, "/locks/sem-loss");
+  CHECK(m.lease() == nullptr);
+  CHECK(m.lease_status() == LeaseStatus::released);
+  m.acquire();
+  REQUIRE(m.lease() != nullptr);
+  CHECK(m.lease_status() == LeaseStatus::held);
+  CHECK(m.lease()->fencing_token() == m.fencing_token());
+  CHECK(m.lease()->session_id() == c->session_id());
+  CHECK(m.participant_nodes() == std::vector<std::string>{m.lease()->node_name()});  // names, as Curator
+  c->inject_session_expiration();
+  CHECK(eventually([&] { return m.lease_status() == LeaseStatus::lost; }, 15s));
+  m.release();  // the node went with the session: a quiet delete
+  CHECK(m.lease() == nullptr);
+  CHECK(m.lease_status() == LeaseStatus::released);
+}
+
 TEST_CASE("contract: mutex reentrancy is counted per thread", "[contract][mutex]") {
   ServerFixture fx;
   auto c = fx.client();

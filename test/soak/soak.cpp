@@ -15,7 +15,8 @@
 // milliseconds, so that timed-out attempts delete their nodes under faults too), its lease released, dropped
 // or released asynchronously; the paths-form InterProcessMultiLock over two locks (asynchronous, batched);
 // and the locks-form multi-lock over this session's two mutex objects (asynchronous, lock by lock). Locks
-// are always taken in ascending path order, as a program must to avoid deadlocks.
+// are always taken in ascending path order, as a program must to avoid deadlocks. A fifth way takes one of
+// L semaphore mutexes (their own paths), blocking or asynchronously.
 
 #include <boost/asio/use_future.hpp>
 
@@ -94,8 +95,9 @@ int main(int argc, char** argv) {
   GrantChecker checker;
   std::vector<std::unique_ptr<CuratorFramework>> clients;
   for (int i = 0; i < opt.sessions; ++i) clients.push_back(make_client(connect, soak_client_options()));
-  std::vector<std::string> paths;
+  std::vector<std::string> paths, sem_paths;
   for (int l = 0; l < opt.locks; ++l) paths.push_back("/soak/lock-" + std::to_string(l));
+  for (int l = 0; l < opt.locks && opt.mixed; ++l) sem_paths.push_back("/soak/sem-" + std::to_string(l));
   // One mutex object per (session, lock), shared by that session's threads (holds belong to threads). Odd
   // sessions wait without the pre-watch (the standard driver): both drivers share every queue.
   std::vector<std::vector<std::unique_ptr<InterProcessMutex>>> mutexes(opt.sessions);
@@ -104,6 +106,18 @@ int main(int argc, char** argv) {
     for (auto& p : paths)
       mutexes[s].push_back(s % 2 ? std::make_unique<InterProcessMutex>(*clients[s], p, standard)
                                  : std::make_unique<InterProcessMutex>(*clients[s], p));
+  // --mixed: one semaphore mutex object per (session, semaphore path), shared by that session's threads (a
+  // blocking hold belongs to the object: one thread of the session takes it blocking at a time, guarded here).
+  struct SessionSem {
+    std::unique_ptr<InterProcessSemaphoreMutex> sem;
+    std::mutex blocking;
+  };
+  std::vector<std::vector<std::unique_ptr<SessionSem>>> sems(opt.sessions);
+  for (int s = 0; s < opt.sessions; ++s)
+    for (auto& p : sem_paths) {
+      sems[s].push_back(std::make_unique<SessionSem>());
+      sems[s].back()->sem = std::make_unique<InterProcessSemaphoreMutex>(*clients[s], p);
+    }
 
   std::mutex side_mu;
   std::map<std::size_t, std::int64_t> grant_session;                 // grant id -> session of its node
@@ -152,8 +166,13 @@ int main(int argc, char** argv) {
         while (!stop) {
           const auto l = rng() % paths.size();
           auto& m = *mutexes[s][l];
-          const int mode = opt.mixed ? static_cast<int>(rng() % (paths.size() < 2 ? 2 : 4)) : 0;
-          how = mode == 0 ? "blocking" : mode == 1 ? "async" : mode == 2 ? "multi-paths" : "multi-locks";
+          int mode = 0;
+          if (opt.mixed) {
+            mode = static_cast<int>(rng() % 5);
+            if (paths.size() < 2 && (mode == 2 || mode == 3)) mode = 0;
+          }
+          how = mode == 0 ? "blocking" : mode == 1 ? "async" : mode == 2 ? "multi-paths" : mode == 3 ? "multi-locks"
+                                                                                               : "semaphore";
           // Two distinct locks in ascending order, for the multi-locks.
           auto a = rng() % paths.size(), b = rng() % paths.size();
           if (a == b) b = (a + 1) % paths.size();
@@ -185,6 +204,33 @@ int main(int argc, char** argv) {
                 case 1: lease = Lease(); break;  // dropped: the destructor gives it back
                 default: lease.async_release(boost::asio::use_future).get(); break;
               }
+            } else if (mode == 4) {
+              auto& ss = *sems[s][l];
+              Lease lease;
+              if (rng() % 2 == 0) {
+                timed([&] { lease = ss.sem->async_try_acquire_for(3s, boost::asio::use_future).get(); });
+              } else {
+                // A blocking hold belongs to the object: one thread of the session at a time takes it here.
+                std::lock_guard lk(ss.blocking);
+                error_code ec;
+                bool got = false;
+                timed([&] { got = ss.sem->acquire(3s, ec); });
+                if (ec) throw boost::system::system_error(ec);
+                if (!got) {
+                  ++timeouts;
+                  continue;
+                }
+                hold({{sem_paths[l], ss.sem->lease()}});
+                ss.sem->release(ec);
+                continue;
+              }
+              if (!lease) {
+                ++timeouts;
+                continue;
+              }
+              hold({{sem_paths[l], &lease}});
+              error_code ec;
+              lease.release(ec);
             } else {
               std::optional<InterProcessMultiLock> multi;
               if (mode == 2)
@@ -241,6 +287,7 @@ int main(int argc, char** argv) {
   stop = true;
   for (auto& w : workers) w.join();
   mutexes.clear();
+  sems.clear();
   for (auto& c : clients) c->close();
 
   // Grants whose session was expired by a fault count as lost from the fault on.
@@ -253,7 +300,12 @@ int main(int argc, char** argv) {
   const bool clean = eventually(
       [&] {
         left.clear();
-        for (auto& p : paths) {
+        std::vector<std::string> dirs = paths;
+        for (auto& p : sem_paths) {
+          dirs.push_back(p + "/leases");
+          dirs.push_back(p + "/locks");
+        }
+        for (auto& p : dirs) {
           error_code ec;
           auto kids = fresh->get_children(p, {}, ec);
           for (auto& k : kids) left.push_back(p + "/" + k);

@@ -31,6 +31,11 @@ class InterProcessSemaphoreMutex : public InterProcessLock {
   bool is_acquired_in_this_process() const override;
   /// The current hold's fencing token (0 when not held).
   std::int64_t fencing_token() const;
+  /// The loss signal of the current hold (`LeaseStatus::released` when none), as `InterProcessMutex`'s.
+  LeaseStatus lease_status() const;
+  /// The current hold's lease, for `on_status_change`, `session_id` or `multi_while_held` (nullptr when none).
+  /// Valid until the hold is released; do not use it concurrently with `release()`.
+  const Lease* lease() const;
   std::vector<std::string> participant_nodes() const { return semaphore_.participant_nodes(); }
   /// `void(error_code, std::vector<std::string>)`.
   template <class Token>
