@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include <zkr/framework/error.hpp>
+#include <zkr/recipes/detail/timeout.hpp>
 
 namespace zkr {
 
@@ -16,6 +17,10 @@ namespace zkr {
 /// Who owns a hold is the implementation's rule: the thread for `InterProcessMutex` (reentrant), the object for
 /// `InterProcessSemaphoreMutex` (not reentrant). Every member is thread-safe in the implementations of this
 /// library. Errors are as the implementation documents; the throwing forms throw `zkr::Error`.
+///
+/// Every lock models `Lockable` and `TimedLockable` (`lock`, `try_lock`, `try_lock_for`, `try_lock_until`,
+/// `unlock`), so `std::unique_lock` and `std::scoped_lock` work. The timed forms take any `std::chrono::duration`,
+/// rounded up to whole milliseconds (a negative one is one try without waiting); their `bool` must be used.
 class InterProcessLock {
  public:
   virtual ~InterProcessLock() = default;
@@ -23,16 +28,53 @@ class InterProcessLock {
   /// Blocks until held.
   virtual void acquire() = 0;
   virtual void acquire(error_code& ec) = 0;
-  /// Waits at most `timeout`; false on timeout (not an error), leaving nothing queued behind.
-  virtual bool acquire(std::chrono::milliseconds timeout) = 0;
-  virtual bool acquire(std::chrono::milliseconds timeout, error_code& ec) = 0;
+  /// Waits at most `timeout`; false on timeout (not an error), leaving nothing queued behind. Implemented by
+  /// `timed_acquire` (below).
+  [[nodiscard]] bool acquire(std::chrono::milliseconds timeout) { return timed_acquire(timeout); }
+  [[nodiscard]] bool acquire(std::chrono::milliseconds timeout, error_code& ec) { return timed_acquire(timeout, ec); }
+  /// `acquire(timeout)` for any duration (`acquire(1s)`, `acquire(500us)`, `acquire(1.5s)`).
+  template <class Rep, class Period>
+  [[nodiscard]] bool acquire(std::chrono::duration<Rep, Period> timeout) {
+    return acquire(detail::to_timeout(timeout));
+  }
+  template <class Rep, class Period>
+  [[nodiscard]] bool acquire(std::chrono::duration<Rep, Period> timeout, error_code& ec) {
+    return acquire(detail::to_timeout(timeout), ec);
+  }
+  /// `acquire(timeout)` under the name of the standard's timed waits.
+  template <class Rep, class Period>
+  [[nodiscard]] bool try_acquire_for(std::chrono::duration<Rep, Period> timeout) {
+    return acquire(detail::to_timeout(timeout));
+  }
+  template <class Rep, class Period>
+  [[nodiscard]] bool try_acquire_for(std::chrono::duration<Rep, Period> timeout, error_code& ec) {
+    return acquire(detail::to_timeout(timeout), ec);
+  }
   /// Gives one hold back.
   virtual void release() = 0;
   virtual void release(error_code& ec) = 0;
   /// Some holder in this process holds it (Curator's `isAcquiredInThisProcess`).
   virtual bool is_acquired_in_this_process() const = 0;
 
+  // Lockable / TimedLockable (errors are thrown).
+  void lock() { acquire(); }
+  [[nodiscard]] bool try_lock() { return acquire(std::chrono::milliseconds(0)); }
+  template <class Rep, class Period>
+  [[nodiscard]] bool try_lock_for(std::chrono::duration<Rep, Period> d) {
+    return acquire(detail::to_timeout(d));
+  }
+  template <class Clock, class Duration>
+  [[nodiscard]] bool try_lock_until(std::chrono::time_point<Clock, Duration> t) {
+    return acquire(detail::to_timeout(t - Clock::now()));
+  }
+  void unlock() { release(); }
+
  protected:
+  /// What an implementation provides for the timed `acquire`. Not virtual in the public interface because GCC
+  /// does not warn about the discarded result of a virtual call, so `[[nodiscard]]` there would go unchecked.
+  [[nodiscard]] virtual bool timed_acquire(std::chrono::milliseconds timeout) = 0;
+  [[nodiscard]] virtual bool timed_acquire(std::chrono::milliseconds timeout, error_code& ec) = 0;
+
   InterProcessLock() = default;
   InterProcessLock(const InterProcessLock&) = default;
   InterProcessLock& operator=(const InterProcessLock&) = default;

@@ -124,14 +124,23 @@ class Lease {
   /// waiting would block the thread that completes it, it starts the delete and returns without waiting.
   void release();
   void release(error_code& ec);
+  ///
+  /// The operation owns the grant from the call on (this handle is empty after it): an operation that never
+  /// starts (a lazy token such as `deferred` never launched, an awaitable never awaited) gives the grant back
+  /// when it is destroyed, as the destructor does.
   template <class Token>
   auto async_release(Token&& token) {
     auto core = core_of();
-    auto c = std::exchange(core_, nullptr);
+    auto owned = std::make_shared<Lease>(std::move(*this));
     // As the blocking release, the delete leaves from the initiating thread when it can.
-    auto here = [c](detail::VoidCallback& cb) { return release_here(c, cb); };
-    return detail::async_run_from_caller<>(std::move(core), std::forward<Token>(token), std::move(here),
-                                           [c](auto cb) mutable { release_start(c, std::move(cb)); });
+    auto here = [owned](detail::VoidCallback& cb) {
+      if (!release_here(owned->core_, cb)) return false;
+      owned->core_ = nullptr;  // released: nothing left for the destructor
+      return true;
+    };
+    return detail::async_run_from_caller<>(
+        std::move(core), std::forward<Token>(token), std::move(here),
+        [owned](auto cb) mutable { release_start(std::exchange(owned->core_, nullptr), std::move(cb)); });
   }
 
   /// For recipes: the shared state.
