@@ -38,8 +38,14 @@ class MultiLease;
 /// ZooKeeper's zxids only grow, so a later grant on the same lock always has a larger token: a resource that
 /// remembers the largest token it has seen can reject a late writer that lost its lock without knowing.
 ///
-/// Thread-safety: distinct objects are independent; one object must not be used concurrently, except
-/// `status()`, `fencing_token()` and `node_path()`, which are safe from any thread.
+/// Thread-safety: distinct objects are independent; one object must not be used concurrently. The exception:
+/// the queries `status()`, `fencing_token()`, `session_id()`, `node_path()` and `node_name()` may run on any
+/// threads at once (the client's own threads update the state they read), but not at the same time as a
+/// member that empties or replaces the handle (`release`, `async_release`, move-assignment, destruction).
+///
+/// Asynchronous twins: the errors of the operation go to the handler. The initiating call itself throws only
+/// when the operation cannot start: an empty handle (moved from, or already released through this handle)
+/// throws `Error` with `errc::not_acquired` there.
 class Lease {
  public:
   Lease() noexcept;
