@@ -964,11 +964,11 @@ void InterProcessMultiLock::acquire() {
   acquire(ec);
   throw_if(ec, "acquire", paths_.empty() ? std::string() : paths_.front());
 }
-bool InterProcessMultiLock::acquire(std::chrono::milliseconds timeout, error_code& ec) {
+bool InterProcessMultiLock::timed_acquire(std::chrono::milliseconds timeout, error_code& ec) {
   ec = {};
   return shared_ ? paths_acquire(timeout, ec) : locks_acquire(timeout, ec);
 }
-bool InterProcessMultiLock::acquire(std::chrono::milliseconds timeout) {
+bool InterProcessMultiLock::timed_acquire(std::chrono::milliseconds timeout) {
   error_code ec;
   const bool r = acquire(timeout, ec);
   throw_if(ec, "acquire", paths_.empty() ? std::string() : paths_.front());

@@ -84,10 +84,10 @@ void InterProcessMutex::acquire() {
   acquire(ec);
   throw_if(ec, "acquire", path());
 }
-bool InterProcessMutex::acquire(std::chrono::milliseconds timeout, error_code& ec) {
+bool InterProcessMutex::timed_acquire(std::chrono::milliseconds timeout, error_code& ec) {
   return internal_lock(timeout, ec);
 }
-bool InterProcessMutex::acquire(std::chrono::milliseconds timeout) {
+bool InterProcessMutex::timed_acquire(std::chrono::milliseconds timeout) {
   error_code ec;
   bool r = acquire(timeout, ec);
   throw_if(ec, "acquire", path());

@@ -16,14 +16,14 @@ void InterProcessSemaphoreMutex::acquire() {
   acquire(ec);
   throw_if(ec, "acquire", semaphore_.path());
 }
-bool InterProcessSemaphoreMutex::acquire(std::chrono::milliseconds timeout, error_code& ec) {
+bool InterProcessSemaphoreMutex::timed_acquire(std::chrono::milliseconds timeout, error_code& ec) {
   Lease l = semaphore_.acquire(timeout, ec);
   if (ec || !l) return false;
   std::lock_guard lk(mu_);
   lease_ = std::move(l);
   return true;
 }
-bool InterProcessSemaphoreMutex::acquire(std::chrono::milliseconds timeout) {
+bool InterProcessSemaphoreMutex::timed_acquire(std::chrono::milliseconds timeout) {
   error_code ec;
   bool r = acquire(timeout, ec);
   throw_if(ec, "acquire", semaphore_.path());

@@ -7,6 +7,7 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -567,6 +568,61 @@ TEST_CASE("contract: async_release sends its delete from the initiating thread t
   REQUIRE(released.wait_for(20s) == std::future_status::ready);
   CHECK_NOTHROW(released.get());
   CHECK(state->status == LeaseStatus::released);
+  CHECK(c1->pending_guaranteed_deletes() == 0);
+}
+
+TEST_CASE("contract: an async_release that never starts still gives the grant back", "[contract][release]") {
+  // A lazy token (a deferred operation never launched, an awaitable never awaited) never runs the initiation.
+  // The grant must not be lost with it: until the session ends, everyone queued behind would wait.
+  ServerFixture fx;
+  auto c1 = fx.client();
+  auto c2 = fx.client();
+  const std::string path = "/locks/release-lazy";
+  InterProcessMutex m(*c1, path);
+  InterProcessMutex other(*c2, path);
+  {
+    auto lease = m.async_acquire(boost::asio::use_future).get();
+    REQUIRE(lease.valid());
+    { auto never_launched = lease.async_release(boost::asio::deferred); }
+    CHECK_FALSE(lease.valid());
+  }
+  REQUIRE(other.acquire(10s));
+  other.release();
+  // Through the mutex's forwarder.
+  { auto never_launched = m.async_release(m.async_acquire(boost::asio::use_future).get(), boost::asio::deferred); }
+  REQUIRE(other.acquire(10s));
+  other.release();
+  // An awaitable never awaited.
+  { auto never_awaited = m.async_acquire(boost::asio::use_future).get().async_release(boost::asio::use_awaitable); }
+  REQUIRE(other.acquire(10s));
+  other.release();
+  // A semaphore's lease.
+  InterProcessSemaphoreV2 sem(*c1, path + "-sem", 1);
+  InterProcessSemaphoreV2 other_sem(*c2, path + "-sem", 1);
+  { auto never_launched = sem.acquire().async_release(boost::asio::deferred); }
+  auto second = other_sem.acquire(10s);
+  REQUIRE(second.valid());
+  second.release();
+  CHECK(c1->pending_guaranteed_deletes() == 0);
+}
+
+TEST_CASE("contract: a deferred async_release launched later releases then", "[contract][release]") {
+  ServerFixture fx;
+  auto c1 = fx.client();
+  auto c2 = fx.client();
+  const std::string path = "/locks/release-deferred";
+  InterProcessMutex m(*c1, path);
+  InterProcessMutex other(*c2, path);
+  auto lease = m.async_acquire(boost::asio::use_future).get();
+  REQUIRE(lease.valid());
+  auto op = m.async_release(std::move(lease), boost::asio::deferred);
+  // Not launched yet: the operation owns the grant, which still holds.
+  CHECK_FALSE(other.acquire(200ms));
+  auto released = std::move(op)(boost::asio::use_future);
+  REQUIRE(released.wait_for(20s) == std::future_status::ready);
+  CHECK_NOTHROW(released.get());
+  REQUIRE(other.acquire(10s));
+  other.release();
   CHECK(c1->pending_guaranteed_deletes() == 0);
 }
 

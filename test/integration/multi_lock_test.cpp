@@ -6,6 +6,7 @@
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/deferred.hpp>
 #include <boost/asio/use_future.hpp>
 
 #include <algorithm>
@@ -45,14 +46,16 @@ struct FakeLock : InterProcessLock {
     acquire(ec);
     throw_if(ec, "acquire", name);
   }
-  void acquire(error_code& ec) override { acquire(std::chrono::milliseconds(-1), ec); }
-  bool acquire(std::chrono::milliseconds t) override {
+  void acquire(error_code& ec) override {
+    if (!timed_acquire(std::chrono::milliseconds(-1), ec) && !ec) ec = errc::not_acquired;
+  }
+  bool timed_acquire(std::chrono::milliseconds t) override {
     error_code ec;
-    bool r = acquire(t, ec);
+    bool r = timed_acquire(t, ec);
     throw_if(ec, "acquire", name);
     return r;
   }
-  bool acquire(std::chrono::milliseconds, error_code& ec) override {
+  bool timed_acquire(std::chrono::milliseconds, error_code& ec) override {
     log.push_back("acquire " + name);
     if (throw_acquire) throw std::runtime_error("boom");
     if (fail_acquire) {
@@ -634,6 +637,32 @@ TEST_CASE("multi: async_release sends the transaction of deletes from the initia
   }
   REQUIRE(released.wait_for(20s) == std::future_status::ready);
   CHECK_NOTHROW(released.get());
+  CHECK(h.c1->pending_guaranteed_deletes() == 0);
+}
+
+TEST_CASE("multi: an async_release that never starts still gives the locks back", "[multi][release]") {
+  HeldMulti h("/multi/release-lazy", 3);
+  REQUIRE(h.lease.valid());
+  { auto never_launched = h.lease.async_release(boost::asio::deferred); }
+  CHECK_FALSE(h.lease.valid());
+  auto c2 = h.fx.client();
+  InterProcessMultiLock other(*c2, h.paths);
+  REQUIRE(other.acquire(10s));
+  other.release();
+}
+
+TEST_CASE("multi: a deferred async_release launched later releases then", "[multi][release]") {
+  HeldMulti h("/multi/release-deferred", 3);
+  REQUIRE(h.lease.valid());
+  auto op = h.lease.async_release(boost::asio::deferred);
+  auto c2 = h.fx.client();
+  InterProcessMultiLock other(*c2, h.paths);
+  CHECK_FALSE(other.acquire(200ms));  // not launched yet: still held
+  auto released = std::move(op)(boost::asio::use_future);
+  REQUIRE(released.wait_for(20s) == std::future_status::ready);
+  CHECK_NOTHROW(released.get());
+  REQUIRE(other.acquire(10s));
+  other.release();
   CHECK(h.c1->pending_guaranteed_deletes() == 0);
 }
 

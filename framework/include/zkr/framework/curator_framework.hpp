@@ -110,7 +110,7 @@ class CuratorFramework {
   /// `errc::closed`, pending guaranteed deletes get up to `max_close_wait`. Idempotent; never throws.
   void close() noexcept;
   /// Waits until connected; false on timeout (or when closed, or once the server refused the auth info).
-  bool block_until_connected(std::chrono::milliseconds timeout);
+  [[nodiscard]] bool block_until_connected(std::chrono::milliseconds timeout);
   /// `block_until_connected`, asynchronously: `void(error_code, bool)`. Cancelled, it completes at once with
   /// `operation_aborted` and stops waiting.
   template <class Token>

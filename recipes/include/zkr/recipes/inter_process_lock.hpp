@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <zkr/framework/error.hpp>
+#include <zkr/recipes/detail/timeout.hpp>
 #include <zkr/recipes/lease.hpp>
 
 namespace zkr {
@@ -21,6 +22,10 @@ namespace zkr {
 /// `InterProcessSemaphoreMutex` (not reentrant). Every member is thread-safe in the implementations of this
 /// library. Errors are as the implementation documents; the throwing forms throw `zkr::Error`.
 ///
+/// Every lock models `Lockable` and `TimedLockable` (`lock`, `try_lock`, `try_lock_for`, `try_lock_until`,
+/// `unlock`), so `std::unique_lock` and `std::scoped_lock` work. The timed forms take any `std::chrono::duration`,
+/// rounded up to whole milliseconds (a negative one is one try without waiting); their `bool` must be used.
+///
 /// Every lock of this library can also be acquired asynchronously inside `InterProcessMultiLock`'s locks form,
 /// through two protected hooks (`grant_core`, `start_grant`). A lock class of your own that does not override
 /// them still works in the locks form's blocking API; its asynchronous acquire refuses it.
@@ -31,14 +36,46 @@ class InterProcessLock {
   /// Blocks until held.
   virtual void acquire() = 0;
   virtual void acquire(error_code& ec) = 0;
-  /// Waits at most `timeout`; false on timeout (not an error), leaving nothing queued behind.
-  virtual bool acquire(std::chrono::milliseconds timeout) = 0;
-  virtual bool acquire(std::chrono::milliseconds timeout, error_code& ec) = 0;
+  /// Waits at most `timeout`; false on timeout (not an error), leaving nothing queued behind. Implemented by
+  /// `timed_acquire` (below).
+  [[nodiscard]] bool acquire(std::chrono::milliseconds timeout) { return timed_acquire(timeout); }
+  [[nodiscard]] bool acquire(std::chrono::milliseconds timeout, error_code& ec) { return timed_acquire(timeout, ec); }
+  /// `acquire(timeout)` for any duration (`acquire(1s)`, `acquire(500us)`, `acquire(1.5s)`).
+  template <class Rep, class Period>
+  [[nodiscard]] bool acquire(std::chrono::duration<Rep, Period> timeout) {
+    return acquire(detail::to_timeout(timeout));
+  }
+  template <class Rep, class Period>
+  [[nodiscard]] bool acquire(std::chrono::duration<Rep, Period> timeout, error_code& ec) {
+    return acquire(detail::to_timeout(timeout), ec);
+  }
+  /// `acquire(timeout)` under the name of the standard's timed waits.
+  template <class Rep, class Period>
+  [[nodiscard]] bool try_acquire_for(std::chrono::duration<Rep, Period> timeout) {
+    return acquire(detail::to_timeout(timeout));
+  }
+  template <class Rep, class Period>
+  [[nodiscard]] bool try_acquire_for(std::chrono::duration<Rep, Period> timeout, error_code& ec) {
+    return acquire(detail::to_timeout(timeout), ec);
+  }
   /// Gives one hold back.
   virtual void release() = 0;
   virtual void release(error_code& ec) = 0;
   /// Some holder in this process holds it (Curator's `isAcquiredInThisProcess`).
   virtual bool is_acquired_in_this_process() const = 0;
+
+  // Lockable / TimedLockable (errors are thrown).
+  void lock() { acquire(); }
+  [[nodiscard]] bool try_lock() { return acquire(std::chrono::milliseconds(0)); }
+  template <class Rep, class Period>
+  [[nodiscard]] bool try_lock_for(std::chrono::duration<Rep, Period> d) {
+    return acquire(detail::to_timeout(d));
+  }
+  template <class Clock, class Duration>
+  [[nodiscard]] bool try_lock_until(std::chrono::time_point<Clock, Duration> t) {
+    return acquire(detail::to_timeout(t - Clock::now()));
+  }
+  void unlock() { release(); }
 
  protected:
   /// The client whose I/O thread runs `start_grant` (null: this lock has no asynchronous acquire).
@@ -55,6 +92,11 @@ class InterProcessLock {
     done(errc::invalid_argument, {});
   }
   friend class InterProcessMultiLock;
+
+  /// What an implementation provides for the timed `acquire`. Not virtual in the public interface because GCC
+  /// does not warn about the discarded result of a virtual call, so `[[nodiscard]]` there would go unchecked.
+  [[nodiscard]] virtual bool timed_acquire(std::chrono::milliseconds timeout) = 0;
+  [[nodiscard]] virtual bool timed_acquire(std::chrono::milliseconds timeout, error_code& ec) = 0;
 
   InterProcessLock() = default;
   InterProcessLock(const InterProcessLock&) = default;

@@ -66,16 +66,22 @@ class MultiLease {
   /// client's I/O thread it starts the deletes and returns without waiting, as `Lease::release`.
   void release();
   void release(error_code& ec);
-  /// Asynchronous twin: `void(error_code)`. Throws `Error(errc::not_acquired)` when empty.
+  /// Asynchronous twin: `void(error_code)`. Throws `Error(errc::not_acquired)` when empty. The operation owns
+  /// the grants from the call on (this object is empty after it): one that never starts (a lazy token never
+  /// launched) gives them back when it is destroyed, as the destructor does.
   template <class Token>
   auto async_release(Token&& token) {
     auto core = core_of();
-    auto leases = std::make_shared<std::vector<Lease>>(take());
+    auto owned = std::make_shared<MultiLease>(std::move(*this));
     // As the blocking release, the deletes leave from the initiating thread when they can.
     return detail::async_run_from_caller<>(
         std::move(core), std::forward<Token>(token),
-        [leases](detail::VoidCallback& cb) { return release_here(*leases, cb); },
-        [leases](auto cb) mutable { release_start(std::move(*leases), std::move(cb)); });
+        [owned](detail::VoidCallback& cb) {
+          if (!release_here(owned->leases_, cb)) return false;
+          owned->leases_.clear();  // each Lease sees itself released
+          return true;
+        },
+        [owned](auto cb) mutable { release_start(owned->take(), std::move(cb)); });
   }
 
  private:
@@ -147,10 +153,8 @@ class InterProcessMultiLock : public InterProcessLock {
   void acquire(error_code& ec) override;
   /// Waits at most `timeout` in all; false on timeout, with nothing held or queued. As for the mutex, the
   /// timeout only stops waits: free locks are taken even with a zero timeout.
-  bool acquire(std::chrono::milliseconds timeout) override;
-  bool acquire(std::chrono::milliseconds timeout, error_code& ec) override;
-  bool try_acquire_for(std::chrono::milliseconds timeout) { return acquire(timeout); }
-  bool try_acquire_for(std::chrono::milliseconds timeout, error_code& ec) { return acquire(timeout, ec); }
+  /// Any duration, and `try_acquire_for`, `try_lock_for`, `try_lock_until`: see `InterProcessLock`.
+  using InterProcessLock::acquire;
   /// Releases every lock, in reverse order. Paths form: one level of the calling thread's hold (`errc::not_owner`
   /// when it holds none). Locks form: each lock's `release` (Curator releases all of them, held or not).
   void release() override;
@@ -171,15 +175,6 @@ class InterProcessMultiLock : public InterProcessLock {
   /// Paths form: data of the lock nodes created from now on (nullopt: the client's default data).
   void set_node_data(std::optional<std::string> data);
 
-  // Lockable / TimedLockable
-  void lock() { acquire(); }
-  bool try_lock() { return acquire(std::chrono::milliseconds(0)); }
-  template <class Rep, class Period>
-  bool try_lock_for(std::chrono::duration<Rep, Period> d) {
-    return acquire(std::chrono::ceil<std::chrono::milliseconds>(d));
-  }
-  void unlock() { release(); }
-
   /// Acquires asynchronously, `void(error_code, MultiLease)`: one grant per node, in list order. The grants
   /// are independent of the blocking holds (owned by whoever holds the MultiLease, not by a thread).
   /// Per-operation cancellation (any type) deletes every node of the operation and gives back the locks
@@ -188,9 +183,9 @@ class InterProcessMultiLock : public InterProcessLock {
   /// mutex, read or write lock: `async_acquire`'s one Lease; a semaphore mutex: its Lease; a multi-lock: its
   /// leases); on a failure, a timeout or a cancellation, the grants taken are released in reverse order
   /// before it completes. A grant lost while a later lock is awaited (session expiry) is given back with the
-  /// later ones and taken again (Curator would return it). The locks may belong to different clients; locks given by reference must outlive
-  /// the operation. A lock class of your own (not of this library) in the list: throws
-  /// `Error(errc::invalid_argument)` here.
+  /// later ones and taken again (Curator would return it). The locks may belong to different clients; locks
+  /// given by reference must outlive the operation. A lock class of your own (not of this library) in the
+  /// list: throws `Error(errc::invalid_argument)` here.
   template <class Token>
   auto async_acquire(Token&& token) {
     return detail::async_run_cancellable<MultiLease>(
@@ -198,18 +193,20 @@ class InterProcessMultiLock : public InterProcessLock {
           start_acquire(t, std::nullopt, std::move(cancel), std::move(done));
         });
   }
-  /// As `async_acquire`, giving up after `timeout` in all (counted from when the operation starts): completes
-  /// with no error and an empty MultiLease, with nothing held or queued.
-  template <class Token>
-  auto async_try_acquire_for(std::chrono::milliseconds timeout, Token&& token) {
+  /// As `async_acquire`, giving up after `timeout` in all (any duration, as `try_acquire_for`), counted from
+  /// when the operation starts: completes with no error and an empty MultiLease, with nothing held or queued.
+  template <class Rep, class Period, class Token>
+  auto async_try_acquire_for(std::chrono::duration<Rep, Period> timeout, Token&& token) {
     return detail::async_run_cancellable<MultiLease>(
-        async_core(), std::forward<Token>(token), [t = async_target_, timeout](auto cancel, auto done) mutable {
-          start_acquire(t, std::chrono::steady_clock::now() + std::max(timeout, std::chrono::milliseconds(0)),
-                        std::move(cancel), std::move(done));
+        async_core(), std::forward<Token>(token),
+        [t = async_target_, timeout = detail::to_timeout(timeout)](auto cancel, auto done) mutable {
+          start_acquire(t, detail::deadline_after(timeout), std::move(cancel), std::move(done));
         });
   }
 
  protected:
+  bool timed_acquire(std::chrono::milliseconds timeout) override;
+  bool timed_acquire(std::chrono::milliseconds timeout, error_code& ec) override;
   /// As a lock inside another multi-lock's locks form: this multi-lock's `async_acquire`, its leases.
   std::shared_ptr<detail::Core> grant_core() const override;
   void start_grant(std::optional<std::chrono::steady_clock::time_point> deadline,

@@ -51,11 +51,9 @@ class InterProcessMutex : public InterProcessLock {
   /// session lost beyond the retry policy...).
   void acquire() override;
   void acquire(error_code& ec) override;
-  /// Waits at most `timeout`; false on timeout, leaving no node behind (Curator's `acquire(time, unit)`).
-  bool acquire(std::chrono::milliseconds timeout) override;
-  bool acquire(std::chrono::milliseconds timeout, error_code& ec) override;
-  bool try_acquire_for(std::chrono::milliseconds timeout) { return acquire(timeout); }
-  bool try_acquire_for(std::chrono::milliseconds timeout, error_code& ec) { return acquire(timeout, ec); }
+  /// Waits at most `timeout`; false on timeout, leaving no node behind (Curator's `acquire(time, unit)`). Any
+  /// duration, and `try_acquire_for`, `try_lock_for`, `try_lock_until`: see `InterProcessLock`.
+  using InterProcessLock::acquire;
 
   /// Releases one level of the calling thread's hold. Errors: `errc::not_owner` when the calling thread does
   /// not hold it (Curator's IllegalMonitorStateException). The hold is forgotten even when the delete fails
@@ -99,36 +97,22 @@ class InterProcessMutex : public InterProcessLock {
   /// Thread-safe.
   void make_revocable(std::function<void(InterProcessMutex&)> listener);
 
-  // Lockable / TimedLockable
-  void lock() { acquire(); }
-  bool try_lock() { return acquire(std::chrono::milliseconds(0)); }
-  template <class Rep, class Period>
-  bool try_lock_for(std::chrono::duration<Rep, Period> d) {
-    return acquire(std::chrono::ceil<std::chrono::milliseconds>(d));
-  }
-  template <class Clock, class Duration>
-  bool try_lock_until(std::chrono::time_point<Clock, Duration> t) {
-    auto d = std::chrono::ceil<std::chrono::milliseconds>(t - Clock::now());
-    return acquire(std::max(d, std::chrono::milliseconds(0)));
-  }
-  void unlock() { release(); }
-
   /// Acquires asynchronously: `void(error_code, Lease)`. Per-operation cancellation (any type) deletes the
   /// node before completing with `operation_aborted`.
   template <class Token>
   auto async_acquire(Token&& token) {
     return async_acquire(std::function<void(const std::string&)>(), std::forward<Token>(token));
   }
-  /// As `async_acquire`, giving up after `timeout`: completes with no error and an empty Lease on timeout.
-  template <class Token>
-  auto async_try_acquire_for(std::chrono::milliseconds timeout, Token&& token) {
+  /// As `async_acquire`, giving up after `timeout` (any duration, as `try_acquire_for`), counted from when the
+  /// operation starts (a deferred one: when launched): completes with no error and an empty Lease on timeout.
+  template <class Rep, class Period, class Token>
+  auto async_try_acquire_for(std::chrono::duration<Rep, Period> timeout, Token&& token) {
     return detail::async_run_cancellable<Lease>(
         engine_->core(), std::forward<Token>(token),
-        [e = engine_, data = node_data(), deadline = std::chrono::steady_clock::now() + timeout](
-            auto cancel, auto done) mutable {
+        [e = engine_, data = node_data(), timeout = detail::to_timeout(timeout)](auto cancel, auto done) mutable {
           AcquireOptions o;
           o.node_data = std::move(data);
-          o.deadline = deadline;
+          o.deadline = detail::deadline_after(timeout);
           e->attempt_lock(std::move(o), std::move(cancel), std::move(done));
         });
   }
@@ -155,6 +139,8 @@ class InterProcessMutex : public InterProcessLock {
   const std::shared_ptr<LockInternals>& internals() const noexcept { return engine_; }
 
  protected:
+  bool timed_acquire(std::chrono::milliseconds timeout) override;
+  bool timed_acquire(std::chrono::milliseconds timeout, error_code& ec) override;
   InterProcessMutex(CuratorFramework& client, std::string path, std::string lock_name,
                     std::shared_ptr<const LockDriver> driver);
   /// Hook for subclasses (the read lock): the options of the next acquire of the calling thread.

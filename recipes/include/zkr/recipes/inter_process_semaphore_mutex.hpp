@@ -18,10 +18,9 @@ class InterProcessSemaphoreMutex : public InterProcessLock {
 
   void acquire() override;
   void acquire(error_code& ec) override;
-  /// False on timeout, leaving no node behind.
-  bool acquire(std::chrono::milliseconds timeout) override;
-  bool acquire(std::chrono::milliseconds timeout, error_code& ec) override;
-  bool try_acquire_for(std::chrono::milliseconds timeout) { return acquire(timeout); }
+  /// False on timeout, leaving no node behind. Any duration, and `try_acquire_for`, `try_lock_for`,
+  /// `try_lock_until`: see `InterProcessLock`.
+  using InterProcessLock::acquire;
 
   /// Errors: `errc::not_acquired` when not held (Curator's IllegalStateException "Not acquired"). On the
   /// client's I/O thread it starts the delete and returns without waiting (`Lease::release`).
@@ -43,49 +42,24 @@ class InterProcessSemaphoreMutex : public InterProcessLock {
     return semaphore_.async_participant_nodes(std::forward<Token>(token));
   }
 
-  void lock() { acquire(); }
-  bool try_lock() { return acquire(std::chrono::milliseconds(0)); }
-  template <class Rep, class Period>
-  bool try_lock_for(std::chrono::duration<Rep, Period> d) {
-    return acquire(std::chrono::ceil<std::chrono::milliseconds>(d));
-  }
-  template <class Clock, class Duration>
-  bool try_lock_until(std::chrono::time_point<Clock, Duration> t) {
-    auto d = std::chrono::ceil<std::chrono::milliseconds>(t - Clock::now());
-    return acquire(std::max(d, std::chrono::milliseconds(0)));
-  }
-  void unlock() { release(); }
-
-  /// `void(error_code, Lease)`: a lease independent of this object's blocking hold; cancellation deletes
-  /// the operation's nodes before completing with operation_aborted.
+  /// `void(error_code, Lease)`: a lease independent of this object's blocking hold (the semaphore's
+  /// `async_acquire`); cancellation deletes the operation's nodes before completing with operation_aborted.
   template <class Token>
   auto async_acquire(Token&& token) {
-    return detail::async_run_cancellable<Lease>(
-        detail::semaphore_core(semaphore_.shared()), std::forward<Token>(token),
-        [s = semaphore_.shared()](auto cancel, auto done) mutable {
-          detail::semaphore_acquire(s, 1, std::nullopt, std::move(cancel),
-                                    [done = std::move(done)](error_code ec, std::vector<Lease> v) mutable {
-                                      done(ec, v.empty() ? Lease() : std::move(v.front()));
-                                    });
-        });
+    return semaphore_.async_acquire(std::forward<Token>(token));
   }
-  /// As `async_acquire`, giving up after `timeout` (no error and an empty Lease on timeout).
-  template <class Token>
-  auto async_try_acquire_for(std::chrono::milliseconds timeout, Token&& token) {
-    return detail::async_run_cancellable<Lease>(
-        detail::semaphore_core(semaphore_.shared()), std::forward<Token>(token),
-        [s = semaphore_.shared(), deadline = std::chrono::steady_clock::now() + timeout](auto cancel,
-                                                                                         auto done) mutable {
-          detail::semaphore_acquire(s, 1, deadline, std::move(cancel),
-                                    [done = std::move(done)](error_code ec, std::vector<Lease> v) mutable {
-                                      done(ec, v.empty() ? Lease() : std::move(v.front()));
-                                    });
-        });
+  /// As `async_acquire`, giving up after `timeout` (any duration), counted from when the operation starts: no
+  /// error and an empty Lease on timeout.
+  template <class Rep, class Period, class Token>
+  auto async_try_acquire_for(std::chrono::duration<Rep, Period> timeout, Token&& token) {
+    return semaphore_.async_try_acquire_for(timeout, std::forward<Token>(token));
   }
 
   InterProcessSemaphoreV2& semaphore() noexcept { return semaphore_; }
 
  protected:
+  bool timed_acquire(std::chrono::milliseconds timeout) override;
+  bool timed_acquire(std::chrono::milliseconds timeout, error_code& ec) override;
   /// `InterProcessMultiLock`'s asynchronous locks form: this lock's `async_acquire`.
   std::shared_ptr<detail::Core> grant_core() const override;
   void start_grant(std::optional<std::chrono::steady_clock::time_point> deadline,

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <zkr/recipes/detail/timeout.hpp>
 #include <zkr/recipes/lock_internals.hpp>
 
 namespace zkr {
@@ -39,17 +40,35 @@ class InterProcessSemaphoreV2 {
   InterProcessSemaphoreV2(CuratorFramework& client, std::string path, int max_leases);
 
   /// One lease, blocking.
-  Lease acquire();
-  Lease acquire(error_code& ec);
+  [[nodiscard]] Lease acquire();
+  [[nodiscard]] Lease acquire(error_code& ec);
   /// `qty` leases, all or none (`invalid_argument` when qty < 1).
-  std::vector<Lease> acquire(int qty);
-  std::vector<Lease> acquire(int qty, error_code& ec);
+  [[nodiscard]] std::vector<Lease> acquire(int qty);
+  [[nodiscard]] std::vector<Lease> acquire(int qty, error_code& ec);
   /// One lease within `timeout`; an empty Lease on timeout (Curator returns null).
-  Lease acquire(std::chrono::milliseconds timeout);
-  Lease acquire(std::chrono::milliseconds timeout, error_code& ec);
+  [[nodiscard]] Lease acquire(std::chrono::milliseconds timeout);
+  [[nodiscard]] Lease acquire(std::chrono::milliseconds timeout, error_code& ec);
   /// `qty` leases within `timeout`, all or none: empty on timeout.
-  std::vector<Lease> acquire(int qty, std::chrono::milliseconds timeout);
-  std::vector<Lease> acquire(int qty, std::chrono::milliseconds timeout, error_code& ec);
+  [[nodiscard]] std::vector<Lease> acquire(int qty, std::chrono::milliseconds timeout);
+  [[nodiscard]] std::vector<Lease> acquire(int qty, std::chrono::milliseconds timeout, error_code& ec);
+  /// The timed forms for any duration, rounded up to whole milliseconds (a negative one is one try without
+  /// waiting): `acquire(1s)`, `acquire(2, 500us)`.
+  template <class Rep, class Period>
+  [[nodiscard]] Lease acquire(std::chrono::duration<Rep, Period> timeout) {
+    return acquire(detail::to_timeout(timeout));
+  }
+  template <class Rep, class Period>
+  [[nodiscard]] Lease acquire(std::chrono::duration<Rep, Period> timeout, error_code& ec) {
+    return acquire(detail::to_timeout(timeout), ec);
+  }
+  template <class Rep, class Period>
+  [[nodiscard]] std::vector<Lease> acquire(int qty, std::chrono::duration<Rep, Period> timeout) {
+    return acquire(qty, detail::to_timeout(timeout));
+  }
+  template <class Rep, class Period>
+  [[nodiscard]] std::vector<Lease> acquire(int qty, std::chrono::duration<Rep, Period> timeout, error_code& ec) {
+    return acquire(qty, detail::to_timeout(timeout), ec);
+  }
 
   /// Returns one lease, quietly (errors are logged and left to the guaranteed delete).
   void return_lease(Lease lease) noexcept;
@@ -69,24 +88,29 @@ class InterProcessSemaphoreV2 {
   /// Data of the lease nodes created from now on.
   void set_node_data(std::optional<std::string> data);
 
-  /// `void(error_code, std::vector<Lease>)`; cancellation deletes this operation's nodes and returns leases
-  /// already taken before completing with operation_aborted.
+  /// One lease, asynchronously (the twin of `acquire()`): `void(error_code, Lease)`; cancellation deletes this
+  /// operation's nodes before completing with operation_aborted.
+  template <boost::asio::completion_token_for<void(error_code, Lease)> Token>
+  auto async_acquire(Token&& token) {
+    return async_acquire_one(std::nullopt, std::forward<Token>(token));
+  }
+  /// As `async_acquire(token)`, giving up after `timeout` (any duration), counted from when the operation
+  /// starts: completes with no error and an empty Lease on timeout.
+  template <class Rep, class Period, boost::asio::completion_token_for<void(error_code, Lease)> Token>
+  auto async_try_acquire_for(std::chrono::duration<Rep, Period> timeout, Token&& token) {
+    return async_acquire_one(detail::to_timeout(timeout), std::forward<Token>(token));
+  }
+  /// `qty` leases: `void(error_code, std::vector<Lease>)`; cancellation deletes this operation's nodes and
+  /// returns leases already taken before completing with operation_aborted.
   template <class Token>
   auto async_acquire(int qty, Token&& token) {
-    return detail::async_run_cancellable<std::vector<Lease>>(
-        detail::semaphore_core(shared_), std::forward<Token>(token),
-        [s = shared_, qty](auto cancel, auto done) mutable {
-          detail::semaphore_acquire(s, qty, std::nullopt, std::move(cancel), std::move(done));
-        });
+    return async_acquire_many(qty, std::nullopt, std::forward<Token>(token));
   }
-  /// As `async_acquire`, giving up after `timeout`: completes with no error and no leases on timeout.
-  template <class Token>
-  auto async_try_acquire_for(int qty, std::chrono::milliseconds timeout, Token&& token) {
-    return detail::async_run_cancellable<std::vector<Lease>>(
-        detail::semaphore_core(shared_), std::forward<Token>(token),
-        [s = shared_, qty, deadline = std::chrono::steady_clock::now() + timeout](auto cancel, auto done) mutable {
-          detail::semaphore_acquire(s, qty, deadline, std::move(cancel), std::move(done));
-        });
+  /// As `async_acquire(qty, token)`, giving up after `timeout` (any duration), counted from when the operation
+  /// starts: completes with no error and no leases on timeout.
+  template <class Rep, class Period, class Token>
+  auto async_try_acquire_for(int qty, std::chrono::duration<Rep, Period> timeout, Token&& token) {
+    return async_acquire_many(qty, detail::to_timeout(timeout), std::forward<Token>(token));
   }
 
   int max_leases() const noexcept;
@@ -96,6 +120,26 @@ class InterProcessSemaphoreV2 {
 
  private:
   std::vector<Lease> acquire_impl(int qty, std::optional<std::chrono::milliseconds> timeout, error_code& ec);
+  /// The asynchronous acquires; the deadline is computed when the operation starts.
+  template <class Token>
+  auto async_acquire_many(int qty, std::optional<std::chrono::milliseconds> timeout, Token&& token) {
+    return detail::async_run_cancellable<std::vector<Lease>>(
+        detail::semaphore_core(shared_), std::forward<Token>(token),
+        [s = shared_, qty, timeout](auto cancel, auto done) mutable {
+          detail::semaphore_acquire(s, qty, detail::deadline_after(timeout), std::move(cancel), std::move(done));
+        });
+  }
+  template <class Token>
+  auto async_acquire_one(std::optional<std::chrono::milliseconds> timeout, Token&& token) {
+    return detail::async_run_cancellable<Lease>(
+        detail::semaphore_core(shared_), std::forward<Token>(token),
+        [s = shared_, timeout](auto cancel, auto done) mutable {
+          detail::semaphore_acquire(s, 1, detail::deadline_after(timeout), std::move(cancel),
+                                    [done = std::move(done)](error_code ec, std::vector<Lease> v) mutable {
+                                      done(ec, v.empty() ? Lease() : std::move(v.front()));
+                                    });
+        });
+  }
   static void participants_start(const std::shared_ptr<detail::SemaphoreShared>& s,
                                  detail::unique_function<void(error_code, std::vector<std::string>)> cb);
   std::shared_ptr<detail::SemaphoreShared> shared_;

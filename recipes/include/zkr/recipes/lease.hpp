@@ -38,8 +38,14 @@ class MultiLease;
 /// ZooKeeper's zxids only grow, so a later grant on the same lock always has a larger token: a resource that
 /// remembers the largest token it has seen can reject a late writer that lost its lock without knowing.
 ///
-/// Thread-safety: distinct objects are independent; one object must not be used concurrently, except
-/// `status()`, `fencing_token()` and `node_path()`, which are safe from any thread.
+/// Thread-safety: distinct objects are independent; one object must not be used concurrently. The exception:
+/// the queries `status()`, `fencing_token()`, `session_id()`, `node_path()` and `node_name()` may run on any
+/// threads at once (the client's own threads update the state they read), but not at the same time as a
+/// member that empties or replaces the handle (`release`, `async_release`, move-assignment, destruction).
+///
+/// Asynchronous twins: the errors of the operation go to the handler. The initiating call itself throws only
+/// when the operation cannot start: an empty handle (moved from, or already released through this handle)
+/// throws `Error` with `errc::not_acquired` there.
 class Lease {
  public:
   Lease() noexcept;
@@ -124,14 +130,22 @@ class Lease {
   /// waiting would block the thread that completes it, it starts the delete and returns without waiting.
   void release();
   void release(error_code& ec);
+  /// Asynchronous twin: `void(error_code)`. The operation owns the grant from the call on (this handle is empty after it): an operation that never
+  /// starts (a lazy token such as `deferred` never launched, an awaitable never awaited) gives the grant back
+  /// when it is destroyed, as the destructor does.
   template <class Token>
   auto async_release(Token&& token) {
     auto core = core_of();
-    auto c = std::exchange(core_, nullptr);
+    auto owned = std::make_shared<Lease>(std::move(*this));
     // As the blocking release, the delete leaves from the initiating thread when it can.
-    auto here = [c](detail::VoidCallback& cb) { return release_here(c, cb); };
-    return detail::async_run_from_caller<>(std::move(core), std::forward<Token>(token), std::move(here),
-                                           [c](auto cb) mutable { release_start(c, std::move(cb)); });
+    auto here = [owned](detail::VoidCallback& cb) {
+      if (!release_here(owned->core_, cb)) return false;
+      owned->core_ = nullptr;  // released: nothing left for the destructor
+      return true;
+    };
+    return detail::async_run_from_caller<>(
+        std::move(core), std::forward<Token>(token), std::move(here),
+        [owned](auto cb) mutable { release_start(std::exchange(owned->core_, nullptr), std::move(cb)); });
   }
 
   /// For recipes: the shared state.

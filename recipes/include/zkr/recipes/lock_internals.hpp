@@ -35,6 +35,7 @@
 
 #include <zkr/drivers/lock_driver.hpp>
 #include <zkr/framework/curator_framework.hpp>
+#include <zkr/recipes/detail/timeout.hpp>
 #include <zkr/recipes/lease.hpp>
 
 namespace zkr {
@@ -113,7 +114,7 @@ class LockInternals : public std::enable_shared_from_this<LockInternals> {
   void participant_nodes(detail::unique_function<void(error_code, std::vector<std::string>)> done);
 
   /// Blocking helper for the recipes (never call on the I/O thread: `errc::would_deadlock`).
-  Lease acquire_blocking(AcquireOptions options, error_code& ec);
+  [[nodiscard]] Lease acquire_blocking(AcquireOptions options, error_code& ec);
 
  private:
   struct Attempt;
