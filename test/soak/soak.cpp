@@ -137,8 +137,8 @@ int main(int argc, char** argv) {
         auto hold = [&](const std::vector<std::pair<std::string, const Lease*>>& grants) {
           std::vector<std::size_t> ids;
           for (const auto& [path, lease] : grants) {
-            const auto id = checker.begin(path, name + "/" + how + (lease->status() == LeaseStatus::lost ? "(lost)" : ""),
-                                          GrantChecker::Kind::exclusive, lease->fencing_token());
+            const std::string holder = name + "/" + how + (lease->status() == LeaseStatus::lost ? "(lost)" : "");
+            const auto id = checker.begin(path, holder, GrantChecker::Kind::exclusive, lease->fencing_token());
             {
               std::lock_guard lk(side_mu);
               grant_session[id] = lease->session_id();

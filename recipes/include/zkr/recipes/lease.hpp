@@ -130,9 +130,9 @@ class Lease {
   /// waiting would block the thread that completes it, it starts the delete and returns without waiting.
   void release();
   void release(error_code& ec);
-  /// Asynchronous twin: `void(error_code)`. The operation owns the grant from the call on (this handle is empty after it): an operation that never
-  /// starts (a lazy token such as `deferred` never launched, an awaitable never awaited) gives the grant back
-  /// when it is destroyed, as the destructor does.
+  /// Asynchronous twin: `void(error_code)`. The operation owns the grant from the call on (this handle is empty after
+  /// it): an operation that never starts (a lazy token such as `deferred` never launched, an awaitable never awaited)
+  /// gives the grant back when it is destroyed, as the destructor does.
   template <class Token>
   auto async_release(Token&& token) {
     auto core = core_of();
