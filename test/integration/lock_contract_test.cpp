@@ -548,6 +548,18 @@ TEST_CASE("contract: a lease nobody watches reads lost once its client is closed
   CHECK(lease.status() == LeaseStatus::lost);
 }
 
+TEST_CASE("contract: an async_release after the client closed completes at once", "[contract][release]") {
+  ServerFixture fx;
+  auto c = fx.client();
+  InterProcessMutex m(*c, "/locks/closed-release");
+  auto lease = m.async_acquire(boost::asio::use_future).get();
+  c->close();
+  auto f = lease.async_release(boost::asio::use_future);
+  REQUIRE(f.wait_for(10s) == std::future_status::ready);
+  CHECK_NOTHROW(f.get());  // the node went with the session
+  CHECK(fx.children("/locks/closed-release").empty());
+}
+
 TEST_CASE("contract: async_release sends its delete from the initiating thread too", "[contract][release]") {
   ServerFixture fx;
   auto c1 = fx.client();

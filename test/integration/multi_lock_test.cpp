@@ -430,6 +430,42 @@ TEST_CASE("multi: the locks form's async acquire never returns a grant lost whil
   lease.release();
 }
 
+TEST_CASE("multi: async acquires of both forms complete with an error when their client closes",
+          "[multi][async][closed]") {
+  ServerFixture fx;
+  auto c1 = fx.client();
+  auto c2 = fx.client();
+  const auto paths = paths_of("/multi/async-closed", 2);
+  InterProcessMutex blocker(*c2, paths[1]);
+  blocker.acquire();
+  auto m0 = std::make_shared<InterProcessMutex>(*c1, paths[0]);
+  auto m1 = std::make_shared<InterProcessMutex>(*c1, paths[1]);
+  InterProcessMultiLock by_locks(std::vector<std::shared_ptr<InterProcessLock>>{m0, m1});
+  InterProcessMultiLock by_paths(*c1, paths);
+  // The locks form holds mutex 0 and waits for mutex 1; the paths form waits for mutex 0 behind it. Then the
+  // client goes away under both.
+  auto f_locks = by_locks.async_acquire(boost::asio::use_future);
+  REQUIRE(eventually([&] { return fx.children(paths[1]).size() == 2; }));
+  auto f_paths = by_paths.async_acquire(boost::asio::use_future);
+  REQUIRE(eventually([&] { return fx.children(paths[0]).size() == 2; }));
+  c1->close();
+  for (auto* f : {&f_locks, &f_paths}) {
+    REQUIRE(f->wait_for(20s) == std::future_status::ready);
+    CHECK_THROWS_AS(f->get(), boost::system::system_error);
+  }
+  CHECK(eventually([&] { return fx.children(paths[0]).empty() && fx.children(paths[1]).size() == 1; }));
+  // Started on the closed client: an error at once, not a hang.
+  auto late = by_locks.async_try_acquire_for(1s, boost::asio::use_future);
+  REQUIRE(late.wait_for(10s) == std::future_status::ready);
+  try {
+    (void)late.get();
+    FAIL("acquired on a closed client");
+  } catch (const boost::system::system_error& e) {
+    CHECK(e.code() == errc::closed);
+  }
+  blocker.release();
+}
+
 TEST_CASE("multi: the locks form's async acquire refuses a lock class without an asynchronous acquire",
           "[multi][async]") {
   ServerFixture fx;
