@@ -753,6 +753,16 @@ std::shared_ptr<detail::Core> InterProcessMultiLock::async_core() const {
   return core;
 }
 
+bool InterProcessMultiLock::hold_lost() const {
+  if (!shared_)
+    return std::any_of(locks_.begin(), locks_.end(), [](const InterProcessLock* l) { return l->hold_lost(); });
+  std::lock_guard lk(mu_);
+  auto it = holds_.find(std::this_thread::get_id());
+  if (it == holds_.end()) return false;
+  const auto& leases = it->second.lease.leases();
+  return std::any_of(leases.begin(), leases.end(), [](const Lease& l) { return l.status() == LeaseStatus::lost; });
+}
+
 std::shared_ptr<detail::Core> InterProcessMultiLock::grant_core() const {
   if (shared_) return shared_->core;
   for (const auto* l : locks_)
@@ -923,8 +933,8 @@ bool InterProcessMultiLock::paths_acquire(std::optional<std::chrono::millisecond
 bool InterProcessMultiLock::locks_acquire(std::optional<std::chrono::milliseconds> timeout, error_code& ec) {
   const auto deadline = std::chrono::steady_clock::now() + timeout.value_or(std::chrono::milliseconds(0));
   std::size_t taken = 0;
-  auto roll_back = [&] {
-    while (taken > 0) {
+  auto give_back = [&](std::size_t from) {
+    while (taken > from) {
       error_code ignored;
       try {
         locks_[--taken]->release(ignored);
@@ -933,8 +943,13 @@ bool InterProcessMultiLock::locks_acquire(std::optional<std::chrono::millisecond
       }
     }
   };
+  // A lock taken earlier in this acquire whose hold was lost while a later one was awaited (its session
+  // expired) is given back with every later lock and taken again (Curator's MultiLock would return it). A hold
+  // that stays lost after being taken again (a reentrant hold older than this acquire, say) fails the acquire.
+  constexpr int max_retakes = 16;
+  int retakes = 0;
   try {
-    for (; taken < locks_.size(); ++taken) {
+    while (taken < locks_.size()) {
       bool ok;
       if (timeout) {
         auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -944,12 +959,22 @@ bool InterProcessMultiLock::locks_acquire(std::optional<std::chrono::millisecond
         ok = !ec;
       }
       if (!ok) {
-        roll_back();
+        give_back(0);
+        return false;
+      }
+      ++taken;
+      std::size_t lost = 0;
+      while (lost < taken && !locks_[lost]->hold_lost()) ++lost;
+      if (lost == taken) continue;
+      give_back(lost);
+      if (++retakes > max_retakes) {
+        give_back(0);
+        ec = errc::lock_lost;
         return false;
       }
     }
   } catch (...) {
-    roll_back();
+    give_back(0);
     throw;
   }
   return true;

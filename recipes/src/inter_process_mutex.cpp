@@ -169,6 +169,7 @@ const Lease* InterProcessMutex::lease() const {
 }
 
 std::shared_ptr<detail::Core> InterProcessMutex::grant_core() const { return engine_->core(); }
+bool InterProcessMutex::hold_lost() const { return lease_status() == LeaseStatus::lost; }
 void InterProcessMutex::start_grant(std::optional<std::chrono::steady_clock::time_point> deadline,
                                     std::shared_ptr<detail::StopSignal> cancel,
                                     detail::unique_function<void(error_code, std::vector<Lease>)> done) {

@@ -66,6 +66,7 @@ const Lease* InterProcessSemaphoreMutex::lease() const {
   return lease_.valid() ? &lease_ : nullptr;
 }
 
+bool InterProcessSemaphoreMutex::hold_lost() const { return lease_status() == LeaseStatus::lost; }
 std::shared_ptr<detail::Core> InterProcessSemaphoreMutex::grant_core() const {
   return detail::semaphore_core(semaphore_.shared());
 }

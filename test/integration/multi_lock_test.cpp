@@ -395,39 +395,91 @@ TEST_CASE("multi: the locks form's async acquire gives back what it took on time
   CHECK(lease.size() == 3);
 }
 
+namespace {
+/// The locks form over two mutexes of c1, mutex 1 held by c2. `hand_over(f)`: once c1 holds mutex 0 and waits
+/// for mutex 1, c1's session expires and c2 takes mutex 0 (c1's node went with the session), then gives mutex 1
+/// back; the acquire `f` must give mutex 1 back in turn and wait for mutex 0 again, and completes once c2 gives
+/// mutex 0 back.
+struct LostWhileWaiting {
+  ServerFixture fx;
+  std::unique_ptr<CuratorFramework> c1 = fx.client({.session_timeout = 4s});
+  std::unique_ptr<CuratorFramework> c2 = fx.client();
+  std::vector<std::string> paths;
+  std::shared_ptr<InterProcessMutex> m0, m1;
+  InterProcessMultiLock multi;
+  InterProcessMutex l1;
+
+  explicit LostWhileWaiting(const std::string& base)
+      : paths(paths_of(base, 2)),
+        m0(std::make_shared<InterProcessMutex>(*c1, paths[0])),
+        m1(std::make_shared<InterProcessMutex>(*c1, paths[1])),
+        multi(std::vector<std::shared_ptr<InterProcessLock>>{m0, m1}),
+        l1(*c2, paths[1]) {
+    l1.acquire();
+  }
+  template <class Future>
+  void hand_over(Future& f) {
+    REQUIRE(eventually([&] { return fx.children(paths[1]).size() == 2; }));
+    REQUIRE(fx.children(paths[0]).size() == 1);
+    c1->inject_session_expiration();
+    InterProcessMutex l0(*c2, paths[0]);
+    REQUIRE(l0.acquire(30s));
+    l1.release();
+    CHECK(f.wait_for(5s) == std::future_status::timeout);  // mutex 1 given back, waiting for mutex 0 again
+    CHECK(fx.children(paths[1]).empty());
+    l0.release();
+    REQUIRE(f.wait_for(30s) == std::future_status::ready);
+  }
+};
+}  // namespace
+
 TEST_CASE("multi: the locks form's async acquire never returns a grant lost while a later lock was awaited",
           "[multi][async][session]") {
-  // As the paths form's session test above, through the locks form: c1 holds mutex 0 and waits for mutex 1
-  // behind c2; c1's session expires and c2 takes mutex 0. Curator's MultiLock would return the lost grant of
-  // mutex 0 once mutex 1 is free; this one gives mutex 1 back and waits for mutex 0 again.
-  ServerFixture fx;
-  auto c1 = fx.client({.session_timeout = 4s});
-  auto c2 = fx.client();
-  const auto paths = paths_of("/multi/async-expiry", 2);
-  auto m0 = std::make_shared<InterProcessMutex>(*c1, paths[0]);
-  auto m1 = std::make_shared<InterProcessMutex>(*c1, paths[1]);
-  InterProcessMultiLock multi(std::vector<std::shared_ptr<InterProcessLock>>{m0, m1});
-  InterProcessMutex l1(*c2, paths[1]);
-  l1.acquire();
-  auto f = multi.async_acquire(boost::asio::use_future);
-  REQUIRE(eventually([&] { return fx.children(paths[1]).size() == 2; }));
-  REQUIRE(fx.children(paths[0]).size() == 1);
-  c1->inject_session_expiration();
-  InterProcessMutex l0(*c2, paths[0]);
-  REQUIRE(l0.acquire(30s));  // c1's node in mutex 0 went with its session
-  l1.release();
-  CHECK(f.wait_for(5s) == std::future_status::timeout);  // mutex 1 given back, waiting for mutex 0 again
-  CHECK(fx.children(paths[1]).empty());
-  l0.release();
-  REQUIRE(f.wait_for(20s) == std::future_status::ready);
+  // As the paths form's session test above, through the locks form. Curator's MultiLock would return the lost
+  // grant of mutex 0 once mutex 1 is free.
+  LostWhileWaiting t("/multi/async-expiry");
+  auto f = t.multi.async_acquire(boost::asio::use_future);
+  t.hand_over(f);
   MultiLease lease = f.get();
   REQUIRE(lease.size() == 2);
   for (std::size_t i = 0; i < 2; ++i) {
     CHECK(lease.leases()[i].status() == LeaseStatus::held);
-    CHECK(lease.leases()[i].session_id() == c1->session_id());
-    CHECK(fx.children(paths[i]) == std::vector<std::string>{node_name(lease.node_paths()[i])});
+    CHECK(lease.leases()[i].session_id() == t.c1->session_id());
+    CHECK(t.fx.children(t.paths[i]) == std::vector<std::string>{node_name(lease.node_paths()[i])});
   }
   lease.release();
+}
+
+TEST_CASE("multi: the blocking locks form never returns a lock lost while a later lock was awaited",
+          "[multi][session]") {
+  // The blocking twin: holds belong to the acquiring thread, so that thread reports them.
+  LostWhileWaiting t("/multi/blocking-expiry");
+  struct Seen {
+    bool got = false;
+    LeaseStatus s0 = LeaseStatus::released, s1 = LeaseStatus::released;
+    std::int64_t session0 = 0, session1 = 0;
+    bool node0_ours = false;
+  };
+  auto f = std::async(std::launch::async, [&] {
+    Seen seen;
+    seen.got = t.multi.acquire(60s);
+    if (!seen.got) return seen;
+    seen.s0 = t.m0->lease_status();
+    seen.s1 = t.m1->lease_status();
+    seen.session0 = t.m0->lease()->session_id();
+    seen.session1 = t.m1->lease()->session_id();
+    seen.node0_ours = t.fx.children(t.paths[0]) == std::vector<std::string>{node_name(t.m0->lock_path())};
+    t.multi.release();
+    return seen;
+  });
+  t.hand_over(f);
+  const Seen seen = f.get();
+  REQUIRE(seen.got);
+  CHECK(seen.s0 == LeaseStatus::held);
+  CHECK(seen.s1 == LeaseStatus::held);
+  CHECK(seen.session0 == t.c1->session_id());
+  CHECK(seen.session1 == t.c1->session_id());
+  CHECK(seen.node0_ours);
 }
 
 TEST_CASE("multi: async acquires of both forms complete with an error when their client closes",

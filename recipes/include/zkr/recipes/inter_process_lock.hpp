@@ -91,6 +91,10 @@ class InterProcessLock {
     (void)cancel;
     done(errc::invalid_argument, {});
   }
+  /// The calling holder's hold of this lock is known lost (its session expired, or its node was deleted and
+  /// that was seen). `InterProcessMultiLock`'s locks form asks it of the locks already taken after each later
+  /// grant, so that it never returns with a lock it no longer holds. Default: false (not known).
+  virtual bool hold_lost() const { return false; }
   friend class InterProcessMultiLock;
 
   /// What an implementation provides for the timed `acquire`. Not virtual in the public interface because GCC

@@ -121,7 +121,7 @@ std::shared_ptr<Core> multi_core(const std::shared_ptr<MultiShared>& s);
 ///   semaphore mutexes, other multi-locks), acquired one by one through their blocking API; each lock's own
 ///   ownership and reentrancy rules apply. The asynchronous twin takes each lock's own asynchronous acquire.
 ///
-/// Semantics (Curator's, with two deliberate differences):
+/// Semantics (Curator's, with three deliberate differences):
 /// - `acquire` takes the locks in list order; on failure (timeout or error) the ones taken are released in
 ///   reverse order and nothing stays queued; the timed forms return false on timeout.
 /// - Difference 1: the timeout is one budget for the whole acquire (Curator gives each lock the full timeout,
@@ -129,6 +129,8 @@ std::shared_ptr<Core> multi_core(const std::shared_ptr<MultiShared>& s);
 /// - Difference 2: the first error stops the acquire (Curator goes on trying the remaining locks and then rolls
 ///   them back, keeping only the last exception). An exception thrown by a lock of the locks form is
 ///   rethrown after the roll-back.
+/// - Difference 3: a lock whose hold was lost (session expiry) while a later lock was awaited is taken again,
+///   with every later one (Curator returns it); see docs/multi-lock.md.
 /// - `release` releases every lock in reverse order, even when one fails; the error is the first failure.
 /// - `is_acquired_in_this_process` is true only when every lock is held.
 ///
@@ -209,6 +211,7 @@ class InterProcessMultiLock : public InterProcessLock {
   bool timed_acquire(std::chrono::milliseconds timeout, error_code& ec) override;
   /// As a lock inside another multi-lock's locks form: this multi-lock's `async_acquire`, its leases.
   std::shared_ptr<detail::Core> grant_core() const override;
+  bool hold_lost() const override;
   void start_grant(std::optional<std::chrono::steady_clock::time_point> deadline,
                    std::shared_ptr<detail::StopSignal> cancel,
                    detail::unique_function<void(error_code, std::vector<Lease>)> done) override;

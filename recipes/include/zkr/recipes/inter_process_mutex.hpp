@@ -154,6 +154,7 @@ class InterProcessMutex : public InterProcessLock {
   std::optional<std::string> node_data() const;
   /// `InterProcessMultiLock`'s asynchronous locks form: this mutex's `async_acquire`.
   std::shared_ptr<detail::Core> grant_core() const override;
+  bool hold_lost() const override;
   void start_grant(std::optional<std::chrono::steady_clock::time_point> deadline,
                    std::shared_ptr<detail::StopSignal> cancel,
                    detail::unique_function<void(error_code, std::vector<Lease>)> done) override;

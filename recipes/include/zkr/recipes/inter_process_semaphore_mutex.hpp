@@ -62,6 +62,7 @@ class InterProcessSemaphoreMutex : public InterProcessLock {
   bool timed_acquire(std::chrono::milliseconds timeout, error_code& ec) override;
   /// `InterProcessMultiLock`'s asynchronous locks form: this lock's `async_acquire`.
   std::shared_ptr<detail::Core> grant_core() const override;
+  bool hold_lost() const override;
   void start_grant(std::optional<std::chrono::steady_clock::time_point> deadline,
                    std::shared_ptr<detail::StopSignal> cancel,
                    detail::unique_function<void(error_code, std::vector<Lease>)> done) override;
