@@ -411,8 +411,12 @@ void InterProcessSemaphoreV2::return_all(std::vector<Lease> leases) noexcept {
 
 void InterProcessSemaphoreV2::participants_start(const std::shared_ptr<detail::SemaphoreShared>& s,
                                                  detail::unique_function<void(error_code, std::vector<std::string>)> cb) {
-  s->core->get_children(s->leases_path, nullptr,
-                        [cb = std::move(cb)](error_code ec, Children c) mutable { cb(ec, std::move(c.names)); });
+  // A missing leases directory (never used, or its empty container reaped by the server) has no participants,
+  // as for the mutex; Curator throws NoNodeException here.
+  s->core->get_children(s->leases_path, nullptr, [cb = std::move(cb)](error_code ec, Children c) mutable {
+    if (ec == zk_errc::no_node) return cb({}, {});
+    cb(ec, std::move(c.names));
+  });
 }
 
 std::vector<std::string> InterProcessSemaphoreV2::participant_nodes() const {

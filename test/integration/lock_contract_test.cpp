@@ -215,6 +215,7 @@ TEST_CASE("contract: a semaphore mutex's blocking hold has a loss signal", "[con
   ServerFixture fx;
   auto c = fx.client({.session_timeout = 4s});
   InterProcessSemaphoreMutex m(*c, "/locks/sem-loss");
+  CHECK(m.participant_nodes().empty());  // never used: no leases directory, no participants (no error)
   CHECK(m.lease() == nullptr);
   CHECK(m.lease_status() == LeaseStatus::released);
   m.acquire();

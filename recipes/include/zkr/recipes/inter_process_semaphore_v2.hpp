@@ -75,8 +75,9 @@ class InterProcessSemaphoreV2 {
   /// Returns all of them.
   void return_all(std::vector<Lease> leases) noexcept;
 
-  /// The lease nodes' names (unsorted, as Curator's `getParticipantNodes`). Errors: no_node when the directory
-  /// does not exist.
+  /// The lease nodes' names (unsorted, as Curator's `getParticipantNodes`). None when the leases directory does
+  /// not exist (never used, or its empty container reaped by the server), as for the mutex; Curator throws
+  /// NoNodeException there.
   std::vector<std::string> participant_nodes() const;
   /// `participant_nodes`, asynchronously: `void(error_code, std::vector<std::string>)`.
   template <class Token>
