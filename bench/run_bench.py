@@ -14,7 +14,8 @@ What it does:
    class file is missing or older than the source.
 3. Warms the server up with one unmeasured short run of every driver. Then for every case and every
    library (zkrecipes through --zkr-bench when given and present; Curator; kazoo) runs the driver
-   --reps times (the zkrecipes-only zkr_async10k case once, with a longer timeout), the reps of the
+   --reps times (the zkrecipes-only zkr_async10k case once, with a longer timeout; its Curator
+   counterpart, curator-threads, once per waiter count from the largest down until one survives), the reps of the
    libraries interleaved (zkrecipes, Curator, kazoo, then Curator, kazoo, zkrecipes, ...: the order
    rotates from rep to rep) so that a drift of the shared machine affects them alike and none always runs
    first, each on a fresh lock path, and reads ZooKeeper's `mntr` counters before
@@ -118,6 +119,13 @@ def cases(quick):
     out.append(("zkr_async10k", "zkr_async10k", "zkrecipes async: %d acquires" % async_ops,
                 {"ops": async_ops, "clients": 4, "_reps": 1, "_timeout_s": 120 if quick else 2400},
                 ["zkrecipes"]))
+    # Scenario 4's other half: Curator needs a thread per waiter, so it queues the same drain with one thread
+    # each, on as many sessions, at growing W until a run fails; the row is the largest W it survived. One rep
+    # per W: what it shows (peak RSS, threads, whether it survives) is absolute.
+    out.append(("curator-threads", "drain", "Curator: one thread per waiter",
+                {"clients": 4, "_reps": 1, "_ladder": [50, 200] if quick else [1000, 2500, 5000, async_ops],
+                 "_timeout_s": 120 if quick else 1200},
+                ["curator"]))
     return out
 
 
@@ -404,6 +412,39 @@ def run_one(driver, server, case, rep, timeout_s):
                           "packets": d("zk_packets_received")}}
 
 
+def run_ladder(driver, server, case, timeout_s, done, total, notes):
+    """Runs a "_ladder" case: the largest waiter count W of the ladder first, then smaller ones while a run
+    fails. Returns (the rows of the largest W that succeeded, a failure message when every W failed, the
+    updated run count). A failure at a larger W is what the case measures, not a benchmark failure: it goes
+    into the notes and the row's label."""
+    case_id, scenario, label, params, _ = case
+    ladder = sorted(params["_ladder"], reverse=True)
+    failed = []
+    for i, w in enumerate(ladder):
+        done += 1
+        r = run_one(driver, server, (case_id, scenario, label, dict(params, waiters=w), None), 1, timeout_s)
+        if "failure" not in r and r["result"].get("fifo_ok") is False:
+            r = {"failure": "fifo_ok false", "stderr": "", "argv": r.get("argv", [])}
+        if "failure" in r:
+            failed.append((w, r["failure"]))
+            log("[%d/%d] %s %s W=%d: %s\n    %s" % (done, total, case_id, driver.name, w, r["failure"],
+                                                   (r.get("stderr") or "").strip()[-500:]))
+            continue
+        res = r["result"]
+        ex = res.get("extra") or {}
+        log("[%d/%d] %s %s W=%d: %.0f handoffs/s, peak RSS %s MB, %s threads"
+            % (done, total, case_id, driver.name, w, res.get("ops_per_sec") or 0, fmt(ex.get("peak_rss_mb")),
+               ex.get("max_threads")))
+        if failed:
+            notes.append("%s, one thread per waiter, did not survive %s; its row is W=%d"
+                         % (driver.name, "; ".join("W=%d (%s)" % f for f in failed), w))
+            row_label = "%s, W=%d (the largest it survived; W=%d failed)" % (label, w, failed[-1][0])
+        else:
+            row_label = "%s, W=%d (the largest tried)" % (label, w)
+        return rows_of((case_id, scenario, row_label, params, None), driver.name, [r]), None, done + len(ladder) - i - 1
+    return [], "%s: %s failed at every W (%s)" % (case_id, driver.name, "; ".join("%d: %s" % f for f in failed)), done
+
+
 def warm_up(drivers, order, server, timeout_s):
     """Unmeasured runs before the first case: the fresh server's JIT and data tree warm up here, not during
     the first library's first measured run. Failures are only logged (the measured runs report them)."""
@@ -638,6 +679,15 @@ def targets(rows):
     def ratio(a, b):
         return a / b if (a is not None and b) else None
 
+    def curator_threads():  # scenario 4's Curator half, shown beside the target it has no part in
+        c = get("curator-threads", "curator")
+        if not c:
+            return ""
+        w = c["row"].split("W=", 1)[1].split(" ", 1)[0] if "W=" in c["row"] else "?"
+        return ("; Curator, one thread per waiter, at W=%s: peak RSS %s MB; %s threads; drain %s handoffs/s; FIFO %s"
+                % (w, fmt(c["peak_rss_mb"], 1), fmt(c["max_threads"]), fmt(c["ops_per_sec"]),
+                   "yes" if c["fifo_ok"] else "NO"))
+
     out = []
     z, c = get("uncontended", "zkrecipes"), get("uncontended", "curator")
     if z and c:
@@ -660,7 +710,8 @@ def targets(rows):
                     % (fmt(z["ops_per_sec"]), fmt(c["ops_per_sec"]), fmt(r, 2), fmt(z["reads_per_op"], 1),
                        fmt(z["watches_per_op"], 2), fmt(c["reads_per_op"], 1), fmt(c["watches_per_op"], 2), opt),
                     verdict(r is not None and r >= 2)))
-    drains = sorted({r["case"] for r in rows if r["scenario"] == "drain" and r["case"] != "drain-1"})
+    drains = sorted({r["case"] for r in rows if r["scenario"] == "drain" and r["case"] not in ("drain-1",
+                                                                                             "curator-threads")})
     one, one_c = get("drain-1", "zkrecipes"), get("drain-1", "curator")
     for case in drains:
         z, c = get(case, "zkrecipes"), get(case, "curator")
@@ -685,7 +736,7 @@ def targets(rows):
         out.append(("%s: FIFO, peak RSS ≤ 200 MB, ≤ 8 threads" % z["row"],
                     "FIFO %s; peak RSS %s MB; %s threads; drain %s handoffs/s"
                     % ("yes" if z["fifo_ok"] else "NO", fmt(z["peak_rss_mb"], 1), fmt(z["max_threads"]),
-                       fmt(z["ops_per_sec"])),
+                       fmt(z["ops_per_sec"])) + curator_threads(),
                     verdict(ok)))
     z, c = get("semaphore-mutex", "zkrecipes"), get("semaphore-mutex", "curator")
     if z and c:
@@ -797,6 +848,10 @@ def write_markdown(path, table, meta, notes, plot_note, png_name, rows=()):
         "- Reps: the libraries take turns within each rep, in an order that rotates from rep to rep (so no "
         "library always has a case's first run); medians over the reps.",
         "- FIFO: in the drain case, whether the waiters acquired in the order of their sequence numbers.",
+        "- Curator: one thread per waiter: scenario 4's Curator half. Curator has no asynchronous lock, so the "
+        "zkrecipes async case's drain is queued with one blocked thread per waiter on as many sessions (4), "
+        "trying the largest W first and smaller ones only while a run fails (one rep each); its peak RSS and "
+        "thread count stand beside the zkrecipes case's in the targets below.",
         "- zkrecipes-standard: zkrecipes with `StandardLockDriver` (Curator's request pattern: re-list after each "
         "wake-up) instead of the mutexes' default `PrewatchLockDriver`; run only where the pre-watch changes a "
         "hand-off (K=8, K=32, the long drain).",
@@ -886,12 +941,20 @@ def main(argv=None):
         by_id = {c[0]: c for c in selected}
 
         def case_reps(case):  # a case may cap its reps ("_reps": the 10,000-waiter case runs once)
-            return min(reps, case[3].get("_reps", reps))
+            return min(reps, case[3].get("_reps", reps)) * len(case[3].get("_ladder", [None]))
 
         total = sum(case_reps(by_id[cid]) for cid, _ in jobs)
         done = 0
         warm_up(drivers, order, server, timeout_s)
         for case in selected:
+            if "_ladder" in case[3]:
+                lib = (case[4] or DEFAULT_LIBRARIES)[0]
+                if lib in drivers:
+                    row, failed_first, done = run_ladder(drivers[lib], server, case, timeout_s, done, total, notes)
+                    all_rows += row
+                    if failed_first:
+                        bad.append(failed_first)
+                continue
             case_rows = []
             libs = [lib for lib in order if (case[0], lib) in jobs]
             runs = {lib: [] for lib in libs}

@@ -30,6 +30,8 @@
  * With --mntr, ZooKeeper's `mntr` counters are read just before and just after the measured part and
  * extra.mntr holds the differences: reads (zk_cnt_readlatency), writes (zk_cnt_updatelatency),
  * watch_events (the zk_sum_node_*_watch_count sums: watches fired) and packets_received.
+ * extra.peak_rss_mb (VmHWM) and extra.max_threads (the most threads seen, JVM threads included; in drain,
+ * sampled once every waiter's thread is queued) are reported for every scenario.
  * extra.sessions and extra.total_ops (measured + warmup operations) let the runner estimate the
  * same from counters read around the whole run when a driver has no --mntr.
  * Exit status: 0 ok; 1 the run failed (message on stderr); 2 usage or unsupported scenario;
@@ -267,6 +269,31 @@ public final class CuratorBench {
         }
     }
 
+    // ------------------------------------------------------------------------------------------
+    // The process's footprint: peak resident set and the most threads seen (scenario 4's measures)
+
+    final AtomicInteger maxThreads = new AtomicInteger();
+
+    /** A field of /proc/self/status ("VmHWM", "Threads") as a number (kB for the Vm fields), or -1. */
+    static long procStatus(String key) {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Paths.get("/proc/self/status"))) {
+                if (line.startsWith(key + ":")) {
+                    return Long.parseLong(line.substring(key.length() + 1).trim().split("\\s+")[0]);
+                }
+            }
+        } catch (java.io.IOException | NumberFormatException e) {
+            // not Linux, or a format we do not know
+        }
+        return -1;
+    }
+
+    /** Counts the process's threads now (JVM threads included) and keeps the largest count seen. */
+    void sampleThreads() {
+        long n = procStatus("Threads");
+        maxThreads.accumulateAndGet((int) n, Math::max);
+    }
+
     long deadline() {
         return System.nanoTime() + TimeUnit.SECONDS.toNanos(Math.max(1, timeoutS - 5));
     }
@@ -498,6 +525,7 @@ public final class CuratorBench {
             }
             Thread.sleep(5);
         }
+        sampleThreads(); // every waiter's thread is alive and blocked in acquire()
         markStart();
         long cpu0 = cpuNanos();
         long t0 = System.nanoTime();
@@ -677,7 +705,11 @@ public final class CuratorBench {
                 die(2, "unsupported scenario " + scenario);
                 return;
         }
+        sampleThreads();
+        long hwm = procStatus("VmHWM");
         closeSessions();
+        r.extra.put("peak_rss_mb", hwm >= 0 ? hwm / 1024.0 : null);
+        r.extra.put("max_threads", maxThreads.get() > 0 ? maxThreads.get() : null);
 
         Map<String, Object> params = new LinkedHashMap<>();
         params.put("clients", clients >= 0 ? clients : null);
