@@ -25,7 +25,8 @@ What it does:
    session (createSession + closeSession), divided by measured + warmup operations (marked "~").
 4. Takes medians over the reps, prints one Markdown table with ratios against Curator, and writes
    <out>.md (table + date, versions, machine, and a "Targets" section checking the targets of issue 5
-   on this run), <out>.csv, and <out>.png when gnuplot is installed.
+   on this run), <out>.csv, and <out>.png (operations per second, and p50 / p99 latency, per case and
+   library) when gnuplot is installed.
 
 All drivers share one contract (see bench/java/CuratorBench.java):
     <driver> --connect HOSTS --scenario S --path P [--clients K] [--ops N] [--waiters W] [--warmup N]
@@ -122,7 +123,7 @@ def cases(quick):
     # Scenario 4's other half: Curator needs a thread per waiter, so it queues the same drain with one thread
     # each, on as many sessions, at growing W until a run fails; the row is the largest W it survived. One rep
     # per W: what it shows (peak RSS, threads, whether it survives) is absolute.
-    out.append(("curator-threads", "drain", "Curator: one thread per waiter",
+    out.append(("curator-threads", "drain", "Curator threads",
                 {"clients": 4, "_reps": 1, "_ladder": [50, 200] if quick else [1000, 2500, 5000, async_ops],
                  "_timeout_s": 120 if quick else 1200},
                 ["curator"]))
@@ -438,9 +439,9 @@ def run_ladder(driver, server, case, timeout_s, done, total, notes):
         if failed:
             notes.append("%s, one thread per waiter, did not survive %s; its row is W=%d"
                          % (driver.name, "; ".join("W=%d (%s)" % f for f in failed), w))
-            row_label = "%s, W=%d (the largest it survived; W=%d failed)" % (label, w, failed[-1][0])
+            row_label = "%s, W=%d (W=%d failed)" % (label, w, failed[-1][0])
         else:
-            row_label = "%s, W=%d (the largest tried)" % (label, w)
+            row_label = "%s, W=%d (largest tried)" % (label, w)
         return rows_of((case_id, scenario, row_label, params, None), driver.name, [r]), None, done + len(ladder) - i - 1
     return [], "%s: %s failed at every W (%s)" % (case_id, driver.name, "; ".join("%d: %s" % f for f in failed)), done
 
@@ -633,24 +634,45 @@ def write_plot(png, rows, libs):
         if r["row"] not in labels:
             labels.append(r["row"])
     libs = [lib for lib in libs if any(r["library"] == lib for r in rows)]
-    table = {(r["row"], r["library"]): r["ops_per_sec"] for r in rows}
+
+    def num(v):
+        return ("%.1f" % v) if v else "NaN"
+
     with tempfile.TemporaryDirectory() as tmp:
+        # One line per row: the label, then per library its ops/s, p50 and p99 (µs).
         dat = Path(tmp) / "bench.dat"
+        by = {(r["row"], r["library"]): r for r in rows}
         with open(dat, "w") as f:
             for lab in labels:
-                vals = [table.get((lab, lib)) for lib in libs]
-                f.write('"%s"\t' % lab.replace('"', "'") + "\t".join(
-                    ("%.1f" % v) if v else "NaN" for v in vals) + "\n")
-        plots = ", ".join("'%s' using %d:xtic(1) title '%s'" % (dat, i + 2, lib) for i, lib in enumerate(libs))
+                cols = []
+                for lib in libs:
+                    r = by.get((lab, lib)) or {}
+                    cols += [num(r.get("ops_per_sec")), num(r.get("p50_us")), num(r.get("p99_us"))]
+                f.write('"%s"\t' % lab.replace('"', "'") + "\t".join(cols) + "\n")
+        rate = ", ".join("'%s' using %d title '%s'" % (dat, 3 * i + 2, lib) for i, lib in enumerate(libs))
+        # Latency: a bar at the p50 with a whisker up to the p99.
+        lat = ", ".join("'%s' using %d:%d:%d:xtic(1) title '%s'" % (dat, 3 * i + 3, 3 * i + 3, 3 * i + 4, lib)
+                        for i, lib in enumerate(libs))
+        common = ["set style data histograms", "set style fill solid 0.85 border -1", "set boxwidth 0.9",
+                  "set logscale y", "set format y '%.0f'", "set grid ytics", "set datafile missing 'NaN'",
+                  "set lmargin 10", "set rmargin 14",
+                  "set xrange [-0.6:%.1f]" % (len(labels) - 0.4)]
         script = "\n".join([
-            "set terminal %s size 1400,750" % term,
+            "set terminal %s size 1400,1300" % term,
             "set output '%s'" % png,
+            "set multiplot layout 2,1",
+            ] + common + [
+            "set style histogram clustered gap 1",
             "set title 'zkrecipes lock benchmarks: operations per second (median, log scale)'",
-            "set style data histograms", "set style histogram clustered gap 1",
-            "set style fill solid 0.85 border -1", "set boxwidth 0.9", "set logscale y",
-            "set grid ytics", "set key outside top center horizontal", "set xtics rotate by -35 scale 0 font ',9'",
-            "set bmargin 9", "set ylabel 'ops/s'", "set datafile missing 'NaN'",
-            "set yrange [1:*]", "set xrange [-0.6:%.1f]" % (len(labels) - 0.4), "plot " + plots, ""])
+            "set key outside top center horizontal", "unset xtics",
+            "set tmargin 4", "set bmargin 1", "set ylabel 'ops/s'", "set yrange [1:*]",
+            "plot " + rate,
+            "set title 'latency per operation, µs: bar = p50, whisker = p99 (median over reps, log scale)'",
+            "set style histogram errorbars gap 1 lw 1", "unset key",
+            "set xtics rotate by -35 scale 0 font ',9'",
+            "set tmargin 3", "set bmargin 11", "set ylabel 'µs'", "set yrange [10:*]",
+            "plot " + lat,
+            "unset multiplot", ""])
         gp = Path(tmp) / "bench.gp"
         gp.write_text(script)
         r = subprocess.run([gnuplot, str(gp)], capture_output=True, text=True, timeout=60)
@@ -848,7 +870,7 @@ def write_markdown(path, table, meta, notes, plot_note, png_name, rows=()):
         "- Reps: the libraries take turns within each rep, in an order that rotates from rep to rep (so no "
         "library always has a case's first run); medians over the reps.",
         "- FIFO: in the drain case, whether the waiters acquired in the order of their sequence numbers.",
-        "- Curator: one thread per waiter: scenario 4's Curator half. Curator has no asynchronous lock, so the "
+        "- Curator threads: scenario 4's Curator half. Curator has no asynchronous lock, so the "
         "zkrecipes async case's drain is queued with one blocked thread per waiter on as many sessions (4), "
         "trying the largest W first and smaller ones only while a run fails (one rep each); its peak RSS and "
         "thread count stand beside the zkrecipes case's in the targets below.",
@@ -869,7 +891,7 @@ def write_markdown(path, table, meta, notes, plot_note, png_name, rows=()):
     if plot_note:
         lines += [plot_note[0].upper() + plot_note[1:] + ".", ""]
     else:
-        lines += ["![operations per second](%s)" % png_name, ""]
+        lines += ["![operations per second, and latency p50 / p99, per case and library](%s)" % png_name, ""]
     Path(path).write_text("\n".join(lines))
 
 
