@@ -655,7 +655,7 @@ def write_plot(png, rows, libs):
                         for i, lib in enumerate(libs))
         common = ["set style data histograms", "set style fill solid 0.85 border -1", "set boxwidth 0.9",
                   "set logscale y", "set format y '%.0f'", "set grid ytics", "set datafile missing 'NaN'",
-                  "set lmargin 10", "set rmargin 14",
+                  "set lmargin 10", "set rmargin 24",
                   "set xrange [-0.6:%.1f]" % (len(labels) - 0.4)]
         script = "\n".join([
             "set terminal %s size 1400,1300" % term,
