@@ -3,18 +3,20 @@
 //   zkr_soak [--seconds N] [--sessions S] [--threads T] [--locks L] [--seed X] [--mixed]
 //
 // S client sessions with T threads each contend on L InterProcessMutex paths (sessions with an odd index use
-// StandardLockDriver, the others the default PrewatchLockDriver, so both share every queue; each iteration picks
-// a lock at random and holds it 0-20 ms, writing to the checker's fenced resource), while a fault thread, every 1-3 s,
-// either restarts the ZooKeeper server (down for well under the session timeout) or expires the session of a
-// random client. Grants of an expired session count as lost from the moment of the fault (the fence, not the
-// lock, protects a holder that has not noticed yet). At the end every client is closed and no lock node may be
-// left. Prints the checker's totals; exits 0 only with 0 violations and a clean tree.
+// StandardLockDriver, the others the default PrewatchLockDriver, so both share every queue; each iteration
+// picks a lock at random and holds it 0-20 ms, writing to the checker's fenced resource), while a fault
+// thread, every 1-3 s, either restarts the ZooKeeper server (down for well under the session timeout) or
+// expires the session of a random client. Grants of an expired session count as lost from the moment of the
+// fault (the fence, not the lock, protects a holder that has not noticed yet). At the end every client is
+// closed and no lock node may be left. Prints the checker's totals; exits 0 only with 0 violations and a
+// clean tree.
 //
 // --mixed: each iteration picks one of four ways to take the locks, all on the same paths and so excluding
 // each other: the blocking acquire; the mutex's async_try_acquire_for (sometimes with a timeout of a few
 // milliseconds, so that timed-out attempts delete their nodes under faults too), its lease released, dropped
 // or released asynchronously; the paths-form InterProcessMultiLock over two locks (asynchronous, batched);
-// and the locks-form multi-lock over this session's two mutex objects (asynchronous, lock by lock). Locks
+// and the locks-form multi-lock over this session's two mutex objects (lock by lock, asynchronous or
+// blocking, half the time each). Locks
 // are always taken in ascending path order, as a program must to avoid deadlocks. A fifth way takes one of
 // L semaphore mutexes (their own paths), blocking or asynchronously.
 
@@ -231,6 +233,21 @@ int main(int argc, char** argv) {
               hold({{sem_paths[l], &lease}});
               error_code ec;
               lease.release(ec);
+            } else if (mode == 3 && rng() % 2 == 0) {
+              // The locks form, blocking: the grants are the two mutexes' own holds of this thread (the
+              // blocking hold_lost path: a hold lost while the later lock was awaited is taken again).
+              InterProcessMultiLock multi(
+                  std::vector<std::reference_wrapper<InterProcessLock>>{*mutexes[s][a], *mutexes[s][b]});
+              error_code ec;
+              bool got = false;
+              timed([&] { got = multi.acquire(3s, ec); });
+              if (ec) throw boost::system::system_error(ec);
+              if (!got) {
+                ++timeouts;
+                continue;
+              }
+              hold({{paths[a], mutexes[s][a]->lease()}, {paths[b], mutexes[s][b]->lease()}});
+              multi.release(ec);
             } else {
               std::optional<InterProcessMultiLock> multi;
               if (mode == 2)

@@ -586,6 +586,22 @@ void FakeCore::remove(std::string path, int version, bool guaranteed, bool quiet
   });
 }
 
+bool FakeCore::remove_from_caller(std::vector<std::string> paths, detail::VoidCallback& cb) {
+  if (paths.empty() || running_in_io_thread() || !open_ || !connected_) return false;
+  boost::asio::post(ioc_, [this, paths = std::move(paths), cb = std::move(cb)]() mutable {
+    if (paths.size() == 1)
+      return remove(std::move(paths.front()), -1, /*guaranteed=*/true, /*quietly=*/true, std::move(cb));
+    std::vector<zkr::Op> ops;
+    for (const auto& p : paths) ops.push_back(zkr::Op::remove(p));
+    multi(std::move(ops), [this, paths = std::move(paths), cb = std::move(cb)](
+                              error_code ec, std::vector<zkr::OpResult>) mutable {
+      if (!ec) return cb({});
+      detail::remove_each(*this, std::move(paths), std::move(cb));
+    });
+  });
+  return true;
+}
+
 detail::WatchId FakeCore::exists(std::string path, detail::WatchCallback watch, detail::StatCallback cb,
                                  detail::RequestOptions) {
   auto seq = log_request(Op::exists, path);

@@ -167,6 +167,12 @@ class FakeCore final : public zkr::detail::Core {
               zkr::detail::RequestOptions ro = {}) override;
   void remove(std::string path, int version, bool guaranteed, bool quietly, zkr::detail::VoidCallback cb,
               zkr::detail::RequestOptions ro = {}) override;
+  /// The release's delete from a thread other than the I/O thread, as the real core's: declined (false, `cb`
+  /// untouched) on the I/O thread, when closed or when disconnected; otherwise the deletes are issued in a
+  /// posted step (one guaranteed, quiet `remove`, or a `multi` of deletes that falls back to one guaranteed
+  /// remove per node) and `cb` runs on the I/O thread with their outcome. The real core sends them before it
+  /// returns; here they are logged when the step runs, after the steps already posted.
+  bool remove_from_caller(std::vector<std::string> paths, zkr::detail::VoidCallback& cb) override;
   zkr::detail::WatchId exists(std::string path, zkr::detail::WatchCallback watch,
                               zkr::detail::StatCallback cb, zkr::detail::RequestOptions ro = {}) override;
   zkr::detail::WatchId get_data(std::string path, zkr::detail::WatchCallback watch,

@@ -10,9 +10,11 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <zkr/drivers/read_write_lock_driver.hpp>
@@ -983,6 +985,82 @@ TEST_CASE_METHOD(Fixture, "engine: the lease's loss signal follows the connectio
   CHECK(seen == std::vector<LeaseStatus>{LeaseStatus::maybe_lost, LeaseStatus::held, LeaseStatus::maybe_lost,
                                          LeaseStatus::held, LeaseStatus::lost});
   CHECK(core->state_listener_count() == 0);
+}
+
+// ===========================================================================================================
+// The blocking release's contract (InterProcessLock::release): it returns once the delete is applied
+
+namespace {
+
+/// A lease held through the engine, and the blocking `release(ec)` of it run on a thread of its own (so not
+/// the I/O thread: the delete leaves through `remove_from_caller`) while the test thread runs the context.
+struct BlockingRelease : Fixture {
+  std::shared_ptr<Outcome> out;
+  std::string path;
+  std::atomic<bool> returned{false};
+  error_code ec = zkr::errc::closed;  // overwritten by the release
+
+  BlockingRelease() {
+    out = start(engine());
+    REQUIRE(wait(*out));
+    REQUIRE_FALSE(out->ec);
+    path = out->lease.node_path();
+    core->clear_log();
+  }
+
+  /// True when the release returned within the run's limit.
+  bool release_on_a_thread() {
+    std::thread releaser([this] {
+      out->lease.release(ec);
+      returned = true;
+    });
+    const bool finished = core->run_until([&] { return returned.load(); });
+    releaser.join();
+    return finished;
+  }
+};
+
+}  // namespace
+
+TEST_CASE_METHOD(BlockingRelease,
+                 "release: a blocking release from another thread returns only after its delete is applied",
+                 "[engine][release]") {
+  // In the step that applies the delete, the releasing thread must still be waiting. A release that returned
+  // once the delete was handed over would be seen here within microseconds; 200 ms is a wide margin.
+  bool returned_before_applied = false;
+  core->before_next(Op::remove, [&] {
+    const auto until = std::chrono::steady_clock::now() + 200ms;
+    while (!returned && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+    returned_before_applied = returned;
+  });
+  REQUIRE(release_on_a_thread());
+  // A release that returned early: its delete runs now.
+  core->run_until([&] { return core->faults_consumed(); });
+  INFO(core->describe_log());
+  CHECK_FALSE(returned_before_applied);
+  CHECK_FALSE(ec);
+  CHECK(core->faults_consumed());
+  CHECK(core->count_all() == 1);
+  CHECK(core->count(Op::remove, path) == 1);
+  CHECK_FALSE(core->has(path));
+  CHECK(out->lease.status() == LeaseStatus::released);
+}
+
+TEST_CASE_METHOD(BlockingRelease,
+                 "release: a blocking release whose delete is lost to a disconnection reports it, and the "
+                 "delete goes on in the background",
+                 "[engine][release]") {
+  core->fail_next(Op::remove, zk_errc::connection_loss);
+  REQUIRE(release_on_a_thread());
+  CHECK(ec == zk_errc::connection_loss);
+  CHECK_FALSE(out->lease.valid());
+  // The guaranteed delete, kept in the background, removes the node.
+  REQUIRE(core->run_until([&] { return !core->has(path); }));
+  INFO(core->describe_log());
+  CHECK(core->count(Op::remove, path) == 1);  // the foreground one; the background one is not counted
+  CHECK(std::any_of(core->requests().begin(), core->requests().end(), [&](const fake::Request& r) {
+    return r.background && r.op == Op::remove && r.path == path;
+  }));
 }
 
 TEST_CASE_METHOD(Fixture, "engine: a lease whose node is deleted by someone else is lost",

@@ -58,7 +58,12 @@ class InterProcessLock {
   [[nodiscard]] bool try_acquire_for(std::chrono::duration<Rep, Period> timeout, error_code& ec) {
     return acquire(detail::to_timeout(timeout), ec);
   }
-  /// Gives one hold back.
+  /// Gives one hold back. Giving back the last hold returns once ZooKeeper has deleted the lock node, as
+  /// Curator's does: a process told of the release afterwards (by any means) finds the lock free. A delete
+  /// that fails for a connection reason reports the error and goes on as a guaranteed delete in the
+  /// background. On the client's I/O thread (a listener, a completion handler) it cannot wait: it starts that
+  /// delete and returns. docs/benchmark-targets.md (finding 14) measures what the wait costs a
+  /// release-and-retake loop.
   virtual void release() = 0;
   virtual void release(error_code& ec) = 0;
   /// Some holder in this process holds it (Curator's `isAcquiredInThisProcess`).
