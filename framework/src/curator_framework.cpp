@@ -653,7 +653,6 @@ void CoreImpl::pump() {
     int fd = -1, interest = 0;
     timeval tv{};
     bool connected = false;
-    bool connecting = false;
     bool auth_failed = false;
     {
       const std::lock_guard c_lock(c_client_mutex());
@@ -670,9 +669,7 @@ void CoreImpl::pump() {
         on_global_event(generation_, ZOO_SESSION_EVENT, ZOO_CONNECTING_STATE);
       if (!auth_failed) {
         zookeeper_interest(zh_, &fd, &interest, &tv);
-        const int now_state = zoo_state(zh_);
-        connected = now_state == ZOO_CONNECTED_STATE;
-        connecting = now_state == ZOO_CONNECTING_STATE || now_state == ZOO_ASSOCIATING_STATE;
+        connected = zoo_state(zh_) == ZOO_CONNECTED_STATE;
       }
     }
     if (auth_failed) {
@@ -727,14 +724,8 @@ void CoreImpl::pump() {
     }
     // The C client's next deadline (pings, timeouts). A timer already due earlier is kept: it pumps, and the
     // pump arms the next one (re-arming on every pump would cost a timerfd_settime per request).
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(tv.tv_sec) +
-                    std::chrono::microseconds(tv.tv_usec);
-    // While a connection is being made, look at the socket at least every 200 ms. The C client's next
-    // deadline is then its connect timeout (2/3 of the session timeout), and a readiness edge we missed
-    // would hold the reconnect that long. The "blocking release as the server goes down" test saw such a
-    // reconnect wait out the whole 20 s about once in 100 runs under CPU load, cause not yet found.
-    if (fd >= 0 && connecting)
-      deadline = std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(200));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(tv.tv_sec) +
+                          std::chrono::microseconds(tv.tv_usec);
     if (!pump_timer_armed_ || deadline < pump_timer_.expiry()) {
       pump_timer_armed_ = true;
       pump_timer_.expires_at(deadline);
