@@ -8,8 +8,8 @@
 //     older than the newest it has accepted, which is how a resource survives a holder that lost its lock
 //     without knowing (paused process, expired session).
 // A grant the test knows was voided by a fault (`mark_lost`) is exempt from the exclusion rule from the moment
-// it was lost (and from the token order when that was before it began): ZooKeeper cannot stop a holder that does not know it lost its session, which is what the fence is
-// for. Everything is thread-safe.
+// it was lost, and from the token order when that was before it began: ZooKeeper cannot stop a holder that does
+// not know it lost its session, which is what the fence is for. Everything is thread-safe.
 
 #include <algorithm>
 #include <chrono>
