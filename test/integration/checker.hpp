@@ -99,10 +99,13 @@ class GrantChecker {
       std::vector<const Grant*> live;
       for (auto* g : gs)
         if (!(g->lost && *g->lost <= g->start)) live.push_back(g);
-      for (std::size_t i = 1; i < live.size(); ++i)
-        if (live[i]->token <= live[i - 1]->token)
-          out.push_back("lock " + lock + ": token " + std::to_string(live[i]->token) + " of " + live[i]->holder +
-                        " does not exceed " + std::to_string(live[i - 1]->token) + " of " + live[i - 1]->holder);
+      for (std::size_t i = 1; i < live.size(); ++i) {
+        const Grant& before = *live[i - 1];
+        const Grant& g = *live[i];
+        if (g.token <= before.token)
+          out.push_back("lock " + lock + ": token " + std::to_string(g.token) + " of " + g.holder +
+                        " does not exceed " + std::to_string(before.token) + " of " + before.holder);
+      }
       // Exclusion: for each pair that overlaps in time, at least one must be lost by then, or both shared.
       for (std::size_t i = 0; i < gs.size(); ++i) {
         const auto end_i = effective_end(*gs[i], now);
