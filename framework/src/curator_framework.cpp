@@ -177,6 +177,8 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   void request_pump();
   void update_descriptor(int fd, bool connected);
   void release_descriptor();
+  bool handshake_overdue(int fd, int state, std::chrono::steady_clock::time_point now);
+  std::chrono::milliseconds handshake_bound() const;
   void cork_turn();
   void uncork();
 
@@ -289,6 +291,11 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   bool pump_posted_ = false;
   bool in_pump_ = false;
   int corked_fd_ = -1;  // sd_'s descriptor while corked for the current turn (see cork_turn)
+  // The handshake watch (see handshake_overdue): the socket of the connection attempt in progress (its inode;
+  // 0 = none), when the pump first saw it, and how many attempts in a row were abandoned.
+  ino_t handshake_ino_ = 0;
+  std::chrono::steady_clock::time_point handshake_since_{};
+  int handshakes_abandoned_ = 0;
   // sd_'s own descriptor (our duplicate), for remove_from_caller on other threads: written on the I/O thread
   // under sd_mu_, which is held while sd_ is assigned or closed (never while holding the C-client mutex).
   std::mutex sd_mu_;
@@ -417,6 +424,7 @@ CoreImpl::~CoreImpl() {
 error_code CoreImpl::start() {
   if (closed_) return errc::closed;
   if (!valid_connect_string(cfg_.connect_string)) return errc::invalid_connect_string;
+  if (cfg_.handshake_timeout < std::chrono::milliseconds::zero()) return errc::invalid_argument;
   if (!cfg_.namespace_name.empty() && path_error(ns_prefix_)) return errc::invalid_path;
   if (started_.exchange(true)) return {};
   error_code ec;
@@ -619,6 +627,39 @@ void CoreImpl::update_descriptor(int fd, bool connected) {
   sd_connected_ = connected;
 }
 
+// The handshake bound. A connection attempt is a TCP connect, then the session handshake (the C client sends
+// its ConnectRequest and waits for the server's answer); the C client itself gives an attempt 2/3 of the
+// session timeout. A server that accepted the connection but never answers holds the client that long:
+// ZooKeeper 3.8.0 does exactly that to a client that connects between the moment its port is bound and the
+// moment its database is loaded (ZOOKEEPER-5051: the connection is refused with "ZooKeeperServer not running",
+// but closing it throws a NullPointerException before the socket is closed, so the client waits in
+// vain, 20 s with a 30 s session, on every restart that it happens to reach in that window). The pump
+// therefore watches each attempt's socket (by inode): an attempt still not connected `handshake_bound()` after
+// the pump first saw its socket is abandoned, the socket shut down so that the C client connects again at
+// once. From the second attempt abandoned in a row on, the bound doubles with each (a server that is merely
+// slow gets its answer through), up to 16 times; a connection starts it over.
+std::chrono::milliseconds CoreImpl::handshake_bound() const {
+  return cfg_.handshake_timeout * (1 << std::clamp(handshakes_abandoned_ - 1, 0, 4));
+}
+
+bool CoreImpl::handshake_overdue(int fd, int state, std::chrono::steady_clock::time_point now) {
+  const bool attempting = fd >= 0 && sd_.is_open() && fd == sd_fd_ && state != ZOO_CONNECTED_STATE &&
+                          state != ZOO_READONLY_STATE && state != ZOO_EXPIRED_SESSION_STATE &&
+                          state != ZOO_AUTH_FAILED_STATE;
+  if (!attempting) {
+    if (state == ZOO_CONNECTED_STATE || state == ZOO_READONLY_STATE) handshakes_abandoned_ = 0;
+    handshake_ino_ = 0;
+    return false;
+  }
+  if (cfg_.handshake_timeout <= std::chrono::milliseconds::zero()) return false;
+  if (handshake_ino_ != sd_ino_) {
+    handshake_ino_ = sd_ino_;
+    handshake_since_ = now;
+    return false;
+  }
+  return now - handshake_since_ >= handshake_bound();
+}
+
 namespace {
 // Errors are ignored: an uncorkable socket only costs segments, and a broken one is the C client's to report.
 void set_cork(int fd, bool on) {
@@ -654,6 +695,7 @@ void CoreImpl::pump() {
     timeval tv{};
     bool connected = false;
     bool auth_failed = false;
+    int state_after = 0;
     {
       const std::lock_guard c_lock(c_client_mutex());
       const int state = zoo_state(zh_);
@@ -669,7 +711,8 @@ void CoreImpl::pump() {
         on_global_event(generation_, ZOO_SESSION_EVENT, ZOO_CONNECTING_STATE);
       if (!auth_failed) {
         zookeeper_interest(zh_, &fd, &interest, &tv);
-        connected = zoo_state(zh_) == ZOO_CONNECTED_STATE;
+        state_after = zoo_state(zh_);
+        connected = state_after == ZOO_CONNECTED_STATE;
       }
     }
     if (auth_failed) {
@@ -678,6 +721,22 @@ void CoreImpl::pump() {
     }
     if (!zh_) break;
     update_descriptor(fd, connected);
+    const auto now = std::chrono::steady_clock::now();
+    if (handshake_overdue(fd, state_after, now)) {
+      // Shut the socket down (through our duplicate: same socket): the C client reads end-of-stream at once,
+      // drops the connection as lost and connects again.
+      std::string server;
+      {
+        const std::lock_guard c_lock(c_client_mutex());  // its text is in a buffer shared by all handles
+        server = zoo_get_current_server(zh_);
+      }
+      log_->info("no answer to the connection handshake with {} within {} ms: connecting again", server,
+                 handshake_bound().count());
+      ++handshakes_abandoned_;
+      handshake_ino_ = 0;
+      (void)::shutdown(sd_.native_handle(), SHUT_RDWR);
+      continue;
+    }
     short want = 0;
     if (interest & ZOOKEEPER_READ) want |= POLLIN;
     if (interest & ZOOKEEPER_WRITE) want |= POLLOUT;
@@ -724,8 +783,8 @@ void CoreImpl::pump() {
     }
     // The C client's next deadline (pings, timeouts). A timer already due earlier is kept: it pumps, and the
     // pump arms the next one (re-arming on every pump would cost a timerfd_settime per request).
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(tv.tv_sec) +
-                          std::chrono::microseconds(tv.tv_usec);
+    auto deadline = now + std::chrono::seconds(tv.tv_sec) + std::chrono::microseconds(tv.tv_usec);
+    if (handshake_ino_ != 0) deadline = std::min(deadline, handshake_since_ + handshake_bound());
     if (!pump_timer_armed_ || deadline < pump_timer_.expiry()) {
       pump_timer_armed_ = true;
       pump_timer_.expires_at(deadline);

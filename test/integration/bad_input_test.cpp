@@ -218,6 +218,18 @@ std::vector<Row> rows() {
                  }
                },
                {}});
+  t.push_back({"a negative handshake timeout (start() refuses it)",
+               [](ServerFixture& fx) {
+                 ClientConfig cfg;
+                 cfg.connect_string = fx.server.connect_string();
+                 cfg.retry_policy = std::make_shared<RetryOneTime>(Millis(10));
+                 cfg.handshake_timeout = -1ms;
+                 CuratorFramework c(cfg);
+                 error_code ec;
+                 c.start(ec);
+                 return from_error(ec);
+               },
+               make_error_code(errc::invalid_argument)});
   t.push_back({"an unreachable ensemble (connection timeout 1 s)",
                [](ServerFixture&) {
                  ClientConfig cfg;

@@ -47,6 +47,14 @@ struct ClientConfig {
   RetryPolicyPtr retry_policy;
   std::chrono::milliseconds session_timeout{60000};
   std::chrono::milliseconds connection_timeout{15000};
+  /// How long one connection attempt may take, from its TCP connect to the server's answer to the session
+  /// handshake, before the client gives it up and connects again (to the next server of the connect string).
+  /// From the second attempt given up in a row on, it doubles with each, up to 16 times; a connection starts
+  /// it over. The C client itself waits 2/3 of the session timeout. This protects against a server that
+  /// accepts a connection and never answers it, as ZooKeeper 3.8.0 does to a client that reaches it while it
+  /// starts up. Zero leaves the attempt to the C client's own timeout; negative makes `start()` fail with
+  /// `errc::invalid_argument`.
+  std::chrono::milliseconds handshake_timeout{1000};
   /// How long `close()` waits for pending guaranteed deletes.
   std::chrono::milliseconds max_close_wait{1000};
   /// Prefix applied to every path ("" = none); validated as "/" + namespace.
@@ -102,8 +110,8 @@ class CuratorFramework {
   CuratorFramework& operator=(CuratorFramework&&) noexcept;
   ~CuratorFramework();
 
-  /// Starts connecting (in the background). Errors: `invalid_connect_string`, `closed` (a closed client cannot
-  /// be restarted).
+  /// Starts connecting (in the background). Errors: `invalid_connect_string`, `invalid_argument` (a negative
+  /// `handshake_timeout`), `closed` (a closed client cannot be restarted).
   void start();
   void start(error_code& ec);
   /// Closes the session: ephemeral nodes and pending watches go, pending operations complete with
@@ -311,6 +319,7 @@ class CuratorFrameworkFactory {
     Builder& retry_policy(RetryPolicyPtr v) { c_.retry_policy = std::move(v); return *this; }
     Builder& session_timeout(std::chrono::milliseconds v) { c_.session_timeout = v; return *this; }
     Builder& connection_timeout(std::chrono::milliseconds v) { c_.connection_timeout = v; return *this; }
+    Builder& handshake_timeout(std::chrono::milliseconds v) { c_.handshake_timeout = v; return *this; }
     Builder& max_close_wait(std::chrono::milliseconds v) { c_.max_close_wait = v; return *this; }
     Builder& namespace_name(std::string v) { c_.namespace_name = std::move(v); return *this; }
     Builder& default_data(std::string v) { c_.default_data = std::move(v); return *this; }
