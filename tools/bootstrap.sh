@@ -23,7 +23,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libboost1.81-dev libzookeeper-st-dev libspdlog-dev catch2 libcli11-dev doxygen
   zookeeper default-jre-headless default-jdk-headless libcurator-recipes-java
-  python3-kazoo python3 procps gnuplot-nox
+  python3-kazoo python3 procps iproute2 gnuplot-nox
 )
 # libboost1.81-dev cannot be installed with Debian's default Boost (1.74); the -st and -mt ZooKeeper C client
 # headers conflict with each other.
