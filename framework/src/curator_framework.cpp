@@ -631,13 +631,13 @@ void CoreImpl::update_descriptor(int fd, bool connected) {
 // its ConnectRequest and waits for the server's answer); the C client itself gives an attempt 2/3 of the
 // session timeout. A server that accepted the connection but never answers holds the client that long:
 // ZooKeeper 3.8.0 does exactly that to a client that connects between the moment its port is bound and the
-// moment its database is loaded (ZOOKEEPER-5051: the connection is refused with "ZooKeeperServer not running",
-// but closing it throws a NullPointerException before the socket is closed, so the client waits in
+// moment its database is loaded (ZOOKEEPER-5051: the connection is refused with "ZooKeeperServer not
+// running", but closing it throws a NullPointerException before the socket is closed, so the client waits in
 // vain, 20 s with a 30 s session, on every restart that it happens to reach in that window). The pump
-// therefore watches each attempt's socket (by inode): an attempt still not connected `handshake_bound()` after
-// the pump first saw its socket is abandoned, the socket shut down so that the C client connects again at
-// once. From the second attempt abandoned in a row on, the bound doubles with each (a server that is merely
-// slow gets its answer through), up to 16 times; a connection starts it over.
+// therefore watches each attempt's socket (by inode): an attempt still not connected `handshake_bound()`
+// after the pump first saw its socket is abandoned, the socket shut down so that the C client connects again
+// at once. From the second attempt abandoned in a row on, the bound doubles with each (a server that is
+// merely slow gets its answer through), up to 16 times; a connection starts it over.
 std::chrono::milliseconds CoreImpl::handshake_bound() const {
   return cfg_.handshake_timeout * (1 << std::clamp(handshakes_abandoned_ - 1, 0, 4));
 }

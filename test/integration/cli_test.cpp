@@ -187,7 +187,9 @@ void check_exclusive_log(const std::string& file, std::size_t expected_pairs) {
 }
 
 std::vector<std::string> common_args(ServerFixture& fx) {
-  return {"--connect", fx.server.connect_string(), "--session-timeout", "10s", "--connection-timeout", "20s"};
+  std::vector<std::string> args{"--connect", fx.server.connect_string(), "--session-timeout", "10s"};
+  for (const char* a : {"--connection-timeout", "20s", "--handshake-timeout", "2s"}) args.emplace_back(a);
+  return args;
 }
 
 std::vector<std::string> cat(std::vector<std::string> a, const std::vector<std::string>& b) {
@@ -238,6 +240,8 @@ TEST_CASE("zkr: usage errors and --help", "[cli]") {
   CHECK(run_zkr({"lock", "--kill-after", "90000h", "/a", "--", "true"}, dir).status == 64);
   CHECK(run_zkr({"lock", "--session-timeout", "600h", "/a", "--", "true"}, dir).status == 64);
   CHECK(run_zkr({"inspect", "--connection-timeout", "600h", "/a"}, dir).status == 64);
+  CHECK(run_zkr({"inspect", "--handshake-timeout", "600h", "/a"}, dir).status == 64);
+  CHECK(run_zkr({"inspect", "--handshake-timeout", "soon", "/a"}, dir).status == 64);
 
   // A malformed connect string is a usage error.
   for (const char* bad : {"localhost", "localhost:", "localhost:99999", "a:1,", "a b:1", "a:1/bad//chroot"}) {

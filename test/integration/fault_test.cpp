@@ -411,10 +411,11 @@ TEST_CASE("fault: contention on one mutex survives server kills, an ensemble res
   CHECK(checker.faults() == 6);  // (a)-(f)
 }
 
-// Issue 24: every member of the ensemble stopped and started again in turn, three full rounds, while 8 sessions
-// contend on one mutex. Each restart must leave the sessions alive (no LOST), the lock making progress, and
-// each client's SUSPENDED -> RECONNECTED gap short: it moves to another member at once, and a member that is
-// starting up must not hold a connection unanswered (the handshake bound, docs/architecture.md).
+// Issue 24: every member of the ensemble stopped and started again in turn, three full rounds, while 8
+// sessions contend on one mutex. Each restart must leave the sessions alive (no LOST), the lock making
+// progress, and each client's SUSPENDED -> RECONNECTED gap short: it moves to another member at once, and a
+// member that is starting up must not hold a connection unanswered (the handshake bound in
+// docs/architecture.md).
 TEST_CASE("fault: a rolling restart of the ensemble under lock load loses no session and reconnects promptly",
           "[fault][rolling]") {
   zkr::testing::TestingCluster cluster(3);
@@ -437,17 +438,18 @@ TEST_CASE("fault: a rolling restart of the ensemble under lock load loses no ses
   CHECK(stopped);
   const auto gaps = contenders.reconnect_gaps();
   const auto pct = [&](double q) {
-    return gaps.empty() ? 0L : gaps[std::min(gaps.size() - 1, static_cast<std::size_t>(q * static_cast<double>(gaps.size())))];
+    if (gaps.empty()) return 0L;
+    return gaps[std::min(gaps.size() - 1, static_cast<std::size_t>(q * static_cast<double>(gaps.size())))];
   };
   std::ostringstream all;
   for (auto g : gaps) all << ' ' << g;
   WARN("rolling restart: " << contenders.grants() << " grants, " << gaps.size()
-                           << " reconnects, gap SUSPENDED -> RECONNECTED p50 " << pct(0.5) << " ms, p99 " << pct(0.99)
-                           << " ms, max " << (gaps.empty() ? 0 : gaps.back()) << " ms; gaps:" << all.str());
+                           << " reconnects, gap SUSPENDED -> RECONNECTED p50 " << pct(0.5) << " ms, p99 "
+                           << pct(0.99) << " ms, max " << pct(1.0) << " ms; gaps:" << all.str());
   CHECK(contenders.sessions_lost() == 0);
   CHECK_FALSE(gaps.empty());  // the clients of each stopped member were suspended and came back
   CHECK(pct(0.99) <= 2000);
-  CHECK((gaps.empty() ? 0 : gaps.back()) <= 5000);
+  CHECK(pct(1.0) <= 5000);
   CHECK(no_lock_nodes_left(connect, path));
   const auto violations = checker.report("rolling:");
   WARN(checker.summary());

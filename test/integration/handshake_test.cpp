@@ -1,9 +1,8 @@
-// Integration tests of the handshake bound (ClientConfig::handshake_timeout, docs/architecture.md): a server that
-// accepts a connection and never answers it holds a connection attempt for the bound, not for the C client's 2/3
-// of the session timeout. The silent server is a listening socket of the test (the fault ZooKeeper 3.8.0 shows
-// to a client that reaches it while it starts up); the server the client then reaches is a real one.
-
-#include "framework_support.hpp"
+// Integration tests of the handshake bound (ClientConfig::handshake_timeout, docs/architecture.md): a server
+// that accepts a connection and never answers it holds a connection attempt for the bound, not for the C
+// client's 2/3 of the session timeout. The silent server is a listening socket of the test (the fault
+// ZooKeeper 3.8.0 shows to a client that reaches it while it starts up); the server the client then reaches
+// is a real one.
 
 #include <netinet/in.h>
 #include <poll.h>
@@ -13,6 +12,8 @@
 #include <atomic>
 #include <thread>
 #include <vector>
+
+#include "framework_support.hpp"
 
 using namespace zkr;
 using namespace zkr::itest;
@@ -99,7 +100,8 @@ TEST_CASE("handshake: a silent server in the connect string does not delay the c
   auto& server = shared_server();
   // Whichever the C client tries first, the client is connected within about a second and a half.
   for (int i = 0; i < 3; ++i) {
-    auto c = test_builder(silent.connect_string() + "," + server.connect_string()).session_timeout(30s).build();
+    auto c =
+        test_builder(silent.connect_string() + "," + server.connect_string()).session_timeout(30s).build();
     c->start();
     CHECK(c->block_until_connected(10s));
     const auto path = unique_path("handshake");

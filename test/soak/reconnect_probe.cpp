@@ -4,14 +4,14 @@
 //                       [--max-gap MS] [--kill]
 //
 // One client on a standalone server (data kept across restarts, so the session survives); K threads spin on
-// the CPU. The server is stopped (SIGTERM, or SIGKILL with --kill), left down for a random 0..MS ms, and started
-// again, N times or until S seconds have passed, whichever comes first. For each restart the probe measures the
-// gap from "the server serves again" (TestingServer::start() returned: it answers `ruok` and `srvr`) to the
-// client's CONNECTED / RECONNECTED (0 when the client was back first). A gap over --max-gap (default 2000 ms)
-// is printed with the client socket's TCP state (`ss -tanpie`) and the client's last log lines, taken while it
-// lasts. Prints the distribution (p50, p90, p99, max) and how many connection attempts the client gave up
-// unanswered (ClientConfig::handshake_timeout), and exits non-zero if any gap exceeded --max-gap or the
-// session was lost.
+// the CPU. The server is stopped (SIGTERM, or SIGKILL with --kill), left down for a random 0..MS ms, and
+// started again, N times or until S seconds have passed, whichever comes first. For each restart the probe
+// measures the gap from "the server serves again" (TestingServer::start() returned: it answers `ruok` and
+// `srvr`) to the client's CONNECTED / RECONNECTED (0 when the client was back first). A gap over --max-gap
+// (default 2000 ms) is printed with the client socket's TCP state (`ss -tanpie`) and the client's last log
+// lines, taken while it lasts. Prints the distribution (p50, p90, p99, max) and how many connection attempts
+// the client gave up unanswered (ClientConfig::handshake_timeout), and exits non-zero if any gap exceeded
+// --max-gap or the session was lost.
 
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/ringbuffer_sink.h>
@@ -29,7 +29,6 @@
 #include <string_view>
 #include <thread>
 #include <vector>
-
 #include <zkr/testing/testing_server.hpp>
 #include <zkr/zkrecipes.hpp>
 
@@ -51,7 +50,8 @@ struct Options {
 Options parse(int argc, char** argv) {
   Options o;
   const char* usage =
-      "usage: zkr_reconnect_probe [--restarts N] [--seconds S] [--load K] [--session-timeout MS] [--down MS]\n"
+      "usage: zkr_reconnect_probe [--restarts N] [--seconds S] [--load K] [--session-timeout MS] [--down "
+      "MS]\n"
       "                           [--max-gap MS] [--kill]\n";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -68,13 +68,20 @@ Options parse(int argc, char** argv) {
       }
       return static_cast<int>(v);
     };
-    if (a == "--restarts") o.restarts = next();
-    else if (a == "--seconds") o.seconds = next();
-    else if (a == "--load") o.load = next();
-    else if (a == "--session-timeout") o.session_timeout_ms = next();
-    else if (a == "--down") o.down_ms = next();
-    else if (a == "--max-gap") o.max_gap_ms = next();
-    else if (a == "--kill") o.kill = true;
+    if (a == "--restarts")
+      o.restarts = next();
+    else if (a == "--seconds")
+      o.seconds = next();
+    else if (a == "--load")
+      o.load = next();
+    else if (a == "--session-timeout")
+      o.session_timeout_ms = next();
+    else if (a == "--down")
+      o.down_ms = next();
+    else if (a == "--max-gap")
+      o.max_gap_ms = next();
+    else if (a == "--kill")
+      o.kill = true;
     else {
       std::fprintf(stderr, "%s", usage);
       std::exit(2);
@@ -128,8 +135,8 @@ class AbandonCounter : public spdlog::sinks::base_sink<std::mutex> {
 
  protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
-    if (std::string_view(msg.payload.data(), msg.payload.size()).find("no answer to the connection handshake") !=
-        std::string_view::npos)
+    if (std::string_view(msg.payload.data(), msg.payload.size())
+            .find("no answer to the connection handshake") != std::string_view::npos)
       ++count;
   }
   void flush_() override {}
@@ -156,10 +163,11 @@ long percentile(std::vector<long> v, double q) {
 
 int main(int argc, char** argv) {
   const auto opt = parse(argc, argv);
-  std::printf("zkr_reconnect_probe: up to %d restarts in %d s, %d busy threads, session timeout %d ms, down 0-%d ms,"
-              " %s\n",
-              opt.restarts, opt.seconds, opt.load, opt.session_timeout_ms, opt.down_ms,
-              opt.kill ? "kill -9" : "graceful stop");
+  std::printf(
+      "zkr_reconnect_probe: up to %d restarts in %d s, %d busy threads, session timeout %d ms, down 0-%d ms,"
+      " %s\n",
+      opt.restarts, opt.seconds, opt.load, opt.session_timeout_ms, opt.down_ms,
+      opt.kill ? "kill -9" : "graceful stop");
   std::fflush(stdout);
 
   std::atomic<bool> stop_load{false};
@@ -199,40 +207,46 @@ int main(int argc, char** argv) {
   const std::string port = std::to_string(server.port());
   for (int r = 0; r < opt.restarts && Clock::now() < end && !lost; ++r) {
     const auto mark = states.size();
-    if (opt.kill) server.kill();
-    else server.stop();
+    if (opt.kill)
+      server.kill();
+    else
+      server.stop();
     if (opt.down_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(rng() % opt.down_ms));
     server.start();
     const auto serving = Clock::now();
     auto back = states.connected_after(mark, serving + std::chrono::milliseconds(opt.max_gap_ms), lost);
     if (!back) {
       // Stalled: take the evidence while it lasts, then wait for the rest of the session.
-      std::printf("restart %d: not reconnected %d ms after the server served again; client sockets:\n%s", r + 1,
-                  opt.max_gap_ms, run("ss -tanpie '( dport = :" + port + " )' 2>&1").c_str());
+      std::printf("restart %d: not reconnected %d ms after the server served again; client sockets:\n%s",
+                  r + 1, opt.max_gap_ms, run("ss -tanpie '( dport = :" + port + " )' 2>&1").c_str());
       std::printf("client log (last lines):\n");
       for (const auto& line : ring->last_formatted()) std::printf("  %s", line.c_str());
       std::fflush(stdout);
-      back = states.connected_after(mark, serving + std::chrono::milliseconds(opt.session_timeout_ms * 2), lost);
+      back =
+          states.connected_after(mark, serving + std::chrono::milliseconds(opt.session_timeout_ms * 2), lost);
     }
-    const long gap = back ? std::max<long>(0, std::chrono::duration_cast<std::chrono::milliseconds>(*back - serving)
-                                                  .count())
-                          : 2L * opt.session_timeout_ms;
+    const long gap =
+        back ? std::max<long>(0,
+                              std::chrono::duration_cast<std::chrono::milliseconds>(*back - serving).count())
+             : 2L * opt.session_timeout_ms;
     gaps.push_back(gap);
     if (gap > opt.max_gap_ms) {
       ++over;
       std::printf("restart %d: gap %ld ms%s\n", r + 1, gap, back ? "" : " (never reconnected)");
     }
     if ((r + 1) % 20 == 0) {
-      std::printf("  %d restarts, p50 %ld ms, max %ld ms\n", r + 1, percentile(gaps, 0.5), percentile(gaps, 1.0));
+      std::printf("  %d restarts, p50 %ld ms, max %ld ms\n", r + 1, percentile(gaps, 0.5),
+                  percentile(gaps, 1.0));
       std::fflush(stdout);
     }
   }
   stop_load = true;
   for (auto& t : load) t.join();
 
-  std::printf("zkr_reconnect_probe: %zu restarts; gap server-serving -> client connected: p50 %ld ms, p90 %ld ms, "
-              "p99 %ld ms, max %ld ms; %d over %d ms; %d connection attempts given up unanswered%s\n",
-              gaps.size(), percentile(gaps, 0.5), percentile(gaps, 0.9), percentile(gaps, 0.99),
-              percentile(gaps, 1.0), over, opt.max_gap_ms, abandoned->count.load(), lost ? "; SESSION LOST" : "");
+  std::printf(
+      "zkr_reconnect_probe: %zu restarts; gap server-serving -> client connected: p50 %ld ms, p90 %ld ms, "
+      "p99 %ld ms, max %ld ms; %d over %d ms; %d connection attempts given up unanswered%s\n",
+      gaps.size(), percentile(gaps, 0.5), percentile(gaps, 0.9), percentile(gaps, 0.99),
+      percentile(gaps, 1.0), over, opt.max_gap_ms, abandoned->count.load(), lost ? "; SESSION LOST" : "");
   return over == 0 && !lost && !gaps.empty() ? 0 : 1;
 }

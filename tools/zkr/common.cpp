@@ -135,6 +135,7 @@ std::unique_ptr<CuratorFramework> make_client(const CommonOptions& o, std::share
   c.connect_string = o.connect;
   c.session_timeout = o.session_timeout;
   c.connection_timeout = o.connection_timeout;
+  c.handshake_timeout = o.handshake_timeout;
   c.retry_policy = std::make_shared<ExponentialBackoffRetry>(Millis(200), 5, Millis(2000));
   c.logger = std::move(logger);
   c.executor = std::move(executor);

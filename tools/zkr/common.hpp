@@ -39,6 +39,7 @@ struct CommonOptions {
   std::string connect;  ///< default: $ZKR_CONNECT, else 127.0.0.1:2181
   std::chrono::milliseconds session_timeout{std::chrono::seconds(30)};
   std::chrono::milliseconds connection_timeout{std::chrono::seconds(15)};
+  std::chrono::milliseconds handshake_timeout{std::chrono::seconds(1)};
   bool quiet = false;
   bool verbose = false;
 };
@@ -54,8 +55,8 @@ struct LockOptions {
 
 /// The largest --timeout and --kill-after: ten years (far from the overflow of a nanosecond clock).
 inline constexpr std::chrono::milliseconds max_wait_duration{std::chrono::hours(24 * 3650)};
-/// The largest --session-timeout and --connection-timeout: INT_MAX ms (the C client takes an int), ~24.8
-/// days.
+/// The largest --session-timeout, --connection-timeout and --handshake-timeout: INT_MAX ms (the C client
+/// takes an int), ~24.8 days.
 inline constexpr std::chrono::milliseconds max_client_duration{2'147'483'647};
 
 /// Parses "500ms", "4s", "1.5s", "2m", "1h" or a bare number of seconds ("10", "0.25"). nullopt when

@@ -30,6 +30,7 @@ struct RawOptions {
   CommonOptions common;
   std::string session_timeout = "30s";
   std::string connection_timeout = "15s";
+  std::string handshake_timeout = "1s";
   std::string timeout;
   std::string kill_after = "10s";
   std::string on_lost = "kill";
@@ -69,6 +70,12 @@ void add_common(CLI::App* cmd, RawOptions& o) {
       ->option_text("DURATION");
   cmd->add_option("--connection-timeout", o.connection_timeout,
                   "give up (exit 69) when ZooKeeper cannot be reached for this long (default 15s)")
+      ->check(duration_validator(max_client_duration))
+      ->option_text("DURATION");
+  cmd->add_option("--handshake-timeout", o.handshake_timeout,
+                  "give a connection attempt up and try again when the server has not answered it within "
+                  "this long (default 1s, doubling from the second in a row; 0 = the C client's 2/3 of the "
+                  "session timeout)")
       ->check(duration_validator(max_client_duration))
       ->option_text("DURATION");
   auto* quiet = cmd->add_flag("-q,--quiet", o.common.quiet, "no progress line and no messages except errors");
@@ -125,6 +132,7 @@ bool finish_common(RawOptions& o) {
   if (o.common.connect.empty()) o.common.connect = default_connect_string();
   o.common.session_timeout = *parse_duration(o.session_timeout, max_client_duration);
   o.common.connection_timeout = *parse_duration(o.connection_timeout, max_client_duration);
+  o.common.handshake_timeout = *parse_duration(o.handshake_timeout, max_client_duration);
   if (auto why = connect_string_error(o.common.connect)) {
     say_error("invalid connect string " + o.common.connect + ": " + *why +
               " (expected host:port[,host:port...][/chroot])");
