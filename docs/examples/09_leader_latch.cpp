@@ -3,12 +3,10 @@
 // runs a task while it leads and gives leadership up when the task returns.
 //
 //   example_09_leader_latch 127.0.0.1:2181
-#include <zkr/zkrecipes.hpp>
-
 #include <boost/asio/use_future.hpp>
-
 #include <cstdio>
 #include <future>
+#include <zkr/zkrecipes.hpp>
 
 namespace {
 
@@ -26,8 +24,8 @@ struct OneStep : zkr::LeaderSelectorListenerAdapter {
 int main(int argc, char** argv) {
   using namespace std::chrono_literals;
   const std::string connect = argc > 1 ? argv[1] : "127.0.0.1:2181";
-  zkr::CuratorFramework client({.connect_string = connect,
-                                .retry_policy = std::make_shared<zkr::RetryNTimes>(3, zkr::Millis(100))});
+  zkr::CuratorFramework client(
+      {.connect_string = connect, .retry_policy = std::make_shared<zkr::RetryNTimes>(3, zkr::Millis(100))});
   client.start();
 
   zkr::LeaderLatch first(client, "/examples/leader", "first");

@@ -1,9 +1,7 @@
-#include <zkr/recipes/leader_latch.hpp>
-
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-
 #include <zkr/recipes/detail/lease_core.hpp>
+#include <zkr/recipes/leader_latch.hpp>
 #include <zkr/recipes/lock_internals.hpp>
 
 namespace asio = boost::asio;
@@ -111,11 +109,12 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
         if (self->state == State::started) self->our_path = path;
       }
     };
-    engine->attempt_lock(std::move(o), cancel, [weak = weak_from_this(), cancel](error_code ec, Lease l) mutable {
-      auto self = weak.lock();
-      if (!self) return;  // `l`, if any, is released by its destructor
-      self->on_attempt_done(cancel, ec, std::move(l));
-    });
+    engine->attempt_lock(std::move(o), cancel,
+                         [weak = weak_from_this(), cancel](error_code ec, Lease l) mutable {
+                           auto self = weak.lock();
+                           if (!self) return;  // `l`, if any, is released by its destructor
+                           self->on_attempt_done(cancel, ec, std::move(l));
+                         });
   }
 
   void on_attempt_done(const std::shared_ptr<detail::CancelState>& cancel, error_code ec, Lease l) {
@@ -141,7 +140,8 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
   /// An acquire failed (retry policy exhausted while disconnected, say): try again once connected.
   void retry_later(error_code ec) {
     if (ec == errc::closed) return;  // the client is closed: nothing will ever connect again
-    core->logger()->warn("LeaderLatch {}: queueing failed ({}); will try again", engine->base_path(), ec.message());
+    core->logger()->warn("LeaderLatch {}: queueing failed ({}); will try again", engine->base_path(),
+                         ec.message());
     need_attempt = true;
     if (!core->is_connected()) return;  // on_state starts it
     if (!retry_timer) retry_timer.emplace(core->io_executor());
@@ -159,10 +159,14 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
   void on_lease_status(const std::shared_ptr<detail::LeaseCore>& lc) {
     if (!lc || !lease || lease.state() != lc || !started()) return;
     switch (lease.status()) {
-      case LeaseStatus::held: return claim();                 // RECONNECTED to the same session
-      case LeaseStatus::maybe_lost: return set_leadership(false);  // SUSPENDED: the node may be gone
-      case LeaseStatus::lost: return requeue_new_node();      // expiry, or our node was deleted
-      case LeaseStatus::released: return;
+      case LeaseStatus::held:
+        return claim();  // RECONNECTED to the same session
+      case LeaseStatus::maybe_lost:
+        return set_leadership(false);  // SUSPENDED: the node may be gone
+      case LeaseStatus::lost:
+        return requeue_new_node();  // expiry, or our node was deleted
+      case LeaseStatus::released:
+        return;
     }
   }
 
@@ -183,20 +187,21 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
   void claim() {
     const auto gen = ++claim_gen;
     auto lc = lease.state();
-    core->get_data(lease.node_path(), nullptr, [self = shared_from_this(), gen, lc](error_code ec, NodeData d) {
-      if (gen != self->claim_gen || !self->lease || self->lease.state() != lc || !self->started()) return;
-      if (self->lease.status() != LeaseStatus::held) return;
-      if (ec == zk_errc::no_node || (!ec && d.stat.ephemeral_owner != self->core->session_id()))
-        return self->requeue_new_node();
-      if (ec) return;
-      {
-        std::lock_guard lk(self->mu);
-        self->last_path_is_leader = self->lease.node_path();
-        self->token = self->lease.fencing_token();
-      }
-      self->set_leadership(true);
-      if (self->lease.status() != LeaseStatus::held) self->set_leadership(false);  // changed meanwhile
-    });
+    core->get_data(
+        lease.node_path(), nullptr, [self = shared_from_this(), gen, lc](error_code ec, NodeData d) {
+          if (gen != self->claim_gen || !self->lease || self->lease.state() != lc || !self->started()) return;
+          if (self->lease.status() != LeaseStatus::held) return;
+          if (ec == zk_errc::no_node || (!ec && d.stat.ephemeral_owner != self->core->session_id()))
+            return self->requeue_new_node();
+          if (ec) return;
+          {
+            std::lock_guard lk(self->mu);
+            self->last_path_is_leader = self->lease.node_path();
+            self->token = self->lease.fencing_token();
+          }
+          self->set_leadership(true);
+          if (self->lease.status() != LeaseStatus::held) self->set_leadership(false);  // changed meanwhile
+        });
   }
 
   /// After close: cancel the acquire (the engine deletes its node, even one whose create is in flight),
@@ -221,7 +226,8 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
   }
 };
 
-LeaderLatch::LeaderLatch(CuratorFramework& client, std::string latch_path, std::string id, CloseMode close_mode)
+LeaderLatch::LeaderLatch(CuratorFramework& client, std::string latch_path, std::string id,
+                         CloseMode close_mode)
     : LeaderLatch(client.core(), std::move(latch_path), std::move(id), close_mode) {}
 
 LeaderLatch::LeaderLatch(std::shared_ptr<detail::Core> core, std::string latch_path, std::string id,
@@ -240,7 +246,8 @@ void LeaderLatch::start(error_code& ec) {
   {
     std::lock_guard lk(impl_->mu);
     if (impl_->state != State::latent) {
-      ec = impl_->state == State::closed ? make_error_code(errc::closed) : make_error_code(errc::invalid_argument);
+      ec = impl_->state == State::closed ? make_error_code(errc::closed)
+                                         : make_error_code(errc::invalid_argument);
       return;
     }
     impl_->state = State::started;
@@ -308,9 +315,9 @@ bool LeaderLatch::await(std::chrono::milliseconds timeout) {
 std::uint64_t LeaderLatch::await_start(const std::shared_ptr<Impl>& impl, detail::VoidCallback cb) {
   std::unique_lock lk(impl->mu);
   if (impl->state != State::started || impl->leader) {
-    auto ec = impl->state == State::started ? error_code{}
+    auto ec = impl->state == State::started  ? error_code{}
               : impl->state == State::latent ? make_error_code(errc::not_started)
-                                              : make_error_code(errc::closed);
+                                             : make_error_code(errc::closed);
     lk.unlock();
     cb(ec);
     return 0;

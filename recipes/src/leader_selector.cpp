@@ -1,16 +1,14 @@
-#include <zkr/recipes/leader_selector.hpp>
-
 #include <boost/asio/post.hpp>
-
 #include <future>
-
+#include <zkr/recipes/leader_selector.hpp>
 #include <zkr/recipes/lock_internals.hpp>
 
 namespace asio = boost::asio;
 
 namespace zkr {
 
-LeaderSelectorListenerAdapter::LeaderSelectorListenerAdapter(std::shared_ptr<const ConnectionStateErrorPolicy> policy)
+LeaderSelectorListenerAdapter::LeaderSelectorListenerAdapter(
+    std::shared_ptr<const ConnectionStateErrorPolicy> policy)
     : policy_(policy ? std::move(policy) : std::make_shared<StandardConnectionStateErrorPolicy>()) {}
 
 void LeaderSelectorListenerAdapter::state_changed(CuratorFramework&, ConnectionState new_state) {
@@ -78,7 +76,8 @@ void LeaderSelector::start(error_code& ec) {
     } catch (const CancelLeadershipException&) {
       self->cancel_election();
     } catch (const std::exception& e) {
-      self->client_.core()->logger()->error("LeaderSelector {}: state_changed threw: {}", self->path(), e.what());
+      self->client_.core()->logger()->error("LeaderSelector {}: state_changed threw: {}", self->path(),
+                                            e.what());
     } catch (...) {
       self->client_.core()->logger()->error("LeaderSelector {}: state_changed threw", self->path());
     }
@@ -149,7 +148,8 @@ void LeaderSelector::run() {
   }
 }
 
-Lease LeaderSelector::acquire_cancellable(const std::shared_ptr<detail::CancelState>& cancel, error_code& ec) {
+Lease LeaderSelector::acquire_cancellable(const std::shared_ptr<detail::CancelState>& cancel,
+                                          error_code& ec) {
   AcquireOptions o;
   {
     std::lock_guard lk(mu_);
@@ -159,8 +159,9 @@ Lease LeaderSelector::acquire_cancellable(const std::shared_ptr<detail::CancelSt
   auto done = std::make_shared<std::promise<std::pair<error_code, Lease>>>();
   auto f = done->get_future();
   asio::post(engine->core()->io_executor(), [engine, o = std::move(o), cancel, done]() mutable {
-    engine->attempt_lock(std::move(o), cancel,
-                         [done](error_code e, Lease l) mutable { done->set_value({e, std::move(l)}); });
+    engine->attempt_lock(std::move(o), cancel, [done](error_code e, Lease l) mutable {
+      done->set_value({e, std::move(l)});
+    });
   });
   try {
     auto [e, l] = f.get();
@@ -217,8 +218,9 @@ void LeaderSelector::do_work() {
     error_code rec;
     lease.release(rec);  // deletes our node: the next in line leads
     if (rec && rec != errc::not_acquired)
-      client_.core()->logger()->warn("LeaderSelector {}: releasing {} failed ({}); deleting in the background",
-                                     path(), lease.node_path(), rec.message());
+      client_.core()->logger()->warn(
+          "LeaderSelector {}: releasing {} failed ({}); deleting in the background", path(),
+          lease.node_path(), rec.message());
   }
   if (!requeue_now || ec == errc::closed) return;
   if (ec && ec != asio::error::operation_aborted) {
@@ -248,7 +250,8 @@ void LeaderSelector::close(error_code& ec) {
   cv_.notify_all();
   // Not from take_leadership (our own thread), nor from the client's I/O thread, which the thread's release
   // needs: the destructor joins then.
-  if (worker_.joinable() && worker_.get_id() != std::this_thread::get_id() && !client_.core()->running_in_io_thread())
+  if (worker_.joinable() && worker_.get_id() != std::this_thread::get_id() &&
+      !client_.core()->running_in_io_thread())
     worker_.join();
 }
 void LeaderSelector::close() {
@@ -266,7 +269,9 @@ std::vector<Participant> LeaderSelector::get_participants() const {
   throw_if(ec, "LeaderSelector::get_participants", path());
   return r;
 }
-Participant LeaderSelector::get_leader(error_code& ec) const { return detail::leader_of(get_participants(ec)); }
+Participant LeaderSelector::get_leader(error_code& ec) const {
+  return detail::leader_of(get_participants(ec));
+}
 Participant LeaderSelector::get_leader() const { return detail::leader_of(get_participants()); }
 
 }  // namespace zkr

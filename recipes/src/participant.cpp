@@ -1,7 +1,6 @@
-#include <zkr/recipes/participant.hpp>
-
 #include <zkr/framework/detail/async.hpp>
 #include <zkr/recipes/lock_internals.hpp>
+#include <zkr/recipes/participant.hpp>
 
 namespace zkr::detail {
 
@@ -31,21 +30,24 @@ struct ParticipantReader : std::enable_shared_from_this<ParticipantReader> {
 
 void read_participants(const std::shared_ptr<LockInternals>& engine,
                        unique_function<void(error_code, std::vector<Participant>)> done) {
-  engine->participant_nodes([core = engine->core(), done = std::move(done)](error_code ec,
-                                                                           std::vector<std::string> nodes) mutable {
-    if (ec) return done(ec, {});
-    auto r = std::make_shared<ParticipantReader>();
-    r->core = std::move(core);
-    r->nodes = std::move(nodes);
-    r->done = std::move(done);
-    r->next();
-  });
+  engine->participant_nodes(
+      [core = engine->core(), done = std::move(done)](error_code ec, std::vector<std::string> nodes) mutable {
+        if (ec) return done(ec, {});
+        auto r = std::make_shared<ParticipantReader>();
+        r->core = std::move(core);
+        r->nodes = std::move(nodes);
+        r->done = std::move(done);
+        r->next();
+      });
 }
 
-std::vector<Participant> read_participants_blocking(const std::shared_ptr<LockInternals>& engine, error_code& ec) {
+std::vector<Participant> read_participants_blocking(const std::shared_ptr<LockInternals>& engine,
+                                                    error_code& ec) {
   return run_blocking<std::vector<Participant>>(
       *engine->core(),
-      [engine](unique_function<void(error_code, std::vector<Participant>)> cb) { read_participants(engine, std::move(cb)); },
+      [engine](unique_function<void(error_code, std::vector<Participant>)> cb) {
+        read_participants(engine, std::move(cb));
+      },
       ec);
 }
 

@@ -2,16 +2,15 @@
 // (curator-leader.md §3.1) and the cases issue 28 names (same-session reconnect, lost session without a split
 // brain, a node deleted by someone else, close while the create is in flight). Every wait is bounded.
 
-#include "fixture.hpp"
-
+#include <algorithm>
+#include <atomic>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/use_future.hpp>
-
-#include <algorithm>
-#include <atomic>
 #include <catch2/catch.hpp>
 #include <regex>
+
+#include "fixture.hpp"
 
 using namespace zkr;
 using namespace zkr::test;
@@ -54,11 +53,13 @@ void settle(CuratorFramework& c, const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("leader latch: one leader at a time, in start order; closing a waiter moves nobody up", "[leader][latch]") {
+TEST_CASE("leader latch: one leader at a time, in start order; closing a waiter moves nobody up",
+          "[leader][latch]") {
   auto client = make_client(latch_server().connect_string());
   const auto path = fresh_path("basic");
   std::vector<std::unique_ptr<LeaderLatch>> latches;
-  for (int i = 0; i < 4; ++i) latches.push_back(std::make_unique<LeaderLatch>(*client, path, std::to_string(i)));
+  for (int i = 0; i < 4; ++i)
+    latches.push_back(std::make_unique<LeaderLatch>(*client, path, std::to_string(i)));
   for (auto& l : latches) l->start();  // one client: the creates leave in this order
 
   REQUIRE(eventually([&] { return latches[0]->has_leadership(); }));
@@ -102,7 +103,8 @@ TEST_CASE("leader latch: node names, data, participants and the leader as Curato
   CHECK_THROWS_AS(LeaderLatch(*client, "relative/path"), Error);  // testRelativePath
 
   std::vector<std::unique_ptr<LeaderLatch>> latches;
-  for (int i = 0; i < 4; ++i) latches.push_back(std::make_unique<LeaderLatch>(*client, path, "id-" + std::to_string(i)));
+  for (int i = 0; i < 4; ++i)
+    latches.push_back(std::make_unique<LeaderLatch>(*client, path, "id-" + std::to_string(i)));
   latches.push_back(std::make_unique<LeaderLatch>(*client, path));  // the default id ""
   for (auto& l : latches) l->start();
   REQUIRE(eventually([&] { return latches[0]->has_leadership() && latches[4]->our_path() != ""; }));
@@ -112,7 +114,7 @@ TEST_CASE("leader latch: node names, data, participants and the leader as Curato
     const auto p = l->our_path();
     CHECK(std::regex_match(node_name(p), name));
     auto d = client->get_data(p);
-    CHECK(d.data == l->id());                    // the id as data; "" as 0 bytes, never the default data
+    CHECK(d.data == l->id());  // the id as data; "" as 0 bytes, never the default data
     CHECK(d.stat.ephemeral_owner == client->session_id());
   }
 
@@ -282,7 +284,8 @@ TEST_CASE("leader latch: a leader whose node someone else deletes steps down and
   CHECK(a.fencing_token() > b.fencing_token());
 }
 
-TEST_CASE("leader latch: a reconnect that kept the session keeps the node and the leadership", "[leader][latch]") {
+TEST_CASE("leader latch: a reconnect that kept the session keeps the node and the leadership",
+          "[leader][latch]") {
   ServerFixture fx;
   auto client = fx.client({.session_timeout = 30s});
   const auto path = "/leader/reconnect";
@@ -339,7 +342,8 @@ TEST_CASE("leader latch: after a lost session the old leader gets a new node and
 
   ca->inject_session_expiration();
   REQUIRE(eventually([&] { return b.has_leadership(); }));
-  REQUIRE(eventually([&] { return ca->session_id() != old_session && a.our_path() != "" && a.our_path() != old_node; }));
+  REQUIRE(eventually(
+      [&] { return ca->session_id() != old_session && a.our_path() != "" && a.our_path() != old_node; }));
   CHECK(a.lease_status() != LeaseStatus::held);  // the old grant is lost; the new node is not granted
 
   // While b leads, a must not lead (CURATOR-696: Curator 5.4 claims on the dead session's node).
@@ -358,7 +362,8 @@ TEST_CASE("leader latch: after a lost session the old leader gets a new node and
   CHECK(a.last_path_is_leader() == a.our_path());
 }
 
-TEST_CASE("leader latch: close while the node create is in flight leaves no node (CURATOR-18)", "[leader][latch]") {
+TEST_CASE("leader latch: close while the node create is in flight leaves no node (CURATOR-18)",
+          "[leader][latch]") {
   ServerFixture fx;
   auto client = fx.client({.session_timeout = 30s});
   const auto path = "/leader/create-race";
@@ -384,7 +389,8 @@ TEST_CASE("leader latch: no latch leads while the session is lost; after the res
   auto client = fx.client({.session_timeout = 4s});
   const auto path = "/leader/lost";
   std::vector<std::unique_ptr<LeaderLatch>> latches;
-  for (int i = 0; i < 4; ++i) latches.push_back(std::make_unique<LeaderLatch>(*client, path, std::to_string(i)));
+  for (int i = 0; i < 4; ++i)
+    latches.push_back(std::make_unique<LeaderLatch>(*client, path, std::to_string(i)));
   for (auto& l : latches) l->start();
   REQUIRE(eventually([&] { return leaders(latches) == 1; }));
 

@@ -1,17 +1,17 @@
-// Integration tests of LeaderSelector against a real server: the essential cases of Curator's TestLeaderSelector
-// family (curator-leader.md §3.2): one term at a time, FIFO rotation with auto_requeue, requeue, interruption,
-// close, the adapter giving leadership up on SUSPENDED and LOST, participants and ids. Every wait is bounded.
-
-#include "fixture.hpp"
-
-#include <boost/asio/use_future.hpp>
+// Integration tests of LeaderSelector against a real server: the essential cases of Curator's
+// TestLeaderSelector family (curator-leader.md §3.2): one term at a time, FIFO rotation with auto_requeue,
+// requeue, interruption, close, the adapter giving leadership up on SUSPENDED and LOST, participants and ids.
+// Every wait is bounded.
 
 #include <algorithm>
 #include <atomic>
+#include <boost/asio/use_future.hpp>
 #include <catch2/catch.hpp>
 #include <condition_variable>
 #include <mutex>
 #include <regex>
+
+#include "fixture.hpp"
 
 using namespace zkr;
 using namespace zkr::test;
@@ -54,7 +54,8 @@ struct Terms {
 /// Leads for `hold` (or until asked to stop), then returns.
 class TimedLeader : public LeaderSelectorListenerAdapter {
  public:
-  TimedLeader(std::string who, Terms& terms, std::chrono::milliseconds hold) : who_(std::move(who)), terms_(terms), hold_(hold) {}
+  TimedLeader(std::string who, Terms& terms, std::chrono::milliseconds hold)
+      : who_(std::move(who)), terms_(terms), hold_(hold) {}
   void take_leadership(CuratorFramework&, Leadership& l) override {
     terms_.enter(who_, l.fencing_token());
     std::mutex m;
@@ -100,7 +101,8 @@ class StopLeader : public LeaderSelectorListenerAdapter {
 
 }  // namespace
 
-TEST_CASE("leader selector: one term at a time, FIFO rotation with auto_requeue, tokens grow", "[leader][selector]") {
+TEST_CASE("leader selector: one term at a time, FIFO rotation with auto_requeue, tokens grow",
+          "[leader][selector]") {
   const auto path = fresh_path("rotate");
   Terms terms;
   std::vector<std::unique_ptr<CuratorFramework>> clients;
@@ -122,7 +124,8 @@ TEST_CASE("leader selector: one term at a time, FIFO rotation with auto_requeue,
   // selector once (FIFO). The window starts at the first term by which all three had led.
   std::size_t first_full = 0;
   for (std::vector<std::string> seen; first_full < terms.order.size(); ++first_full) {
-    if (std::find(seen.begin(), seen.end(), terms.order[first_full]) == seen.end()) seen.push_back(terms.order[first_full]);
+    if (std::find(seen.begin(), seen.end(), terms.order[first_full]) == seen.end())
+      seen.push_back(terms.order[first_full]);
     if (seen.size() == 3) break;
   }
   REQUIRE(first_full + 7 <= terms.order.size());
@@ -154,7 +157,7 @@ TEST_CASE("leader selector: requeue, has_leadership, interrupt_leadership and cl
   s.interrupt_leadership();  // testInterruptLeadership
   REQUIRE(eventually([&] { return listener->stopped == 1 && !s.has_leadership(); }));
   REQUIRE(eventually([&] { return s.get_participants().empty(); }));  // our node was deleted
-  CHECK(listener->entered == 1);  // no auto_requeue: idle until requeue()
+  CHECK(listener->entered == 1);                                      // no auto_requeue: idle until requeue()
 
   CHECK(s.requeue());  // CURATOR-671: after leadership ended, requeue() succeeds
   REQUIRE(eventually([&] { return listener->entered == 2 && s.has_leadership(); }));
@@ -218,7 +221,7 @@ TEST_CASE("leader selector: participants carry the id, or the client's default d
   CHECK(empty.get_leader() == Participant{});  // no path yet: the dummy
 
   LeaderSelector a(*c1, path, std::make_shared<StopLeader>());
-  a.set_id("A is A");  // Participants.testId
+  a.set_id("A is A");                                          // Participants.testId
   LeaderSelector b(c2, path, std::make_shared<StopLeader>());  // no id: the default data
   a.start();
   REQUIRE(eventually([&] { return a.has_leadership(); }));

@@ -2,16 +2,14 @@
 // real server cannot be made to produce on cue. The session expires while the server still shows the dead
 // session's node (CURATOR-696's split brain in Curator 5.4), the session expires between the grant and the
 // claim, the leader's node is deleted, and the latch closes while its create is in flight (CURATOR-18).
-#include "fake_core.hpp"
-
 #include <catch2/catch.hpp>
-
 #include <memory>
 #include <string>
 #include <vector>
-
 #include <zkr/framework/paths.hpp>
 #include <zkr/recipes/leader_latch.hpp>
+
+#include "fake_core.hpp"
 
 namespace {
 
@@ -39,7 +37,8 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE_METHOD(Fixture, "latch: a session expiry that leaves the old node visible never leads on it (CURATOR-696)",
+TEST_CASE_METHOD(Fixture,
+                 "latch: a session expiry that leaves the old node visible never leads on it (CURATOR-696)",
                  "[leader][latch-unit]") {
   auto latch = std::make_unique<LeaderLatch>(core, dir, "a");
   latch->start();
@@ -74,7 +73,8 @@ TEST_CASE_METHOD(Fixture, "latch: a session expiry between the grant and the cla
   latch->add_listener({[&] { ++gains; }, {}});
   // The claim's read of our node is the first get_data of the latch's node (the standard driver watches none
   // when first): expire the session just before it is applied, the old node still visible.
-  core->before_next(Op::get_data, [&] { core->expire_session(false); }, dir);
+  core->before_next(
+      Op::get_data, [&] { core->expire_session(false); }, dir);
   latch->start();
   REQUIRE(core->run_until([&] { return latch->has_leadership(); }));
   core->settle();
@@ -86,7 +86,8 @@ TEST_CASE_METHOD(Fixture, "latch: a session expiry between the grant and the cla
   core->settle();
 }
 
-TEST_CASE_METHOD(Fixture, "latch: the leader's node deleted by someone else: not leader, a new node, leader again",
+TEST_CASE_METHOD(Fixture,
+                 "latch: the leader's node deleted by someone else: not leader, a new node, leader again",
                  "[leader][latch-unit]") {
   auto latch = std::make_unique<LeaderLatch>(core, dir, "a");
   int gains = 0, losses = 0;
@@ -107,20 +108,32 @@ TEST_CASE_METHOD(Fixture, "latch: the leader's node deleted by someone else: not
 
 TEST_CASE_METHOD(Fixture, "latch: close while the create is in flight leaves no node (CURATOR-18)",
                  "[leader][latch-unit]") {
-  for (bool applied_first : {false, true}) {
+  // Alone (the attempt would be granted) and behind another participant's node (it would wait for ever).
+  for (int round = 0; round < 4; ++round) {
+    const bool applied_first = round % 2 == 1;
+    std::string other;
+    if (round >= 2)
+      other =
+          core->put(dir + "/_c_other-latch-", zkr::CreateMode::ephemeral_sequential, FakeCore::other_session);
     auto latch = std::make_unique<LeaderLatch>(core, dir, "a");
     // The close lands in the step that applies the create (before or after it is applied), its reply still
     // to come.
     if (applied_first)
-      core->after_next(Op::create, [&] { latch->close(); }, dir);
+      core->after_next(
+          Op::create, [&] { latch->close(); }, dir);
     else
-      core->before_next(Op::create, [&] { latch->close(); }, dir);
+      core->before_next(
+          Op::create, [&] { latch->close(); }, dir);
     latch->start();
     core->settle();
     CHECK(core->faults_consumed());
     CHECK_FALSE(latch->has_leadership());
-    CHECK(core->children(dir).empty());
+    const auto expected =
+        other.empty() ? std::vector<std::string>{} : std::vector<std::string>{zkr::node_name(other)};
+    CHECK(core->children(dir) == expected);
     CHECK(latch->our_path().empty());
+    if (!other.empty()) core->erase(other);
+    core->settle();
   }
 }
 

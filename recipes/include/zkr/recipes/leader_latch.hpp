@@ -1,12 +1,11 @@
 #pragma once
 /// \file
-/// `LeaderLatch`: Curator's leader latch, a long-lived "am I the leader?" flag, wire-compatible with Curator 5.x
-/// (protected `EPHEMERAL_SEQUENTIAL` nodes `<path>/_c_<uuid>-latch-<seq>` under container parents, sorted by the
-/// text after the last "latch-", the first one leads), built on the lock engine (`LockInternals` with the lock
-/// name "latch-"). docs/leader-election.md describes it against Curator.
+/// `LeaderLatch`: Curator's leader latch, a long-lived "am I the leader?" flag, wire-compatible with
+/// Curator 5.x (protected `EPHEMERAL_SEQUENTIAL` nodes `<path>/_c_<uuid>-latch-<seq>` under container
+/// parents, sorted by the text after the last "latch-", the first one leads), built on the lock engine
+/// (`LockInternals` with the lock name "latch-"). docs/leader-election.md describes it against Curator.
 
 #include <boost/asio/any_io_executor.hpp>
-
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -17,7 +16,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
 #include <zkr/framework/curator_framework.hpp>
 #include <zkr/framework/detail/async.hpp>
 #include <zkr/recipes/detail/timeout.hpp>
@@ -26,9 +24,9 @@
 
 namespace zkr {
 
-/// Curator's `LeaderLatchListener`: `is_leader` runs on every change of `has_leadership()` from false to true,
-/// `not_leader` on every change from true to false. Either may be empty. By the time a call runs the flag may
-/// have changed again; the call for that change follows.
+/// Curator's `LeaderLatchListener`: `is_leader` runs on every change of `has_leadership()` from false to
+/// true, `not_leader` on every change from true to false. Either may be empty. By the time a call runs the
+/// flag may have changed again; the call for that change follows.
 struct LeaderLatchListener {
   std::function<void()> is_leader;
   std::function<void()> not_leader;
@@ -47,13 +45,15 @@ struct LeaderLatchListener {
 ///   session expiry the latch makes a new node and never leads on the dead session's one;
 /// - the latch watches its own node once it leads: a leader whose node someone else deletes gives up the
 ///   flag and queues a new node (Curator's leader does not notice, §1.8 of the reference);
-/// - the leadership carries the grant's extras: `fencing_token()` (the node's czxid, strictly larger for every
+/// - the leadership carries the grant's extras: `fencing_token()` (the node's czxid, strictly larger for
+/// every
 ///   later leader of the path) and `lease_status()` (maybe_lost on SUSPENDED, lost on expiry).
 ///
-/// Thread-safety: every member is thread-safe. Listeners and the handlers of `async_await` run on the client's
-/// completion executor (its I/O thread by default: do not block there); listeners never run under the
-/// latch's lock, so they may call any member (`close()` included). Lifetime: the destructor closes a started
-/// latch silently; nothing of the latch runs after it returns except the guaranteed delete of its node.
+/// Thread-safety: every member is thread-safe. Listeners and the handlers of `async_await` run on the
+/// client's completion executor (its I/O thread by default: do not block there); listeners never run under
+/// the latch's lock, so they may call any member (`close()` included). Lifetime: the destructor closes a
+/// started latch silently; nothing of the latch runs after it returns except the guaranteed delete of its
+/// node.
 class LeaderLatch {
  public:
   enum class State { latent, started, closed };
@@ -109,8 +109,9 @@ class LeaderLatch {
   auto async_await(Token&& token) {
     auto id = std::make_shared<std::uint64_t>(0);
     return detail::async_run<>(
-        core(), std::forward<Token>(token), [i = impl_, id](auto cb) mutable { *id = await_start(i, std::move(cb)); },
-        detail::NoAbandon{}, [i = impl_, id] { forget_waiter(i, *id); });
+        core(), std::forward<Token>(token),
+        [i = impl_, id](auto cb) mutable { *id = await_start(i, std::move(cb)); }, detail::NoAbandon{},
+        [i = impl_, id] { forget_waiter(i, *id); });
   }
 
   /// The local flag (Curator's `hasLeadership`): started, and our node was seen first and ours. No I/O.
@@ -129,10 +130,9 @@ class LeaderLatch {
   /// `void(error_code, std::vector<Participant>)`.
   template <class Token>
   auto async_get_participants(Token&& token) const {
-    return detail::async_run<std::vector<Participant>>(core(), std::forward<Token>(token),
-                                                       [e = engine()](auto cb) mutable {
-                                                         detail::read_participants(e, std::move(cb));
-                                                       });
+    return detail::async_run<std::vector<Participant>>(
+        core(), std::forward<Token>(token),
+        [e = engine()](auto cb) mutable { detail::read_participants(e, std::move(cb)); });
   }
   /// The first of `get_participants()`, or `Participant{}` ("", false) when there is none.
   Participant get_leader() const;

@@ -1,6 +1,7 @@
 #pragma once
 /// \file
-/// `LeaderSelector`: Curator's leader selector, "run this task while leader", on an `InterProcessMutex` (nodes
+/// `LeaderSelector`: Curator's leader selector, "run this task while leader", on an `InterProcessMutex`
+/// (nodes
 /// `<path>/_c_<uuid>-lock-<seq>`, the participant id as their data), wire-compatible with Curator 5.x.
 /// docs/leader-election.md describes it against Curator.
 
@@ -14,7 +15,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
 #include <zkr/framework/connection_state.hpp>
 #include <zkr/framework/curator_framework.hpp>
 #include <zkr/recipes/inter_process_mutex.hpp>
@@ -58,7 +58,8 @@ class Leadership {
 /// `state_changed` gets the client's connection states (on the client's executor) and may throw
 /// `CancelLeadershipException`. The selector itself reacts to no connection state: a listener that ignores
 /// SUSPENDED and LOST keeps leading on a session that may be gone. Derive from
-/// `LeaderSelectorListenerAdapter`, which gives leadership up on those states, unless you have a reason not to.
+/// `LeaderSelectorListenerAdapter`, which gives leadership up on those states, unless you have a reason not
+/// to.
 class LeaderSelectorListener {
  public:
   virtual ~LeaderSelectorListener() = default;
@@ -79,8 +80,8 @@ class LeaderSelectorListenerAdapter : public LeaderSelectorListener {
 };
 
 /// A leader selector: of all the selectors on one path, one at a time runs its listener's `take_leadership`.
-/// Fair: leadership passes in queue order (FIFO), and with `auto_requeue()` each selector joins the tail again
-/// after its term.
+/// Fair: leadership passes in queue order (FIFO), and with `auto_requeue()` each selector joins the tail
+/// again after its term.
 ///
 /// Threads: `take_leadership` runs on a thread the selector owns (Curator's single-thread executor), never
 /// twice at once. Blocking members may be called from any thread but the client's I/O thread.
@@ -131,10 +132,9 @@ class LeaderSelector {
   std::vector<Participant> get_participants(error_code& ec) const;
   template <class Token>
   auto async_get_participants(Token&& token) const {
-    return detail::async_run<std::vector<Participant>>(mutex_.internals()->core(), std::forward<Token>(token),
-                                                       [e = mutex_.internals()](auto cb) mutable {
-                                                         detail::read_participants(e, std::move(cb));
-                                                       });
+    return detail::async_run<std::vector<Participant>>(
+        mutex_.internals()->core(), std::forward<Token>(token),
+        [e = mutex_.internals()](auto cb) mutable { detail::read_participants(e, std::move(cb)); });
   }
   Participant get_leader() const;
   Participant get_leader(error_code& ec) const;
@@ -173,7 +173,7 @@ class LeaderSelector {
   State state_ = State::latent;
   std::string id_;
   bool auto_requeue_ = false;
-  bool queued_ = false;          // an attempt is queued, waiting or leading (5.6's ourTask != null)
+  bool queued_ = false;  // an attempt is queued, waiting or leading (5.6's ourTask != null)
   bool leader_ = false;
   bool election_cancelled_ = false;
   std::shared_ptr<detail::CancelState> acquiring_;  // the acquire in progress
