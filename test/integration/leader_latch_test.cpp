@@ -405,3 +405,61 @@ TEST_CASE("leader latch: no latch leads while the session is lost; after the res
   CHECK(leaders(latches) == 1);
   CHECK(fx.children(path).size() == 4);  // one node per latch: none left over from the dead session
 }
+
+TEST_CASE(
+    "leader latch: started before the server is up, it leads once the server comes (testNoServerAtStart)",
+    "[leader][latch]") {
+  ServerFixture fx;
+  const auto connect = fx.server.connect_string();
+  fx.admin->close();
+  fx.server.stop();
+  ClientConfig cfg;
+  cfg.connect_string = connect;
+  cfg.retry_policy = std::make_shared<RetryNTimes>(5, Millis(1000));
+  cfg.session_timeout = 10s;
+  cfg.connection_timeout = 2s;
+  CuratorFramework client(cfg);
+  client.start();
+  LeaderLatch latch(client, "/leader/no-server", "a");
+  Calls calls;
+  latch.add_listener(calls.listener());
+  latch.start();  // never blocks, touches nothing yet
+  std::this_thread::sleep_for(500ms);
+  CHECK_FALSE(latch.has_leadership());
+  fx.server.start();
+  REQUIRE(eventually([&] { return latch.has_leadership(); }, 60s));
+  REQUIRE(eventually([&] { return calls.is_leader == 1; }));
+  settle(client, "/leader/no-server");
+  CHECK(calls.is_leader == 1);
+  CHECK(calls.not_leader == 0);
+  CHECK(latch.get_participants().size() == 1);
+}
+
+TEST_CASE("leader latch: a listener may close its own latch from is_leader (testCallbackSanity)",
+          "[leader][latch]") {
+  auto client = make_client(latch_server().connect_string());
+  const auto path = fresh_path("callback-close");
+  constexpr int n = 5;
+  std::vector<std::unique_ptr<LeaderLatch>> latches;
+  std::atomic<int> gained{0}, lost{0};
+  for (int i = 0; i < n; ++i) {
+    latches.push_back(std::make_unique<LeaderLatch>(*client, path, std::to_string(i)));
+    auto* l = latches.back().get();
+    l->add_listener({[&gained, l] {
+                       ++gained;
+                       l->close();  // SILENT: no not_leader; the next latch leads
+                     },
+                     [&lost] { ++lost; }});
+  }
+  for (auto& l : latches) l->start();
+  REQUIRE(eventually([&] { return gained == n; }));
+  REQUIRE(eventually([&] {
+    error_code ec;
+    auto c = client->get_children(path, {}, ec);
+    return ec || c.empty();
+  }));
+  settle(*client, path);
+  CHECK(gained == n);
+  CHECK(lost == 0);
+  for (auto& l : latches) CHECK(l->state() == LeaderLatch::State::closed);
+}

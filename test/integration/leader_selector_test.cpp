@@ -282,3 +282,36 @@ TEST_CASE("leader selector: a session expiry ends the leader's term and the othe
   CHECK(la->token > lb->token);
   a.close();
 }
+
+TEST_CASE("leader selector: take_leadership throwing gives leadership up like returning",
+          "[leader][selector]") {
+  struct Thrower : LeaderSelectorListenerAdapter {
+    std::atomic<int> entered{0};
+    void take_leadership(CuratorFramework&, Leadership&) override {
+      ++entered;
+      throw std::runtime_error("task failed");
+    }
+  };
+  auto ca = make_client(selector_server().connect_string());
+  auto cb = make_client(selector_server().connect_string());
+  const auto path = fresh_path("throws");
+  auto thrower = std::make_shared<Thrower>();
+  auto other = std::make_shared<StopLeader>();
+  LeaderSelector a(*ca, path, thrower), b(*cb, path, other);
+  a.auto_requeue();
+  b.start();
+  REQUIRE(eventually([&] { return b.has_leadership(); }));
+  a.start();
+  REQUIRE(eventually([&] { return a.get_participants().size() == 2; }));
+  CHECK(thrower->entered == 0);
+  b.close();
+  // a leads, throws, requeues, leads again: its node is deleted and re-created each time.
+  REQUIRE(eventually([&] { return thrower->entered >= 3; }));
+  a.close();
+  REQUIRE(eventually([&] {
+    error_code ec;
+    auto c = ca->get_children(path, {}, ec);
+    return ec || c.empty();
+  }));
+  CHECK(other->entered == 1);
+}
