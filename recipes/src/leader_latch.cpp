@@ -1,3 +1,4 @@
+#include <atomic>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <zkr/recipes/detail/lease_core.hpp>
@@ -14,7 +15,15 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
   struct Listener {
     LeaderLatchListener callbacks;
     boost::asio::any_io_executor executor;
+    /// False once removed or silenced: a call already posted is then dropped.
+    std::shared_ptr<std::atomic<bool>> active = std::make_shared<std::atomic<bool>>(true);
   };
+  /// Drops the listeners (under `mu`); `silence` also drops their calls already posted.
+  void drop_listeners(bool silence) {
+    if (silence)
+      for (auto& [i, l] : listeners) *l.active = false;
+    listeners.clear();
+  }
 
   std::shared_ptr<detail::Core> core;
   std::shared_ptr<LockInternals> engine;
@@ -57,7 +66,12 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
   /// Changes the flag; runs the listeners of the change (posted) and, on a gain, completes the waiters (I/O
   /// thread for a gain). A gain is refused once the latch is not started.
   void set_leadership(bool v) {
-    std::vector<std::pair<std::function<void()>, asio::any_io_executor>> calls;
+    struct Call {
+      std::function<void()> f;
+      asio::any_io_executor ex;
+      std::shared_ptr<std::atomic<bool>> active;
+    };
+    std::vector<Call> calls;
     std::map<std::uint64_t, detail::VoidCallback> woken;
     {
       std::lock_guard lk(mu);
@@ -66,13 +80,14 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
       if (!v) token = 0;
       for (auto& [i, l] : listeners) {
         auto& f = v ? l.callbacks.is_leader : l.callbacks.not_leader;
-        if (f) calls.emplace_back(f, l.executor);
+        if (f) calls.push_back({f, l.executor, l.active});
       }
       if (v) woken = std::exchange(waiters, {});
     }
     cv.notify_all();
-    for (auto& [f, ex] : calls)
-      asio::post(ex, [f = std::move(f), log = core->logger()] {
+    for (auto& [f, ex, active] : calls)
+      asio::post(ex, [f = std::move(f), active = std::move(active), log = core->logger()] {
+        if (!*active) return;
         try {
           f();
         } catch (const std::exception& e) {
@@ -270,12 +285,12 @@ void LeaderLatch::close(CloseMode mode, error_code& ec) {
     }
     impl_->state = State::closed;
     impl_->our_path.clear();
-    if (mode == CloseMode::silent) impl_->listeners.clear();
+    if (mode == CloseMode::silent) impl_->drop_listeners(true);
   }
   impl_->set_leadership(false);
   {
     std::lock_guard lk(impl_->mu);
-    impl_->listeners.clear();
+    impl_->drop_listeners(false);  // NOTIFY_LEADER: the not_leader just posted still runs
   }
   impl_->cv.notify_all();
   asio::post(impl_->core->io_executor(), [i = impl_] { i->shutdown(); });
@@ -347,7 +362,10 @@ std::uint64_t LeaderLatch::add_listener(LeaderLatchListener listener, boost::asi
 }
 void LeaderLatch::remove_listener(std::uint64_t id) {
   std::lock_guard lk(impl_->mu);
-  impl_->listeners.erase(id);
+  if (auto it = impl_->listeners.find(id); it != impl_->listeners.end()) {
+    *it->second.active = false;
+    impl_->listeners.erase(it);
+  }
 }
 
 std::vector<Participant> LeaderLatch::get_participants(error_code& ec) const {

@@ -157,3 +157,28 @@ TEST_CASE_METHOD(Fixture, "latch: SUSPENDED clears the flag and keeps the node; 
   latch->close();
   core->settle();
 }
+
+TEST_CASE_METHOD(Fixture, "latch: a removed or silenced listener gets no call still pending",
+                 "[leader][latch-unit]") {
+  for (bool by_close : {false, true}) {
+    auto latch = std::make_unique<LeaderLatch>(core, dir + (by_close ? "/close" : "/remove"), "a");
+    int first = 0, second = 0;
+    std::uint64_t second_id = 0;
+    // Both calls of the gain are posted together; the first one runs first and drops the second.
+    latch->add_listener({[&] {
+                           ++first;
+                           if (by_close)
+                             latch->close();  // SILENT
+                           else
+                             latch->remove_listener(second_id);
+                         },
+                         {}});
+    second_id = latch->add_listener({[&] { ++second; }, [&] { ++second; }});
+    latch->start();
+    REQUIRE(core->run_until([&] { return first == 1; }));
+    core->settle();
+    CHECK(second == 0);
+    if (!by_close) latch->close();
+    core->settle();
+  }
+}

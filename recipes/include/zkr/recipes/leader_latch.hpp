@@ -51,9 +51,10 @@ struct LeaderLatchListener {
 ///
 /// Thread-safety: every member is thread-safe. Listeners and the handlers of `async_await` run on the
 /// client's completion executor (its I/O thread by default: do not block there); listeners never run under
-/// the latch's lock, so they may call any member (`close()` included). Lifetime: the destructor closes a
-/// started latch silently; nothing of the latch runs after it returns except the guaranteed delete of its
-/// node.
+/// the latch's lock, so they may call any member (`close()` included). A listener removed, or silenced by a
+/// SILENT close, gets no call that was still pending; a call already running may still be running when
+/// `remove_listener` or `close` returns. Lifetime: the destructor closes a started latch silently; after it,
+/// only a listener call already running and the guaranteed delete of the node may still be under way.
 class LeaderLatch {
  public:
   enum class State { latent, started, closed };
@@ -118,6 +119,7 @@ class LeaderLatch {
   bool has_leadership() const;
 
   /// Adds a listener, called on the client's completion executor (or on `executor`); returns its id.
+  /// `remove_listener` also drops its calls still pending.
   std::uint64_t add_listener(LeaderLatchListener listener);
   std::uint64_t add_listener(LeaderLatchListener listener, boost::asio::any_io_executor executor);
   void remove_listener(std::uint64_t id);
