@@ -16,6 +16,9 @@
 #include <zkr/recipes/inter_process_read_write_lock.hpp>
 #include <zkr/recipes/inter_process_semaphore_mutex.hpp>
 #include <zkr/recipes/inter_process_semaphore_v2.hpp>
+#include <zkr/recipes/leader_latch.hpp>
+#include <zkr/recipes/leader_selector.hpp>
 #include <zkr/recipes/lease.hpp>
 #include <zkr/recipes/lock_internals.hpp>
+#include <zkr/recipes/participant.hpp>
 #include <zkr/recipes/revoker.hpp>
