@@ -53,7 +53,7 @@ void settle(CuratorFramework& c, const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("leader latch: one leader at a time, in start order; closing a waiter moves nobody up",
+TEST_CASE("leader latch: one leader at a time, in start order, then closing a waiter moves nobody up",
           "[leader][latch]") {
   auto client = make_client(latch_server().connect_string());
   const auto path = fresh_path("basic");
@@ -180,7 +180,7 @@ TEST_CASE("leader latch: listeners and close modes (testCallbackDontNotify)", "[
   CHECK(ec == errc::not_started);
 }
 
-TEST_CASE("leader latch: await, timed await and async_await with cancellation; close wakes waiters",
+TEST_CASE("leader latch: await, timed await and async_await with cancellation, then close wakes waiters",
           "[leader][latch]") {
   auto client = make_client(latch_server().connect_string());
   const auto path = fresh_path("await");
@@ -383,7 +383,7 @@ TEST_CASE("leader latch: close while the node create is in flight leaves no node
   CHECK_FALSE(a.has_leadership());
 }
 
-TEST_CASE("leader latch: no latch leads while the session is lost; after the restart exactly one does",
+TEST_CASE("leader latch: no latch leads while the session is lost, then after the restart exactly one does",
           "[leader][latch]") {
   ServerFixture fx;
   auto client = fx.client({.session_timeout = 4s});

@@ -178,7 +178,7 @@ TEST_CASE("leader selector: requeue, has_leadership, interrupt_leadership and cl
   CHECK(second_token > 0);
 }
 
-TEST_CASE("leader selector: closing the non-leader keeps the leader; closing the leader hands over",
+TEST_CASE("leader selector: closing the non-leader keeps the leader, then closing the leader hands over",
           "[leader][selector]") {
   auto ca = make_client(selector_server().connect_string());
   auto cb = make_client(selector_server().connect_string());
@@ -238,7 +238,7 @@ TEST_CASE("leader selector: participants carry the id, or the client's default d
   b.close();
 }
 
-TEST_CASE("leader selector: the adapter gives leadership up on SUSPENDED; auto_requeue leads again after it",
+TEST_CASE("leader selector: the adapter gives leadership up on SUSPENDED, auto_requeue leads again after it",
           "[leader][selector]") {
   ServerFixture fx;
   auto client = fx.client({.session_timeout = 30s});

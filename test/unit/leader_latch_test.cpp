@@ -137,7 +137,7 @@ TEST_CASE_METHOD(Fixture, "latch: close while the create is in flight leaves no 
   }
 }
 
-TEST_CASE_METHOD(Fixture, "latch: SUSPENDED clears the flag and keeps the node; RECONNECTED sets it again",
+TEST_CASE_METHOD(Fixture, "latch: SUSPENDED clears the flag and keeps the node, RECONNECTED sets it again",
                  "[leader][latch-unit]") {
   auto latch = std::make_unique<LeaderLatch>(core, dir, "a");
   std::vector<bool> events;
