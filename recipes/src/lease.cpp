@@ -45,6 +45,7 @@ void LeaseCore::start_monitoring() {
           self->set_status(LeaseStatus::maybe_lost);
         else
           self->set_status(LeaseStatus::held);
+        if (self->watch_wanted && s != ConnectionState::read_only) self->watch_node();  // if its exists failed
         break;
     }
   });
@@ -74,12 +75,14 @@ void LeaseCore::stop_monitoring() {
   state_listener = 0;
   if (node_watch) core->remove_watch(node_watch);
   node_watch = 0;
+  watch_wanted = false;
 }
 
 void LeaseCore::watch_node() {
   if (node_watch || status == LeaseStatus::lost || status == LeaseStatus::released) return;
+  watch_wanted = true;
   auto weak = weak_from_this();
-  node_watch = core->exists(
+  const auto id = core->exists(
       path,
       [weak](const WatchedEvent& ev) {
         auto self = weak.lock();
@@ -96,9 +99,25 @@ void LeaseCore::watch_node() {
       [weak](error_code ec, Stat) {
         auto self = weak.lock();
         if (!self) return;
-        if (ec == zk_errc::no_node) self->set_status(LeaseStatus::lost);
+        if (ec == zk_errc::no_node) return self->set_status(LeaseStatus::lost);
+        if (!ec) return;
+        // No watch was set (the connection went, or the request gave up): forget it, so that the next
+        // CONNECTED / RECONNECTED of this session sets it again instead of leaving the loss unheard.
+        if (!self->node_watch) {
+          self->watch_failed_inline = true;  // before `exists` returned its id
+          return;
+        }
+        self->core->remove_watch(self->node_watch);
+        self->node_watch = 0;
       },
       {});
+  if (watch_failed_inline) {
+    watch_failed_inline = false;
+    core->remove_watch(id);
+    return;
+  }
+  if (status == LeaseStatus::lost || status == LeaseStatus::released) return core->remove_watch(id);
+  node_watch = id;
 }
 
 void LeaseCore::release(VoidCallback cb) {

@@ -57,9 +57,10 @@ class GrantChecker {
     if (!grants_[id].lost || t < *grants_[id].lost) grants_[id].lost = t;
   }
   /// A complete grant observed elsewhere (e.g. the Java peer's log), with wall-clock times.
-  void add_external(const std::string& lock, const std::string& holder, Kind kind, std::int64_t token,
-                    std::chrono::system_clock::time_point start, std::chrono::system_clock::time_point end) {
-    add(lock, holder, kind, token, to_steady(start), to_steady(end));
+  /// Returns its id (for `mark_lost`).
+  std::size_t add_external(const std::string& lock, const std::string& holder, Kind kind, std::int64_t token,
+                           std::chrono::system_clock::time_point start, std::chrono::system_clock::time_point end) {
+    return add(lock, holder, kind, token, to_steady(start), to_steady(end));
   }
   /// Counts a fault the test injected.
   void fault(const std::string& what) {

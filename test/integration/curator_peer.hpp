@@ -1,7 +1,10 @@
 #pragma once
-// The Java Curator interop peer (test/interop/java/CuratorPeer.java) as a child process driven over pipes.
-// The peer is compiled with javac into a temporary directory, once per test process. When javac or the Curator
-// jars are missing, `CuratorPeer::available()` says why and the interop tests skip with a WARN.
+// The Java Curator interop peers (test/interop/java: CuratorPeer.java for locks, LeaderPeer.java for leader
+// election) as child processes driven over pipes. The peers are compiled with javac into a temporary
+// directory, once per test process. When javac or the Curator jars are missing, `CuratorPeer::available()`
+// says why and the interop tests skip with a WARN.
+
+#include <catch2/catch.hpp>
 
 #include <fcntl.h>
 #include <signal.h>
@@ -14,6 +17,7 @@
 #include <cstdlib>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -52,19 +56,40 @@ class CuratorPeer {
     return false;
   }
 
+  /// How a peer is started.
+  struct Options {
+    std::string main_class = "CuratorPeer";  ///< or "LeaderPeer"
+    std::chrono::milliseconds session_timeout = std::chrono::seconds(10);
+    std::vector<std::string> extra;  ///< more options before the recipe, e.g. {"--id", "java-1"}
+    /// Called on the reader thread with each asynchronous line as it arrives; returning true consumes it
+    /// (it is not kept for `wait_async`). For work that must happen when the peer says something, such as
+    /// applying its writes to a fenced resource in arrival order.
+    std::function<bool(const std::string&)> on_async;
+  };
+
   /// Starts `CuratorPeer --connect <connect> <recipe> <paths...>` and waits for `ready`.
-  CuratorPeer(const std::string& connect, const std::string& recipe, const std::vector<std::string>& paths) {
+  CuratorPeer(const std::string& connect, const std::string& recipe, const std::vector<std::string>& paths)
+      : CuratorPeer(connect, recipe, paths, Options{}) {}
+
+  /// Starts `<main class> --connect <connect> --session-timeout-ms N <extra...> <recipe> <paths...>` and
+  /// waits for `ready`.
+  CuratorPeer(const std::string& connect, const std::string& recipe, const std::vector<std::string>& paths,
+              Options options)
+      : on_async_(std::move(options.on_async)) {
     std::string why;
     auto cp = classpath(&why);
     if (!cp) throw std::runtime_error("Curator peer unavailable: " + why);
-    std::vector<std::string> args{"/usr/bin/env", "java", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx128m",
-                                  "-cp", *cp, "CuratorPeer", "--connect", connect, "--session-timeout-ms", "10000",
-                                  recipe};
+    std::vector<std::string> args{"/usr/bin/env", "java", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                                  "-Xmx128m", "-cp", *cp, options.main_class, "--connect", connect,
+                                  "--session-timeout-ms", std::to_string(options.session_timeout.count())};
+    args.insert(args.end(), options.extra.begin(), options.extra.end());
+    args.push_back(recipe);
     args.insert(args.end(), paths.begin(), paths.end());
     int in[2], out[2];
     if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
-    const std::string log = (std::filesystem::temp_directory_path() /
-                             ("zkr-curator-peer-" + std::to_string(::getpid()) + ".log")).string();
+    const std::string log =
+        (std::filesystem::temp_directory_path() / ("zkr-curator-peer-" + std::to_string(::getpid()) + ".log"))
+            .string();
     std::vector<char*> argv;  // built before fork: the child only makes async-signal-safe calls
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -98,7 +123,8 @@ class CuratorPeer {
   /// Sends one command line.
   void send(const std::string& line) {
     const std::string l = line + "\n";
-    if (::write(to_, l.data(), l.size()) != static_cast<ssize_t>(l.size())) throw std::runtime_error("peer write failed");
+    if (::write(to_, l.data(), l.size()) != static_cast<ssize_t>(l.size()))
+      throw std::runtime_error("peer write failed");
   }
 
   /// The next answer line (asynchronous lines are kept apart); "" on timeout.
@@ -118,7 +144,8 @@ class CuratorPeer {
   }
 
   /// Waits for an asynchronous line starting with `prefix` (e.g. "revoke-requested"); "" on timeout.
-  std::string wait_async(const std::string& prefix, std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+  std::string wait_async(const std::string& prefix,
+                         std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
     std::unique_lock lk(m_);
     std::string found;
     cv_.wait_for(lk, timeout, [&] {
@@ -135,9 +162,24 @@ class CuratorPeer {
 
   int pid() const { return pid_; }
 
+  /// Ends the peer with SIGKILL (a crash: its session is left for the server to expire) and reaps it.
+  void kill() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);  // our own child, by its pid
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    if (to_ >= 0) ::close(to_);
+    to_ = -1;
+    if (reader_.joinable()) reader_.join();
+    if (from_ >= 0) ::close(from_);
+    from_ = -1;
+  }
+
  private:
   static bool is_async(const std::string& l) {
-    for (const char* p : {"state ", "revoke-requested", "revoke-released"})
+    for (const char* p :
+         {"state ", "revoke-requested", "revoke-released", "leader ", "not-leader ", "write "})
       if (l.rfind(p, 0) == 0) return true;
     return false;
   }
@@ -153,8 +195,10 @@ class CuratorPeer {
       while ((pos = buf.find('\n')) != std::string::npos) {
         std::string line = buf.substr(0, pos);
         buf.erase(0, pos + 1);
+        const bool async = is_async(line);
+        if (async && on_async_ && on_async_(line)) continue;
         std::lock_guard lk(m_);
-        (is_async(line) ? async_ : answers_).push_back(std::move(line));
+        (async ? async_ : answers_).push_back(std::move(line));
         cv_.notify_all();
       }
     }
@@ -174,8 +218,10 @@ class CuratorPeer {
     int status = 0;
     bool exited = false;
     for (int i = 0; i < 100 && !exited; ++i) {  // up to 10 s for a clean exit
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) exited = true;
-      else std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (::waitpid(pid_, &status, WNOHANG) == pid_)
+        exited = true;
+      else
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     if (!exited) {
       ::kill(pid_, SIGKILL);  // our own child, by its pid
@@ -189,18 +235,22 @@ class CuratorPeer {
 
   static std::optional<std::string> build(std::string& why) {
     namespace fs = std::filesystem;
-    const fs::path src = fs::path(__FILE__).parent_path().parent_path() / "interop" / "java" / "CuratorPeer.java";
-    if (!fs::exists(src)) {
-      why = "source " + src.string() + " not found";
-      return std::nullopt;
+    const fs::path src_dir = fs::path(__FILE__).parent_path().parent_path() / "interop" / "java";
+    std::string sources;
+    for (const char* f : {"CuratorPeer.java", "LeaderPeer.java"}) {
+      if (!fs::exists(src_dir / f)) {
+        why = "source " + (src_dir / f).string() + " not found";
+        return std::nullopt;
+      }
+      sources += " '" + (src_dir / f).string() + "'";
     }
     if (std::system("command -v javac >/dev/null 2>&1 && command -v java >/dev/null 2>&1") != 0) {
       why = "java/javac not found (install default-jdk-headless)";
       return std::nullopt;
     }
     std::string jars;
-    for (const char* j : {"curator-recipes", "curator-framework", "curator-client", "zookeeper", "zookeeper-jute",
-                          "guava", "slf4j-api", "slf4j-nop"}) {
+    for (const char* j : {"curator-recipes", "curator-framework", "curator-client", "zookeeper",
+                          "zookeeper-jute", "guava", "slf4j-api", "slf4j-nop"}) {
       const fs::path p = fs::path("/usr/share/java") / (std::string(j) + ".jar");
       if (!fs::exists(p)) {
         why = p.string() + " not found (install libcurator-recipes-java)";
@@ -210,8 +260,8 @@ class CuratorPeer {
     }
     const fs::path dir = fs::temp_directory_path() / ("zkr-curator-peer-" + std::to_string(::getpid()));
     fs::create_directories(dir);
-    const std::string cmd = "javac -nowarn -encoding UTF-8 -cp '" + jars + "' -d '" + dir.string() + "' '" +
-                            src.string() + "' > '" + (dir / "javac.log").string() + "' 2>&1";
+    const std::string cmd = "javac -nowarn -encoding UTF-8 -cp '" + jars + "' -d '" + dir.string() + "'" +
+                            sources + " > '" + (dir / "javac.log").string() + "' 2>&1";
     if (std::system(cmd.c_str()) != 0) {
       why = "javac failed, see " + (dir / "javac.log").string();
       return std::nullopt;
@@ -227,6 +277,7 @@ class CuratorPeer {
     return dir.string() + ":" + jars;
   }
 
+  std::function<bool(const std::string&)> on_async_;
   int pid_ = -1;
   int to_ = -1;
   int from_ = -1;
@@ -237,5 +288,14 @@ class CuratorPeer {
   std::deque<std::string> async_;
   bool eof_ = false;
 };
+
+/// True when the Java peer can run; otherwise a WARN says why (the caller then skips its test). Under
+/// ZKR_REQUIRE_CURATOR_PEER=1 a missing peer throws instead, which fails the test.
+inline bool curator_peer_or_skip() {
+  std::string why;
+  if (CuratorPeer::available(&why)) return true;
+  WARN("Java Curator peer unavailable, skipping: " << why);
+  return false;
+}
 
 }  // namespace zkr::test

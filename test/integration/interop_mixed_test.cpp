@@ -26,13 +26,6 @@ using namespace zkr::test;
 
 namespace {
 
-bool peer_available() {
-  std::string why;
-  if (CuratorPeer::available(&why)) return true;
-  WARN("Java Curator peer unavailable, skipping: " << why);
-  return false;
-}
-
 std::string temp_log(const std::string& name) {
   auto p = std::filesystem::temp_directory_path() /
            ("zkr-interop-mixed-" + std::to_string(::getpid()) + "-" + name + ".log");
@@ -127,23 +120,23 @@ std::int64_t czxid_of(CuratorFramework& c, const std::string& node) {
 }  // namespace
 
 TEST_CASE("interop mixed: Java and C++ contenders on one InterProcessMutex exclude each other", "[interop]") {
-  if (!peer_available()) return;
+  if (!curator_peer_or_skip()) return;
   mixed_contention<InterProcessMutex>("mutex", "/interop/mixed/mutex");
 }
 
 TEST_CASE("interop mixed: Java contenders and C++ ones on StandardLockDriver exclude each other", "[interop]") {
-  if (!peer_available()) return;
+  if (!curator_peer_or_skip()) return;
   mixed_contention<StandardMutex>("mutex", "/interop/mixed/mutex-standard");
 }
 
 TEST_CASE("interop mixed: Java and C++ contenders on one InterProcessSemaphoreMutex exclude each other",
           "[interop]") {
-  if (!peer_available()) return;
+  if (!curator_peer_or_skip()) return;
   mixed_contention<InterProcessSemaphoreMutex>("semaphore-mutex", "/interop/mixed/semaphore-mutex");
 }
 
 TEST_CASE("interop mixed: FIFO across languages (Java, C++, Java queued behind a holder)", "[interop]") {
-  if (!peer_available()) return;
+  if (!curator_peer_or_skip()) return;
   ServerFixture fx;
   GrantChecker checker;
   const std::string path = "/interop/mixed/fifo";
@@ -204,7 +197,7 @@ TEST_CASE("interop mixed: FIFO across languages (Java, C++, Java queued behind a
 }
 
 TEST_CASE("interop mixed: each side acquires once the other side's session expires", "[interop]") {
-  if (!peer_available()) return;
+  if (!curator_peer_or_skip()) return;
   ServerFixture fx;
   GrantChecker checker;
   const std::string path = "/interop/mixed/expiry";

@@ -1077,6 +1077,28 @@ TEST_CASE_METHOD(Fixture, "engine: a lease whose node is deleted by someone else
   CHECK(seen == std::vector<LeaseStatus>{LeaseStatus::lost});
 }
 
+TEST_CASE_METHOD(Fixture, "engine: a loss watch whose exists failed is set again on reconnect, then hears the loss",
+                 "[engine][session]") {
+  auto e = engine();
+  auto out = start(e);
+  REQUIRE(wait(*out));
+  const auto node = out->lease.node_path();
+  core->fail_next(Op::exists, zk_errc::connection_loss, node);  // the connection goes as the watch is set
+  std::vector<LeaseStatus> seen;
+  out->lease.on_status_change([&](LeaseStatus s) { seen.push_back(s); });
+  core->settle();
+  REQUIRE(core->faults_consumed());
+  CHECK(core->count(Op::exists, node) == 1);
+  core->suspend();
+  core->reconnect();
+  core->settle();
+  CHECK(core->count(Op::exists, node) == 2);  // set again, with the same session
+  core->erase(node);
+  core->settle();
+  CHECK(out->lease.status() == LeaseStatus::lost);
+  CHECK(seen == std::vector<LeaseStatus>{LeaseStatus::maybe_lost, LeaseStatus::held, LeaseStatus::lost});
+}
+
 TEST_CASE_METHOD(Fixture, "engine: a node of another session is never granted (CURATOR-604)",
                  "[engine][session]") {
   auto e = engine();

@@ -614,55 +614,81 @@ public final class CuratorPeer {
 
     // ------------------------------------------------------------------------------------------
 
-    private static void usage(String why) {
-        emit("error " + why + " (usage: curator-peer --connect HOSTS [--session-timeout-ms N]"
-             + " [--connection-timeout-ms N] mutex|semaphore-mutex|read|write|multi|semaphore:<leases> PATH...)");
-        System.exit(2);
+    /**
+     * The command line both peers share: --connect, --session-timeout-ms, --connection-timeout-ms and the
+     * options `extra` names (each takes a value); the words that are not options go to `rest`. A bad command
+     * line prints `error <why> (usage: <usage>)` and exits with status 2.
+     */
+    static final class CommandLine {
+        String connect;
+        int sessionTimeoutMs = 30000;
+        int connectionTimeoutMs = 10000;
+        final java.util.Map<String, String> options = new java.util.HashMap<>();
+        final List<String> rest = new ArrayList<>();
+        private final String usage;
+
+        CommandLine(String[] args, String usage, String... extra) {
+            this.usage = usage;
+            List<String> known = java.util.Arrays.asList(extra);
+            try {
+                for (int i = 0; i < args.length; ++i) {
+                    String a = args[i];
+                    boolean hasValue = i + 1 < args.length;
+                    if (a.equals("--connect") && hasValue) {
+                        connect = args[++i];
+                    } else if (a.equals("--session-timeout-ms") && hasValue) {
+                        sessionTimeoutMs = Integer.parseInt(args[++i]);
+                    } else if (a.equals("--connection-timeout-ms") && hasValue) {
+                        connectionTimeoutMs = Integer.parseInt(args[++i]);
+                    } else if (known.contains(a) && hasValue) {
+                        options.put(a, args[++i]);
+                    } else if (a.startsWith("--")) {
+                        fail("unknown option " + a);
+                    } else {
+                        rest.add(a);
+                    }
+                }
+            } catch (NumberFormatException e) {
+                fail("bad number: " + e.getMessage());
+            }
+            if (connect == null) {
+                fail("--connect is required");
+            }
+        }
+
+        void fail(String why) {
+            emit("error " + why + " (usage: " + usage + ")");
+            System.exit(2);
+        }
+
+        /** A client for these settings (not started) that prints its connection states as `state` lines. */
+        CuratorFramework newClient() {
+            CuratorFramework client = CuratorFrameworkFactory.builder()
+                .connectString(connect)
+                .sessionTimeoutMs(sessionTimeoutMs)
+                .connectionTimeoutMs(Math.min(connectionTimeoutMs, sessionTimeoutMs))
+                .retryPolicy(new ExponentialBackoffRetry(100, 3))
+                .build();
+            client.getConnectionStateListenable().addListener((c, state) -> emit("state " + state.name()));
+            return client;
+        }
     }
 
     public static void main(String[] args) {
-        String connect = null;
-        int sessionTimeoutMs = 30000;
-        int connectionTimeoutMs = 10000;
-        String recipe = null;
-        List<String> paths = new ArrayList<>();
-        try {
-            for (int i = 0; i < args.length; ++i) {
-                String a = args[i];
-                if (a.equals("--connect") && i + 1 < args.length) {
-                    connect = args[++i];
-                } else if (a.equals("--session-timeout-ms") && i + 1 < args.length) {
-                    sessionTimeoutMs = Integer.parseInt(args[++i]);
-                } else if (a.equals("--connection-timeout-ms") && i + 1 < args.length) {
-                    connectionTimeoutMs = Integer.parseInt(args[++i]);
-                } else if (a.startsWith("--")) {
-                    usage("unknown option " + a);
-                } else if (recipe == null) {
-                    recipe = a;
-                } else {
-                    paths.add(a);
-                }
-            }
-        } catch (NumberFormatException e) {
-            usage("bad number: " + e.getMessage());
+        CommandLine cl = new CommandLine(args, "curator-peer --connect HOSTS [--session-timeout-ms N]"
+                                         + " [--connection-timeout-ms N] mutex|semaphore-mutex|read|write|multi"
+                                         + "|semaphore:<leases> PATH...");
+        if (cl.rest.size() < 2) {
+            cl.fail("a recipe and at least one path are required");
         }
-        if (connect == null) {
-            usage("--connect is required");
-        }
-        if (recipe == null || paths.isEmpty()) {
-            usage("a recipe and at least one path are required");
-        }
+        String recipe = cl.rest.get(0);
+        List<String> paths = cl.rest.subList(1, cl.rest.size());
         if (!recipe.equals("multi") && paths.size() != 1) {
-            usage("recipe " + recipe + " takes exactly one path");
+            cl.fail("recipe " + recipe + " takes exactly one path");
         }
-
-        CuratorFramework client = CuratorFrameworkFactory.builder()
-            .connectString(connect)
-            .sessionTimeoutMs(sessionTimeoutMs)
-            .connectionTimeoutMs(Math.min(connectionTimeoutMs, sessionTimeoutMs))
-            .retryPolicy(new ExponentialBackoffRetry(100, 3))
-            .build();
-        client.getConnectionStateListenable().addListener((c, state) -> emit("state " + state.name()));
+        String connect = cl.connect;
+        int connectionTimeoutMs = cl.connectionTimeoutMs;
+        CuratorFramework client = cl.newClient();
 
         PeerLock lock;
         try {
@@ -685,7 +711,7 @@ public final class CuratorPeer {
                 }
                 lock = new SemaphoreLock(client, path, leases);
             } else {
-                usage("unknown recipe " + recipe);
+                cl.fail("unknown recipe " + recipe);
                 return;
             }
         } catch (Throwable t) {

@@ -23,6 +23,8 @@ class LeaseCore : public std::enable_shared_from_this<LeaseCore> {
   void start_monitoring();
   void stop_monitoring();
   void set_status(LeaseStatus s);
+  /// Watches the node (I/O thread) once someone listens for the loss; a watch whose `exists` failed (the
+  /// connection went meanwhile) is set again when the connection comes back with the same session.
   void watch_node();
   void release(VoidCallback cb);
   /// `release` from a thread other than the I/O thread, sending the delete from that thread
@@ -38,6 +40,8 @@ class LeaseCore : public std::enable_shared_from_this<LeaseCore> {
   std::atomic<bool> released{false};
   std::uint64_t state_listener = 0;
   WatchId node_watch = 0;
+  bool watch_wanted = false;        // someone listens: keep a watch on the node (I/O thread)
+  bool watch_failed_inline = false;  // the `exists` failed before it returned its id (I/O thread)
   std::mutex mu;
   std::vector<std::function<void(LeaseStatus)>> listeners;
   /// `async_wait_lost` waiters by id (I/O thread); a cancelled wait takes itself out.
