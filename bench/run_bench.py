@@ -108,9 +108,10 @@ def failover_cases(quick):
     """The leader failover cases (run only with --only failover; --quick: one failover per run)."""
     out = []
     for recipe, name in (("latch", "LeaderLatch"), ("selector", "LeaderSelector")):
-        for mode, how, n, quick_n in (("close", "the leader closes", 10, 1), ("kill", "kill -9 of the leader", 5, 1)):
+        # failovers per driver run: 10 closes, 5 kills (each waits for a session expiry); --quick: 1
+        for mode, how, n in (("close", "the leader closes", 10), ("kill", "kill -9 of the leader", 5)):
             out.append(("failover-%s-%s" % (recipe, mode), "failover", "%s failover, %s" % (name, how),
-                        {"recipe": recipe, "mode": mode, "ops": quick_n if quick else n,
+                        {"recipe": recipe, "mode": mode, "ops": 1 if quick else n,
                          "session-timeout-ms": FAILOVER_SESSION_TIMEOUT_MS, "_timeout_s": 300},
                         FAILOVER_LIBRARIES))
     return out
@@ -531,7 +532,8 @@ def failover_row(case, lib, ok, failures):
         "p99_us": percentile(fail, 0.99) * 1e3 if fail else None,
         "min_ms": min(fail) if fail else None, "max_ms": max(fail) if fail else None,
         "notice_p50_ms": percentile(notice, 0.50), "notice_p99_ms": percentile(notice, 0.99),
-        "end_to_notice_p50_ms": percentile(end_notice, 0.50), "end_to_notice_p99_ms": percentile(end_notice, 0.99),
+        "end_to_notice_p50_ms": percentile(end_notice, 0.50),
+        "end_to_notice_p99_ms": percentile(end_notice, 0.99),
         "cpu_us_per_op": cpu / n * 1e6 if n else None,
         "reads_per_op": per_failover("reads"), "writes_per_op": per_failover("writes"),
         "watches_per_op": per_failover("watches"), "packets_per_op": per_failover("packets"),
@@ -619,9 +621,9 @@ def failover_rows(rows):
 
 def failover_table(rows):
     """The leader failover table (times in ms)."""
-    lines = ["| failover | library | failovers | from the leader's end, p50 / p99 ms [min..max] | p50 × Curator "
-             "| from the deletion notice, p50 / p99 ms | end → notice, p50 / p99 ms | ZK reads / writes / watch "
-             "events per failover |",
+    lines = ["| failover | library | failovers | from the leader's end, p50 / p99 ms [min..max] "
+             "| p50 × Curator | from the deletion notice, p50 / p99 ms | end → notice, p50 / p99 ms "
+             "| ZK reads / writes / watch events per failover |",
              "|---|---|---:|---:|---:|---:|---:|---:|"]
     last = None
     for r in rows:
@@ -629,8 +631,8 @@ def failover_table(rows):
         if r["reps"] == 0:
             times = "failed (%d)" % r["failures"]
         else:
-            times = "%s / %s [%s..%s]" % (fmt(ms(r["p50_us"]), 1), fmt(ms(r["p99_us"]), 1), fmt(r["min_ms"], 1),
-                                          fmt(r["max_ms"], 1))
+            times = "%s / %s [%s..%s]" % (fmt(ms(r["p50_us"]), 1), fmt(ms(r["p99_us"]), 1),
+                                          fmt(r["min_ms"], 1), fmt(r["max_ms"], 1))
             if r["failures"]:
                 times += " (%d runs failed)" % r["failures"]
         lines.append("| %s | %s | %d | %s | %s | %s / %s | %s / %s | %s%s / %s%s / %s%s |" % (
@@ -961,31 +963,35 @@ def failover_markdown(ftable):
         "",
         "How to read it:",
         "",
-        "- One failover: the measuring driver (zkr_bench or CuratorBench) spawns a leader in a process of its own "
-        "(the same driver and library, on a session of its own, on a fresh path), waits until it leads, queues its "
-        "own participant behind it and, once the server holds that participant's watch on the leader's node, ends "
-        "the leader. p50 / p99: nearest rank over every failover of every rep (with fewer than 100 failovers the "
-        "p99 is the slowest one); p50 × Curator divides the p50 by Curator's (below 1: faster).",
+        "- One failover: the measuring driver (zkr_bench or CuratorBench) spawns a leader in a process of "
+        "its own (the same driver and library, on a session of its own, on a fresh path), waits until it "
+        "leads, queues its own participant behind it and, once the server holds that participant's watch on "
+        "the leader's node, ends the leader. p50 / p99: nearest rank over every failover of every rep (with "
+        "fewer than 100 failovers the p99 is the slowest one); p50 × Curator divides the p50 by Curator's "
+        "(below 1: faster).",
         "- From the leader's end: *close*: from the leader process's clock just before its `close()` (the "
-        "latch's node is deleted in the background; the selector's term is asked to stop, ends, and its node is "
-        "deleted) to the follower's `is_leader` listener call (LeaderLatch) or the start of its "
-        "`take_leadership` (LeaderSelector); both processes read CLOCK_MONOTONIC. *kill -9*: from just before "
-        "the driver sends SIGKILL to the leader's process. The follower then learns only when the server expires "
-        "the dead session: the figure includes the session timeout (%d ms, the least a server with "
-        "tickTime=2000 grants). The server expires sessions in tickTime buckets, counting from the session's "
-        "last ping (up to a third of the timeout before the kill), so the expiry comes between about 2/3 of "
-        "the timeout and the timeout + 2 s after the kill, whichever library." % FAILOVER_SESSION_TIMEOUT_MS,
-        "- From the deletion notice: from the node-deleted event of an observer session (an `exists` watch on "
-        "the leader's node, in the measuring process) to the follower's leadership: the library's own part "
-        "(wake-up, re-list, claim, listener dispatch). It can come out slightly negative when the follower's "
-        "event is handled before the observer's.",
+        "latch's node is deleted in the background; the selector's term is asked to stop, ends, and its node "
+        "is deleted) to the follower's `is_leader` listener call (LeaderLatch) or the start of its "
+        "`take_leadership` (LeaderSelector); both processes read CLOCK_MONOTONIC. *kill -9*: from just "
+        "before the driver sends SIGKILL to the leader's process. The follower then learns only when the "
+        "server expires the dead session: the figure includes the session timeout (%d ms, the least a server "
+        "with tickTime=2000 grants). The server expires sessions in tickTime buckets, counting from the "
+        "session's last ping (up to a third of the timeout before the kill), so the expiry comes between "
+        "about 2/3 of the timeout and the timeout + 2 s after the kill, whichever library (the drivers "
+        "spread their kills evenly over the tick, so that no run sits at one phase of it): the kill rows' "
+        "totals differ between libraries by that lottery, their library part is the next column."
+        % FAILOVER_SESSION_TIMEOUT_MS,
+        "- From the deletion notice: from the node-deleted event of an observer session (an `exists` watch "
+        "on the leader's node, in the measuring process) to the follower's leadership: the library's own "
+        "part (wake-up, re-list, claim, listener dispatch). It can come out slightly negative when the "
+        "follower's event is handled before the observer's.",
         "- End → notice: from the leader's end to that event; in kill mode the session expiry as the server "
         "acts on it (plus the delivery of one event).",
         "- ZK requests per failover: the server's `mntr` counters read just before the leader's end and just "
-        "after the follower leads, summed over the failovers; the observer's own watch event is taken out. The "
-        "server counts pings as reads: the measuring process's two sessions use a 30 s timeout so that they "
-        "do not ping during a kill's window (a stray ping can still add ~0.1). A session's expiry is no client "
-        "request: in kill mode the dead leader's node goes without any write being counted.",
+        "after the follower leads, summed over the failovers; the observer's own watch event is taken out. "
+        "The server counts pings as reads: the measuring process's two sessions use a 30 s timeout so that "
+        "they do not ping during a kill's window (a stray ping can still add ~0.1). A session's expiry is no "
+        "client request: in kill mode the dead leader's node goes without any write being counted.",
         "- kazoo is not run here (its `Election` is its `Lock`; left out of this scenario).",
         "",
     ]
@@ -1053,7 +1059,7 @@ def write_markdown(path, table, meta, notes, plot_note, png_name, rows=(), ftabl
         lines += ["Why a target is missed, with profiles and request counts: "
                   "[benchmark-targets.md](benchmark-targets.md).", ""]
     failover_report = Path(path).parent / "benchmarks-failover.md"
-    if table and not ftable and failover_report.exists() and Path(path).name != failover_report.name:
+    if table and not ftable and failover_report.exists():
         lines += ["Leader failover times (LeaderLatch, LeaderSelector; close and kill -9) against Curator: "
                   "[benchmarks-failover.md](benchmarks-failover.md) (`bench/run_bench.py --only failover`).", ""]
     if notes:

@@ -33,7 +33,8 @@
 //                    event to our leadership) and end_to_notice_ms (from the end to that event: in kill mode
 //                    the expiry as the server acts on it) list every sample. The mntr window of a failover
 //                    runs from just before the end to our leadership; the observer's own watch event (one
-//                    per failover) is taken out of watch_events.
+//                    per failover) is taken out of watch_events. Kills are spread evenly over the server's
+//                    2 s tick (a wait of (i + 1/2) / N ticks before the i-th), out of the measured window.
 // --lock-driver: the LockDriver of the plain mutexes (uncontended, contended, drain, zkr_async10k): default (the
 // mutex's own, PrewatchLockDriver) or standard (StandardLockDriver: Curator's request pattern). The runner
 // reports the latter as library "zkrecipes-standard".
@@ -1087,6 +1088,9 @@ class Bench {
     return 0;
   }
 
+  /// The server's tickTime (run_bench.py's zoo.cfg), over which failover spreads its kills.
+  static constexpr int expiry_tick_ms = 2000;
+
   Result failover() {
     static const char* const counters[] = {"zk_cnt_readlatency",
                                            "zk_cnt_updatelatency",
@@ -1151,6 +1155,11 @@ class Bench {
         std::this_thread::sleep_for(500ms);
       }
 
+      // A kill's failover waits for the server's expiry, which comes in buckets of its tick (2 s in
+      // run_bench.py). The next leader starts within a tick of the last failover's expiry, so the kills would
+      // all fall at one phase of the tick and the figures would carry it: spread them evenly over a tick.
+      if (kill)
+        std::this_thread::sleep_for(std::chrono::milliseconds((2 * i + 1) * expiry_tick_ms / (2 * n)));
       std::optional<std::map<std::string, double>> before, after;
       if (!a_.mntr.empty()) before = read_mntr(a_.mntr, mntr_error_);
       const auto cpu0 = cpu_ns();

@@ -19,11 +19,12 @@
  *   rwlock           4 reader sessions + 1 writer session (InterProcessReadWriteLock) looping for
  *                    N [5000] milliseconds; ops = reads + writes; extra has reads/s and writes/s.
  *   multilock        InterProcessMultiLock over K [4] mutex paths P/0 .. P/K-1; N [500] pairs.
- *   failover         (issue 28) N [10] leader failovers, as zkr_bench's: the leader runs in a JVM of its own
- *                    (this class, scenario failover-leader, on P/<i>); --recipe latch|selector (LeaderLatch or
- *                    LeaderSelector), --mode close|kill (the leader closes; or SIGKILL, the node goes at session
- *                    expiry). Latency = from the leader's end to our isLeader / takeLeadership; extra lists the
- *                    samples (failover_ms, notice_ms, end_to_notice_ms: see bench/zkr_bench.cpp).
+ *   failover         (issue 28) N [10] leader failovers, as zkr_bench's: the leader runs in a JVM of its
+ *                    own (this class, scenario failover-leader, on P/<i>); --recipe latch|selector
+ *                    (LeaderLatch or LeaderSelector), --mode close|kill (the leader closes; or SIGKILL, the
+ *                    node goes at session expiry). Latency = from the leader's end to our isLeader /
+ *                    takeLeadership; extra lists the samples (failover_ms, notice_ms, end_to_notice_ms: see
+ *                    bench/zkr_bench.cpp). Kills are spread evenly over the server's 2 s tick.
  * --warmup: unmeasured pairs/handoffs before the measured part [100; drain 0]; for rwlock it is
  * milliseconds of unmeasured running [500].
  *
@@ -45,6 +46,12 @@
  * Built by bench/run_bench.py with plain javac against the Debian Curator jars.
  */
 
+import static java.nio.charset.StandardCharsets.UTF_8;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -72,6 +79,7 @@ import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Watcher;
 
 public final class CuratorBench {
 
@@ -733,8 +741,7 @@ public final class CuratorBench {
         }
         System.out.println("LEADING " + node);
         System.out.flush();
-        java.io.BufferedReader in = new java.io.BufferedReader(
-            new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.UTF_8));
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, UTF_8));
         for (String line = in.readLine(); line != null && !line.equals("exit"); line = in.readLine()) {
             if (!line.equals("close")) {
                 continue;
@@ -751,10 +758,14 @@ public final class CuratorBench {
         closeSessions();
     }
 
+    /** The server's tickTime (run_bench.py's zoo.cfg), over which failover spreads its kills. */
+    static final long EXPIRY_TICK_MS = 2000;
+
     Result failover() throws Exception {
-        final String[] counters = {"zk_cnt_readlatency", "zk_cnt_updatelatency", "zk_sum_node_created_watch_count",
-                                   "zk_sum_node_deleted_watch_count", "zk_sum_node_changed_watch_count",
-                                   "zk_sum_node_children_watch_count", "zk_packets_received"};
+        final String[] counters = {"zk_cnt_readlatency", "zk_cnt_updatelatency",
+                                   "zk_sum_node_created_watch_count", "zk_sum_node_deleted_watch_count",
+                                   "zk_sum_node_changed_watch_count", "zk_sum_node_children_watch_count",
+                                   "zk_packets_received"};
         int n = Math.max(1, or(ops, 10));
         boolean kill = mode.equals("kill");
         long leadWithinMs = 3L * sessionTimeoutMs + 30_000;
@@ -774,28 +785,28 @@ public final class CuratorBench {
         Result r = new Result();
         for (int i = 0; i < n; ++i) {
             String p = ZKPaths.makePath(path, Integer.toString(i));
-            ProcessBuilder pb = new ProcessBuilder(javaExe, "-cp", System.getProperty("java.class.path"), "CuratorBench",
-                "--connect", connect, "--scenario", "failover-leader", "--path", p, "--recipe", recipe,
-                "--session-timeout-ms", Integer.toString(sessionTimeoutMs), "--timeout-s", Integer.toString(timeoutS));
+            ProcessBuilder pb = new ProcessBuilder(javaExe, "-cp", System.getProperty("java.class.path"),
+                "CuratorBench", "--connect", connect, "--scenario", "failover-leader", "--path", p,
+                "--recipe", recipe, "--session-timeout-ms", Integer.toString(sessionTimeoutMs),
+                "--timeout-s", Integer.toString(timeoutS));
             pb.redirectError(ProcessBuilder.Redirect.INHERIT);
             Process leader = pb.start();
             try {
-                java.io.BufferedReader out = new java.io.BufferedReader(
-                    new java.io.InputStreamReader(leader.getInputStream(), java.nio.charset.StandardCharsets.UTF_8));
-                java.io.Writer toLeader = new java.io.OutputStreamWriter(leader.getOutputStream(),
-                                                                         java.nio.charset.StandardCharsets.UTF_8);
+                BufferedReader out =
+                    new BufferedReader(new InputStreamReader(leader.getInputStream(), UTF_8));
+                Writer toLeader = new OutputStreamWriter(leader.getOutputStream(), UTF_8);
                 String leading = out.readLine(); // bounded by the child's own 30 s and our watchdog
                 if (leading == null || !leading.startsWith("LEADING /")) {
                     throw new IllegalStateException("leader process: expected LEADING, got " + leading);
                 }
                 String node = leading.substring(8);
                 Stamp deleted = new Stamp();
-                if (observer.checkExists().usingWatcher((org.apache.zookeeper.Watcher) e -> {
-                        if (e.getType() == org.apache.zookeeper.Watcher.Event.EventType.NodeDeleted) {
+                if (observer.checkExists().usingWatcher((Watcher) e -> {
+                        if (e.getType() == Watcher.Event.EventType.NodeDeleted) {
                             deleted.set();
                         }
                     }).forPath(node) == null) {
-                    throw new IllegalStateException("the leader's node " + node + " is gone before the failover");
+                    throw new IllegalStateException("the leader's node " + node + " is gone too early");
                 }
                 double watches0 = mntrAddress == null ? -1 : mntrValue("zk_watch_count");
 
@@ -824,7 +835,7 @@ public final class CuratorBench {
                     selector.setId("follower");
                     selector.start();
                 }
-                // Queued: the server holds one more watch (ours, on the leader's node). Without --mntr, a moment.
+                // Queued: the server holds one more watch (ours, on the leader's node); no --mntr: a moment.
                 if (watches0 >= 0) {
                     long dl = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
                     while (mntrValue("zk_watch_count") < watches0 + 1 && System.nanoTime() < dl) {
@@ -834,6 +845,9 @@ public final class CuratorBench {
                     Thread.sleep(500);
                 }
 
+                if (kill) { // spread over the server's tick, as zkr_bench does (see its failover())
+                    Thread.sleep((2L * i + 1) * EXPIRY_TICK_MS / (2L * n));
+                }
                 Map<String, Double> before = readMntr();
                 long cpu0 = cpuNanos();
                 long end;
@@ -860,7 +874,8 @@ public final class CuratorBench {
                     for (String k : counters) {
                         sums.put(k, sums.get(k) + after.getOrDefault(k, 0.0) - before.getOrDefault(k, 0.0));
                     }
-                    sums.put("zk_sum_node_deleted_watch_count", sums.get("zk_sum_node_deleted_watch_count") - 1);
+                    String own = "zk_sum_node_deleted_watch_count"; // the observer's watch
+                    sums.put(own, sums.get(own) - 1);
                 } else if (mntrAddress != null && mntrError == null) {
                     mntrError = "no mntr sample";
                 }
