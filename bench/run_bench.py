@@ -978,7 +978,8 @@ def failover_markdown(ftable):
         "with tickTime=2000 grants). The server expires sessions in tickTime buckets, counting from the "
         "session's last ping (up to a third of the timeout before the kill), so the expiry comes between "
         "about 2/3 of the timeout and the timeout + 2 s after the kill, whichever library (the drivers "
-        "spread their kills evenly over the tick, so that no run sits at one phase of it): the kill rows' "
+        "start the leaders of the kill cases spread evenly over the tick, so that no run sits at one phase of "
+        "it): the kill rows' "
         "totals differ between libraries by that lottery, their library part is the next column."
         % FAILOVER_SESSION_TIMEOUT_MS,
         "- From the deletion notice: from the node-deleted event of an observer session (an `exists` watch "

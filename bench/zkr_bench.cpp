@@ -33,8 +33,8 @@
 //                    event to our leadership) and end_to_notice_ms (from the end to that event: in kill mode
 //                    the expiry as the server acts on it) list every sample. The mntr window of a failover
 //                    runs from just before the end to our leadership; the observer's own watch event (one
-//                    per failover) is taken out of watch_events. Kills are spread evenly over the server's
-//                    2 s tick (a wait of (i + 1/2) / N ticks before the i-th), out of the measured window.
+//                    per failover) is taken out of watch_events. In kill mode the leaders start spread evenly
+//                    over the server's 2 s tick (a wait of (i + 1/2) / N ticks before the i-th one's start).
 // --lock-driver: the LockDriver of the plain mutexes (uncontended, contended, drain, zkr_async10k): default (the
 // mutex's own, PrewatchLockDriver) or standard (StandardLockDriver: Curator's request pattern). The runner
 // reports the latter as library "zkrecipes-standard".
@@ -1114,6 +1114,12 @@ class Bench {
     auto ms = [](std::int64_t ns) { return Json(std::round(double(ns) / 1e3) / 1e3); };
     Result r;
     for (int i = 0; i < n; ++i) {
+      // A kill's failover waits for the server's expiry, which comes in buckets of its tick (2 s in
+      // run_bench.py) counted from the dead session's last packet. Started right after the last failover's
+      // expiry, every leader would send its packets at one phase of the tick and the figures would carry that
+      // phase: start the leaders spread evenly over a tick instead.
+      if (kill)
+        std::this_thread::sleep_for(std::chrono::milliseconds((2 * i + 1) * expiry_tick_ms / (2 * n)));
       const std::string path = a_.path + "/" + std::to_string(i);
       LeaderProcess leader({self, "--connect", a_.connect, "--scenario", "failover-leader", "--path", path,
                             "--recipe", a_.recipe, "--session-timeout-ms",
@@ -1155,11 +1161,6 @@ class Bench {
         std::this_thread::sleep_for(500ms);
       }
 
-      // A kill's failover waits for the server's expiry, which comes in buckets of its tick (2 s in
-      // run_bench.py). The next leader starts within a tick of the last failover's expiry, so the kills would
-      // all fall at one phase of the tick and the figures would carry it: spread them evenly over a tick.
-      if (kill)
-        std::this_thread::sleep_for(std::chrono::milliseconds((2 * i + 1) * expiry_tick_ms / (2 * n)));
       std::optional<std::map<std::string, double>> before, after;
       if (!a_.mntr.empty()) before = read_mntr(a_.mntr, mntr_error_);
       const auto cpu0 = cpu_ns();

@@ -24,7 +24,7 @@
  *                    (LeaderLatch or LeaderSelector), --mode close|kill (the leader closes; or SIGKILL, the
  *                    node goes at session expiry). Latency = from the leader's end to our isLeader /
  *                    takeLeadership; extra lists the samples (failover_ms, notice_ms, end_to_notice_ms: see
- *                    bench/zkr_bench.cpp). Kills are spread evenly over the server's 2 s tick.
+ *                    bench/zkr_bench.cpp). Kill mode: the leaders start spread over the server's 2 s tick.
  * --warmup: unmeasured pairs/handoffs before the measured part [100; drain 0]; for rwlock it is
  * milliseconds of unmeasured running [500].
  *
@@ -784,6 +784,9 @@ public final class CuratorBench {
         List<Object> endToNoticeMs = new ArrayList<>();
         Result r = new Result();
         for (int i = 0; i < n; ++i) {
+            if (kill) { // leaders started spread over the server's tick, as zkr_bench's (see its failover())
+                Thread.sleep((2L * i + 1) * EXPIRY_TICK_MS / (2L * n));
+            }
             String p = ZKPaths.makePath(path, Integer.toString(i));
             ProcessBuilder pb = new ProcessBuilder(javaExe, "-cp", System.getProperty("java.class.path"),
                 "CuratorBench", "--connect", connect, "--scenario", "failover-leader", "--path", p,
@@ -845,9 +848,6 @@ public final class CuratorBench {
                     Thread.sleep(500);
                 }
 
-                if (kill) { // spread over the server's tick, as zkr_bench does (see its failover())
-                    Thread.sleep((2L * i + 1) * EXPIRY_TICK_MS / (2L * n));
-                }
                 Map<String, Double> before = readMntr();
                 long cpu0 = cpuNanos();
                 long end;
