@@ -957,7 +957,9 @@ def failover_markdown(ftable):
         "## Leader failover",
         "",
         "What the recipes do and how they map to Curator's: [leader-election.md](leader-election.md), "
-        "[porting guide](porting-from-curator.md#leader-election).",
+        "[porting guide](porting-from-curator.md#leader-election). Rerun: `cmake --build build --target "
+        "bench-failover` (writes docs/benchmarks-failover.md), or `python3 bench/run_bench.py --only failover "
+        "--zkr-bench build/bench/zkr_bench --out docs/benchmarks-failover`.",
         "",
         ftable,
         "",
@@ -976,7 +978,8 @@ def failover_markdown(ftable):
         "before the driver sends SIGKILL to the leader's process. The follower then learns only when the "
         "server expires the dead session: the figure includes the session timeout (%d ms, the least a server "
         "with tickTime=2000 grants). The server expires sessions in tickTime buckets, counting from the "
-        "session's last ping (up to a third of the timeout before the kill), so the expiry comes between "
+        "session's last packet (a ping at the latest a third of the timeout before the kill), so the expiry "
+        "comes between "
         "about 2/3 of the timeout and the timeout + 2 s after the kill, whichever library (the drivers "
         "start the leaders of the kill cases spread evenly over the tick, so that no run sits at one phase of "
         "it): the kill rows' "
@@ -1052,6 +1055,9 @@ def write_markdown(path, table, meta, notes, plot_note, png_name, rows=(), ftabl
         "across runs.",
         "",
         ]
+    if ftable and not table and notes:  # a failover report: its notes (the machine's load) before its figures
+        lines += ["Notes:", ""] + ["- " + n for n in notes] + [""]
+        notes = []
     if ftable:
         lines += failover_markdown(ftable)
     lines += targets_markdown(rows)
