@@ -3,7 +3,7 @@
 
     python3 bench/run_bench.py [--quick] [--zkr-bench PATH] [--out docs/benchmarks] [--reps 3]
                                [--only CASE[,CASE...]] [--libraries zkrecipes,curator,kazoo]
-                               [--port N] [--jar-dir /usr/share/java]
+                               [--port N] [--jar-dir /usr/share/java] [--note TEXT]
 
 What it does:
 1. Starts its own standalone ZooKeeper (java -cp <Debian jars> QuorumPeerMain) on 127.0.0.1 with a
@@ -34,6 +34,15 @@ All drivers share one contract (see bench/java/CuratorBench.java):
 printing one JSON line {"library","scenario","params","ops","seconds","ops_per_sec","p50_us",
 "p99_us","cpu_seconds","fifo_ok","extra"} and exiting 0.
 
+Leader failover (issue 28; `--only failover`, not part of the default lock cases): for LeaderLatch and
+LeaderSelector, zkrecipes and Curator, in two modes (the leader closes; the leader's process gets SIGKILL and
+its node goes at session expiry, with a 4 s session timeout, the least a server with tickTime=2000 grants),
+the drivers run N failovers each, spawning every leader as a process of their own (see the failover scenario
+in bench/zkr_bench.cpp). The reps rotate as above; the samples of all reps are pooled: p50 / p99 over all
+failovers, ZooKeeper requests per failover summed over the measured windows. Its own table ("Leader
+failover") in <out>.md and rows in <out>.csv; no plot. kazoo is not run there. A driver run that lists
+fewer failovers than asked for counts as failed.
+
 --quick: tiny sizes (a few seconds per case), one rep unless --reps is given; asserts nothing about
 speed. Exit status: 0 when every driver run succeeded and every drain kept FIFO order; 1 when a
 driver crashed, timed out, printed no result, or reported fifo_ok false; 2 on a setup error.
@@ -44,6 +53,7 @@ import csv
 import datetime
 import hashlib
 import json
+import math
 import os
 import platform
 import random
@@ -87,6 +97,24 @@ class SetupError(Exception):
 
 # ----------------------------------------------------------------------------------------------
 # Cases
+
+
+FAILOVER_LIBRARIES = ["zkrecipes", "curator"]
+# The leader's session timeout in kill mode: the least a server with tickTime=2000 (ours) grants.
+FAILOVER_SESSION_TIMEOUT_MS = 4000
+
+
+def failover_cases(quick):
+    """The leader failover cases (run only with --only failover; --quick: one failover per run)."""
+    out = []
+    for recipe, name in (("latch", "LeaderLatch"), ("selector", "LeaderSelector")):
+        # failovers per driver run: 10 closes, 5 kills (each waits for a session expiry); --quick: 1
+        for mode, how, n in (("close", "the leader closes", 10), ("kill", "kill -9 of the leader", 5)):
+            out.append(("failover-%s-%s" % (recipe, mode), "failover", "%s failover, %s" % (name, how),
+                        {"recipe": recipe, "mode": mode, "ops": 1 if quick else n,
+                         "session-timeout-ms": FAILOVER_SESSION_TIMEOUT_MS, "_timeout_s": 300},
+                        FAILOVER_LIBRARIES))
+    return out
 
 
 def cases(quick):
@@ -394,6 +422,10 @@ def run_one(driver, server, case, rep, timeout_s):
         return (b - a) if isinstance(a, float) and isinstance(b, float) else 0
 
     extra = result.get("extra") or {}
+    if scenario == "failover" and len(extra.get("failover_ms") or []) != int(params.get("ops", 0)):
+        return {"failure": "%d failover samples, %s asked for" % (len(extra.get("failover_ms") or []),
+                                                                  params.get("ops")),
+                "stderr": err[-3000:], "argv": argv}
     phase = extra.get("mntr")
     if isinstance(phase, dict) and "error" not in phase and result.get("ops"):
         n = float(result["ops"])
@@ -466,11 +498,57 @@ def median(xs):
     return statistics.median(xs) if xs else None
 
 
+def percentile(xs, p):
+    """Nearest-rank percentile of the numbers in xs (None without any), as the drivers compute theirs."""
+    xs = sorted(x for x in xs if isinstance(x, (int, float)))
+    if not xs:
+        return None
+    return xs[min(len(xs) - 1, max(0, math.ceil(p * len(xs)) - 1))]
+
+
+def failover_row(case, lib, ok, failures):
+    """The row of a failover case: every failover of every rep pooled (the drivers list their samples)."""
+    case_id, scenario, label, params, _ = case
+
+    def pooled(key):
+        out = []
+        for r in ok:
+            out += (r["result"].get("extra") or {}).get(key) or []
+        return [x for x in out if isinstance(x, (int, float))]
+
+    fail, notice, end_notice = pooled("failover_ms"), pooled("notice_ms"), pooled("end_to_notice_ms")
+    n = sum(float(r["result"].get("ops") or 0) for r in ok)
+
+    def per_failover(key):  # requests summed over every measured window, per failover
+        return sum(r["requests"][key] * float(r["result"].get("ops") or 0) for r in ok) / n if n else None
+
+    cpu = sum(r["result"].get("cpu_seconds") or 0 for r in ok)
+    return {
+        "case": case_id, "scenario": scenario, "row": label, "library": lib, "reps": len(ok),
+        "failures": failures, "failovers": len(fail), "mode": params.get("mode"),
+        "session_timeout_ms": params.get("session-timeout-ms"),
+        "ops_per_sec": None, "ops_min": None, "ops_max": None,
+        "p50_us": percentile(fail, 0.50) * 1e3 if fail else None,
+        "p99_us": percentile(fail, 0.99) * 1e3 if fail else None,
+        "min_ms": min(fail) if fail else None, "max_ms": max(fail) if fail else None,
+        "notice_p50_ms": percentile(notice, 0.50), "notice_p99_ms": percentile(notice, 0.99),
+        "end_to_notice_p50_ms": percentile(end_notice, 0.50),
+        "end_to_notice_p99_ms": percentile(end_notice, 0.99),
+        "cpu_us_per_op": cpu / n * 1e6 if n else None,
+        "reads_per_op": per_failover("reads"), "writes_per_op": per_failover("writes"),
+        "watches_per_op": per_failover("watches"), "packets_per_op": per_failover("packets"),
+        "requests_source": ok[0]["requests"]["source"] if ok else None,
+        "fifo_ok": None, "peak_rss_mb": None, "max_threads": None,
+    }
+
+
 def rows_of(case, lib, runs):
     """Report rows (one, or reads + writes for rwlock) for one case and library."""
     case_id, scenario, label, _, _ = case
     ok = [r for r in runs if "result" in r]
     failures = len(runs) - len(ok)
+    if scenario == "failover":
+        return [failover_row(case, lib, ok, failures)]
 
     def worst(key):
         xs = [(r["result"].get("extra") or {}).get(key) for r in ok]
@@ -525,10 +603,50 @@ def fmt(x, digits=0):
 
 
 def add_ratios(rows):
-    base = {r["row"]: r["ops_per_sec"] for r in rows if r["library"] == "curator"}
+    """ratio_vs_curator: ops/s over Curator's; for a failover row, its p50 failover time over Curator's."""
+    key = {r["row"]: ("p50_us" if r["scenario"] == "failover" else "ops_per_sec") for r in rows}
+    base = {r["row"]: r[key[r["row"]]] for r in rows if r["library"] == "curator"}
     for r in rows:
-        b = base.get(r["row"])
-        r["ratio_vs_curator"] = (r["ops_per_sec"] / b) if (b and r["ops_per_sec"] is not None) else None
+        b, v = base.get(r["row"]), r[key[r["row"]]]
+        r["ratio_vs_curator"] = (v / b) if (b and v is not None) else None
+
+
+def lock_rows(rows):
+    return [r for r in rows if r["scenario"] != "failover"]
+
+
+def failover_rows(rows):
+    return [r for r in rows if r["scenario"] == "failover"]
+
+
+def failover_table(rows):
+    """The leader failover table (times in ms)."""
+    lines = ["| failover | library | failovers | from the leader's end, p50 / p99 ms [min..max] "
+             "| p50 × Curator | from the deletion notice, p50 / p99 ms | end → notice, p50 / p99 ms "
+             "| ZK reads / writes / watch events per failover |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    last = None
+    for r in rows:
+        approx = "~" if r["requests_source"] == "approx" else ""
+        if r["reps"] == 0:
+            times = "failed (%d)" % r["failures"]
+        else:
+            times = "%s / %s [%s..%s]" % (fmt(ms(r["p50_us"]), 1), fmt(ms(r["p99_us"]), 1),
+                                          fmt(r["min_ms"], 1), fmt(r["max_ms"], 1))
+            if r["failures"]:
+                times += " (%d runs failed)" % r["failures"]
+        lines.append("| %s | %s | %d | %s | %s | %s / %s | %s / %s | %s%s / %s%s / %s%s |" % (
+            r["row"] if r["row"] != last else "", r["library"], r["failovers"], times,
+            fmt(r.get("ratio_vs_curator"), 2), fmt(r["notice_p50_ms"], 1), fmt(r["notice_p99_ms"], 1),
+            fmt(r["end_to_notice_p50_ms"], 1), fmt(r["end_to_notice_p99_ms"], 1),
+            approx, fmt(r["reads_per_op"], 1), approx, fmt(r["writes_per_op"], 1), approx,
+            fmt(r["watches_per_op"], 1)))
+        last = r["row"]
+    return "\n".join(lines)
+
+
+def ms(us):
+    return None if us is None else us / 1e3
 
 
 def markdown_table(rows):
@@ -608,7 +726,10 @@ def java_version(java):
 def write_csv(path, rows):
     cols = ["case", "scenario", "row", "library", "reps", "failures", "ops_per_sec", "ops_min", "ops_max",
             "ratio_vs_curator", "p50_us", "p99_us", "cpu_us_per_op", "reads_per_op", "writes_per_op",
-            "watches_per_op", "packets_per_op", "requests_source", "fifo_ok", "peak_rss_mb", "max_threads"]
+            "watches_per_op", "packets_per_op", "requests_source", "fifo_ok", "peak_rss_mb", "max_threads",
+            # failover rows only (p50_us / p99_us: from the leader's end to the next leader)
+            "failovers", "mode", "session_timeout_ms", "min_ms", "max_ms", "notice_p50_ms", "notice_p99_ms",
+            "end_to_notice_p50_ms", "end_to_notice_p99_ms"]
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(cols)
@@ -831,13 +952,63 @@ def zkr_description(meta):
     return "%s (%s, driver `%s`)" % (parts[0], ", ".join(parts[1:]) or "—", Path(meta["zkr_bench"]).name)
 
 
-def write_markdown(path, table, meta, notes, plot_note, png_name, rows=()):
+def failover_markdown(ftable):
+    return [
+        "## Leader failover",
+        "",
+        "What the recipes do and how they map to Curator's: [leader-election.md](leader-election.md), "
+        "[porting guide](porting-from-curator.md#leader-election). Rerun: `cmake --build build --target "
+        "bench-failover` (writes docs/benchmarks-failover.md), or `python3 bench/run_bench.py --only failover "
+        "--zkr-bench build/bench/zkr_bench --out docs/benchmarks-failover`.",
+        "",
+        ftable,
+        "",
+        "How to read it:",
+        "",
+        "- One failover: the measuring driver (zkr_bench or CuratorBench) spawns a leader in a process of "
+        "its own (the same driver and library, on a session of its own, on a fresh path), waits until it "
+        "leads, queues its own participant behind it and, once the server holds that participant's watch on "
+        "the leader's node, ends the leader. p50 / p99: nearest rank over every failover of every rep (with "
+        "fewer than 100 failovers the p99 is the slowest one); p50 × Curator divides the p50 by Curator's "
+        "(below 1: faster).",
+        "- From the leader's end: *close*: from the leader process's clock just before its `close()` (the "
+        "latch's node is deleted in the background; the selector's term is asked to stop, ends, and its node "
+        "is deleted) to the follower's `is_leader` listener call (LeaderLatch) or the start of its "
+        "`take_leadership` (LeaderSelector); both processes read CLOCK_MONOTONIC. *kill -9*: from just "
+        "before the driver sends SIGKILL to the leader's process. The follower then learns only when the "
+        "server expires the dead session: the figure includes the session timeout (%d ms, the least a server "
+        "with tickTime=2000 grants). The server expires sessions in tickTime buckets, counting from the "
+        "session's last packet (a ping at the latest a third of the timeout before the kill), so the expiry "
+        "comes between "
+        "about 2/3 of the timeout and the timeout + 2 s after the kill, whichever library (the drivers "
+        "start the leaders of the kill cases spread evenly over the tick, so that no run sits at one phase of "
+        "it): the kill rows' "
+        "totals differ between libraries by that lottery, their library part is the next column."
+        % FAILOVER_SESSION_TIMEOUT_MS,
+        "- From the deletion notice: from the node-deleted event of an observer session (an `exists` watch "
+        "on the leader's node, in the measuring process) to the follower's leadership: the library's own "
+        "part (wake-up, re-list, claim, listener dispatch). It can come out slightly negative when the "
+        "follower's event is handled before the observer's.",
+        "- End → notice: from the leader's end to that event; in kill mode the session expiry as the server "
+        "acts on it (plus the delivery of one event).",
+        "- ZK requests per failover: the server's `mntr` counters read just before the leader's end and just "
+        "after the follower leads, summed over the failovers; the observer's own watch event is taken out. "
+        "The server counts pings as reads: the measuring process's two sessions use a 30 s timeout so that "
+        "they do not ping during a kill's window (a stray ping can still add ~0.1). A session's expiry is no "
+        "client request: in kill mode the dead leader's node goes without any write being counted.",
+        "- kazoo is not run here (its `Election` is its `Lock`; left out of this scenario).",
+        "",
+    ]
+
+
+def write_markdown(path, table, meta, notes, plot_note, png_name, rows=(), ftable=None):
     m = meta["machine"]
     lines = [
-        "# zkrecipes lock benchmarks",
+        "# zkrecipes lock benchmarks" if table else "# zkrecipes leader failover benchmark",
         "",
-        "Generated by `bench/run_bench.py%s` on %s; %d rep(s) per case, medians with [min..max] over reps."
-        % (" --quick" if meta["quick"] else "", meta["date"], meta["reps"]),
+        "Generated by `bench/run_bench.py%s` on %s; %d rep(s) per case%s."
+        % (meta.get("command") or (" --quick" if meta["quick"] else ""), meta["date"], meta["reps"],
+           ", medians with [min..max] over reps" if table else ", the failovers of all reps pooled"),
         "",
         "## Setup",
         "",
@@ -850,6 +1021,9 @@ def write_markdown(path, table, meta, notes, plot_note, png_name, rows=()):
         % (meta.get("curator") or "—", meta.get("java") or "—", meta.get("kazoo") or "—",
            meta.get("python") or "—", zkr_description(meta)),
         "",
+    ]
+    if table:
+        lines += [
         "## Results",
         "",
         table,
@@ -880,15 +1054,26 @@ def write_markdown(path, table, meta, notes, plot_note, png_name, rows=()):
         "- The machine is shared and noisy: compare ratios taken in one run, not absolute numbers "
         "across runs.",
         "",
-    ]
+        ]
+    if ftable and not table and notes:  # a failover report: its notes (the machine's load) before its figures
+        lines += ["Notes:", ""] + ["- " + n for n in notes] + [""]
+        notes = []
+    if ftable:
+        lines += failover_markdown(ftable)
     lines += targets_markdown(rows)
     analysis = Path(path).parent / "benchmark-targets.md"
     if analysis.exists() and "## Targets" in lines:
         lines += ["Why a target is missed, with profiles and request counts: "
                   "[benchmark-targets.md](benchmark-targets.md).", ""]
+    failover_report = Path(path).parent / "benchmarks-failover.md"
+    if table and not ftable and failover_report.exists():
+        lines += ["Leader failover times (LeaderLatch, LeaderSelector; close and kill -9) against Curator: "
+                  "[benchmarks-failover.md](benchmarks-failover.md) (`bench/run_bench.py --only failover`).", ""]
     if notes:
         lines += ["Notes:", ""] + ["- " + n for n in notes] + [""]
-    if plot_note:
+    if not table:
+        pass
+    elif plot_note:
         lines += [plot_note[0].upper() + plot_note[1:] + ".", ""]
     else:
         lines += ["![operations per second, and latency p50 / p99, per case and library](%s)" % png_name, ""]
@@ -913,6 +1098,8 @@ def main(argv=None):
     p.add_argument("--timeout-s", type=int, help="per driver run (default 600, --quick 120)")
     p.add_argument("--data-dir", help="parent directory of the server's data dir (default: the system temp "
                    "dir); its fsync latency is measured and reported")
+    p.add_argument("--note", action="append", default=[],
+                   help="a line for the report's notes (repeatable), e.g. what else loaded the machine")
     args = p.parse_args(argv)
     args.libraries = [x.strip() for x in args.libraries.split(",") if x.strip()]
     reps = args.reps or (1 if args.quick else 3)
@@ -924,7 +1111,7 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGHUP, on_term)
 
-    notes = []
+    notes = list(args.note)
     drivers = make_drivers(args, notes)
     for n in notes:
         log(n)
@@ -936,13 +1123,16 @@ def main(argv=None):
         log("java not found: cannot start ZooKeeper")
         return 2
 
+    # The failover cases run only when named (--only failover): minutes of waiting on session expiries, and
+    # a report of their own (docs/benchmarks-failover.md). The test bench.failover_quick runs them --quick.
     selected = cases(args.quick)
     if args.only:
         want = {x.strip() for x in args.only.split(",")}
-        selected = [c for c in selected if c[0] in want or c[1] in want]
+        every = cases(args.quick) + failover_cases(args.quick)
+        selected = [c for c in every if c[0] in want or c[1] in want]
         if not selected:
             log("--only %s: no such case or scenario (case ids: %s)"
-                % (args.only, ", ".join(c[0] for c in cases(args.quick))))
+                % (args.only, ", ".join(c[0] for c in every)))
             return 2
 
     workdir = tempfile.mkdtemp(prefix="zkr-bench-zk-", dir=args.data_dir)
@@ -953,7 +1143,9 @@ def main(argv=None):
             "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
             "java": java_version(java), "python": None, "kazoo": None, "curator": None,
             "zkr_bench": args.zkr_bench if "zkrecipes" in drivers else None, "zkrecipes": None,
-            "revision": source_revision(), "data_dir": workdir, "fsync_us": fsync_latency_us(workdir)}
+            "revision": source_revision(), "data_dir": workdir, "fsync_us": fsync_latency_us(workdir),
+            "command": "".join([" --quick" if args.quick else "", " --only %s" % args.only if args.only else "",
+                                " --reps %d" % args.reps if args.reps else ""])}
     try:
         server.start()
         meta["zookeeper"] = server.version()
@@ -1028,18 +1220,20 @@ def main(argv=None):
         shutil.rmtree(workdir, ignore_errors=True)
 
     add_ratios(all_rows)
-    table = markdown_table(all_rows)
-    print(table)
+    locks, failovers = lock_rows(all_rows), failover_rows(all_rows)
+    table = markdown_table(locks) if locks else None
+    ftable = failover_table(failovers) if failovers else None
+    print("\n\n".join(t for t in (table, ftable) if t))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     write_csv(str(out) + ".csv", all_rows)
-    plot_note = write_plot(str(out) + ".png", all_rows, LIBRARIES)
+    plot_note = write_plot(str(out) + ".png", locks, LIBRARIES) if locks else None
     if plot_note:
         log(plot_note)
     if bad:
         notes = notes + ["failed runs: " + "; ".join(bad)]
-    write_markdown(str(out) + ".md", table, meta, notes, plot_note, out.name + ".png", all_rows)
-    log("wrote %s.md, %s.csv%s" % (out, out, "" if plot_note else ", %s.png" % out))
+    write_markdown(str(out) + ".md", table, meta, notes, plot_note, out.name + ".png", all_rows, ftable)
+    log("wrote %s.md, %s.csv%s" % (out, out, "" if plot_note or not locks else ", %s.png" % out))
     if bad:
         log("FAILED: " + "; ".join(bad))
         return 1

@@ -5,6 +5,7 @@
 //
 //   zkr_bench --connect HOSTS --scenario S --path P [--clients K] [--ops N] [--waiters W] [--warmup N]
 //             [--session-timeout-ms MS] [--timeout-s S] [--mntr HOST:PORT] [--lock-driver default|standard]
+//             [--recipe latch|selector] [--mode close|kill]
 //
 // Scenarios (defaults in brackets); every session is its own CuratorFramework:
 //   uncontended      one session, N [2000] InterProcessMutex acquire+release pairs; latency per pair.
@@ -22,6 +23,18 @@
 //                    K sessions (clamped to [4, 8]; the first also holds the lock while the others queue), then
 //                    a FIFO drain. extra: enqueue time, drain rate, fifo_ok, peak RSS (VmHWM) and the largest
 //                    thread count seen (/proc/self/task).
+//   failover         (issue 28) N [10] leader failovers. For each, this process starts a leader in a
+//                    process of its own (this program, scenario failover-leader, on P/<i>), waits until it
+//                    leads, queues its own participant behind it (--recipe: LeaderLatch or LeaderSelector)
+//                    and ends the leader (--mode close: the leader closes its participant; kill: SIGKILL, the
+//                    node goes at session expiry: give a short --session-timeout-ms, the leader's). Latency =
+//                    from the leader's end (its clock just before close(), or the kill) to our is_leader /
+//                    take_leadership. extra.failover_ms, notice_ms (from an observer session's node-deleted
+//                    event to our leadership) and end_to_notice_ms (from the end to that event: in kill mode
+//                    the expiry as the server acts on it) list every sample. The mntr window of a failover
+//                    runs from just before the end to our leadership; the observer's own watch event (one
+//                    per failover) is taken out of watch_events. In kill mode the leaders start spread evenly
+//                    over the server's 2 s tick (a wait of (i + 1/2) / N ticks before the i-th one's start).
 // --lock-driver: the LockDriver of the plain mutexes (uncontended, contended, drain, zkr_async10k): default (the
 // mutex's own, PrewatchLockDriver) or standard (StandardLockDriver: Curator's request pattern). The runner
 // reports the latter as library "zkrecipes-standard".
@@ -45,16 +58,22 @@
 #include <zkr/recipes/inter_process_mutex.hpp>
 #include <zkr/recipes/inter_process_read_write_lock.hpp>
 #include <zkr/recipes/inter_process_semaphore_mutex.hpp>
+#include <zkr/recipes/leader_latch.hpp>
+#include <zkr/recipes/leader_selector.hpp>
 
 #include <spdlog/logger.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <netdb.h>
+#include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -75,10 +94,13 @@
 #include <optional>
 #include <sstream>
 #include <stdexcept>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <variant>
 #include <vector>
+
+extern char** environ;
 
 #ifndef ZKR_BENCH_VERSION
 #define ZKR_BENCH_VERSION "unknown"
@@ -92,18 +114,20 @@ using namespace std::chrono_literals;
 constexpr const char* usage_text =
     "usage: zkr_bench --connect HOSTS --scenario S --path P [--clients K] [--ops N] [--waiters W]\n"
     "                 [--warmup N] [--session-timeout-ms MS] [--timeout-s S] [--mntr HOST:PORT]\n"
-    "                 [--lock-driver default|standard]\n"
+    "                 [--lock-driver default|standard] [--recipe latch|selector] [--mode close|kill]\n"
     "\n"
-    "scenarios: uncontended, contended, drain, semaphore-mutex, rwlock, multilock, zkr_async10k\n"
+    "scenarios: uncontended, contended, drain, semaphore-mutex, rwlock, multilock, zkr_async10k, failover\n"
     "  --clients K           sessions (contended [8], drain [min(8,W)], zkr_async10k [4, clamped to 4..8]),\n"
     "                        or mutex paths (multilock [4])\n"
     "  --ops N               measured pairs/handoffs; rwlock: measured milliseconds [5000];\n"
-    "                        zkr_async10k: async waiters [10000]\n"
+    "                        zkr_async10k: async waiters [10000]; failover: failovers [10]\n"
     "  --waiters W           drain: waiters [200]\n"
     "  --warmup N            unmeasured pairs/handoffs [100; drain 0]; rwlock: milliseconds [500]\n"
     "  --session-timeout-ms  [30000]\n"
     "  --timeout-s S         watchdog: exit 3 after S seconds [600]\n"
     "  --lock-driver D       the plain mutexes' LockDriver: default (PrewatchLockDriver) or standard\n"
+    "  --recipe R            failover: latch (LeaderLatch) or selector (LeaderSelector) [latch]\n"
+    "  --mode M              failover: close (the leader closes) or kill (SIGKILL to its process) [close]\n"
     "  --mntr HOST:PORT      read ZooKeeper's mntr counters just before and after the measured part\n"
     "                        (extra.mntr: reads, writes, watch_events, packets_received)\n"
     "Prints one JSON line. Exit status: 0 ok, 1 failed, 2 usage, 3 timed out.\n";
@@ -128,6 +152,8 @@ struct Args {
   int timeout_s = 600;
   std::string mntr;  // host:port, empty = none
   bool standard = false;  // --lock-driver standard
+  std::string recipe = "latch";  // failover: latch | selector
+  std::string mode = "close";    // failover: close | kill
 };
 
 int or_default(int value, int dflt) { return value >= 0 ? value : dflt; }
@@ -162,11 +188,17 @@ Args parse(int argc, char** argv) {
     else if (k == "--session-timeout-ms") a.session_timeout_ms = number();
     else if (k == "--timeout-s") a.timeout_s = number();
     else if (k == "--mntr") a.mntr = v;
-    else if (k == "--lock-driver") {
+    else if (k == "--recipe") {
+      if (v != "latch" && v != "selector") die(2, "--recipe: latch or selector, not " + v);
+      a.recipe = v;
+    } else if (k == "--mode") {
+      if (v != "close" && v != "kill") die(2, "--mode: close or kill, not " + v);
+      a.mode = v;
+    } else if (k == "--lock-driver") {
       if (v != "default" && v != "standard") die(2, "--lock-driver: default or standard, not " + v);
       a.standard = v == "standard";
-    }
-    else die(2, "unknown option " + k);
+    } else
+      die(2, "unknown option " + k);
   }
   if (a.connect.empty() || a.scenario.empty() || a.path.empty()) {
     std::cerr << usage_text;
@@ -259,8 +291,9 @@ std::int64_t sequence_of(const std::string& node) {
 
 struct Json;
 using JsonObject = std::vector<std::pair<std::string, Json>>;
+using JsonArray = std::vector<Json>;
 struct Json {
-  std::variant<std::nullptr_t, bool, std::int64_t, double, std::string, JsonObject> v;
+  std::variant<std::nullptr_t, bool, std::int64_t, double, std::string, JsonObject, JsonArray> v;
   Json() : v(nullptr) {}
   Json(std::nullptr_t) : v(nullptr) {}
   Json(bool b) : v(b) {}
@@ -272,6 +305,7 @@ struct Json {
   Json(const char* s) : v(std::string(s)) {}
   Json(std::string s) : v(std::move(s)) {}
   Json(JsonObject o) : v(std::move(o)) {}
+  Json(JsonArray a) : v(std::move(a)) {}
   template <class T>
   Json(const std::optional<T>& o) : Json() {
     if (o) *this = Json(*o);
@@ -306,6 +340,14 @@ void write_json(std::ostream& os, const Json& j) {
         } else os << c;
       }
       os << '"';
+    }
+    void operator()(const JsonArray& a) const {
+      os << '[';
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        if (i) os << ',';
+        write_json(os, a[i]);
+      }
+      os << ']';
     }
     void operator()(const JsonObject& o) const {
       os << '{';
@@ -442,6 +484,163 @@ class Failure {
   std::optional<std::string> what_;
 };
 
+// ------------------------------------------------------------------------------------------------------------
+// Leader failover: a moment recorded once, a selector term held until stopped, a leader in its own process
+
+/// A moment (steady clock, ns) recorded once: the first `set` wins. `wait_for` waits for it.
+class Stamp {
+ public:
+  void set() {
+    const auto t = now_ns();
+    std::lock_guard lk(m_);
+    if (!ns_) {
+      ns_ = t;
+      cv_.notify_all();
+    }
+  }
+  std::optional<std::int64_t> wait_for(Clock::duration d) {
+    std::unique_lock lk(m_);
+    cv_.wait_for(lk, d, [&] { return ns_.has_value(); });
+    return ns_;
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::optional<std::int64_t> ns_;
+};
+
+/// The failover's LeaderSelector listener: stamps the start of its first term and keeps leadership until the
+/// term is asked to stop (close).
+class HoldingListener : public zkr::LeaderSelectorListenerAdapter {
+ public:
+  void take_leadership(zkr::CuratorFramework&, zkr::Leadership& l) override {
+    {
+      std::lock_guard lk(m_);
+      node_ = l.lease().node_path();
+    }
+    started->set();
+    std::mutex hold;
+    std::unique_lock lk(hold);
+    std::condition_variable_any cv;
+    cv.wait(lk, l.stop_token(), [] { return false; });
+  }
+  std::string node() const {
+    std::lock_guard lk(m_);
+    return node_;
+  }
+  const std::shared_ptr<Stamp> started = std::make_shared<Stamp>();
+
+ private:
+  mutable std::mutex m_;
+  std::string node_;
+};
+
+/// A leader in a process of its own: `argv` spawned with its stdin and stdout piped to us (its stderr is
+/// ours). The destructor kills and reaps a process still running; if we die first, its stdin ends and it
+/// exits.
+class LeaderProcess {
+ public:
+  explicit LeaderProcess(const std::vector<std::string>& argv) {
+    int in[2], out[2];
+    if (::pipe2(in, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+    if (::pipe2(out, O_CLOEXEC) != 0) {
+      ::close(in[0]);
+      ::close(in[1]);
+      throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+    }
+    posix_spawn_file_actions_t fa;
+    ::posix_spawn_file_actions_init(&fa);
+    ::posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+    ::posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    const int rc = ::posix_spawn(&pid_, args[0], &fa, nullptr, args.data(), environ);
+    ::posix_spawn_file_actions_destroy(&fa);
+    ::close(in[0]);
+    ::close(out[1]);
+    to_ = in[1];
+    from_ = out[0];
+    if (rc != 0) {
+      pid_ = -1;
+      throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(rc));
+    }
+  }
+  ~LeaderProcess() {
+    kill();
+    if (to_ >= 0) ::close(to_);
+    if (from_ >= 0) ::close(from_);
+  }
+  LeaderProcess(const LeaderProcess&) = delete;
+  LeaderProcess& operator=(const LeaderProcess&) = delete;
+
+  /// The next line the process prints (without the newline); throws at the deadline or when its output ends.
+  std::string read_line(Clock::time_point deadline) {
+    for (;;) {
+      if (auto nl = buffer_.find('\n'); nl != std::string::npos) {
+        std::string line = buffer_.substr(0, nl);
+        buffer_.erase(0, nl + 1);
+        return line;
+      }
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left <= 0) throw std::runtime_error("the leader process printed no line in time");
+      pollfd pfd{from_, POLLIN, 0};
+      const int n = ::poll(&pfd, 1, int(std::min<long>(left, 1000)));
+      if (n < 0 && errno != EINTR) throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+      if (n <= 0) continue;
+      char buf[512];
+      const ssize_t got = ::read(from_, buf, sizeof buf);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) throw std::runtime_error("the leader process ended its output (it failed: see above)");
+      buffer_.append(buf, std::size_t(got));
+    }
+  }
+  void send(const std::string& line) {
+    const std::string text = line + "\n";
+    if (::write(to_, text.data(), text.size()) != ssize_t(text.size())) {
+      throw std::runtime_error(std::string("cannot write to the leader process: ") + std::strerror(errno));
+    }
+  }
+  /// SIGKILL, then reap.
+  void kill() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  /// Waits up to `d` for the process to exit by itself (killed after that); true when it exited with 0.
+  bool wait_exit(Clock::duration d) {
+    const auto dl = Clock::now() + d;
+    int status = 0;
+    while (pid_ > 0) {
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+      }
+      if (Clock::now() > dl) {
+        kill();
+        return false;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int to_ = -1, from_ = -1;
+  std::string buffer_;
+};
+
+std::string self_executable() {
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) throw std::runtime_error("cannot read /proc/self/exe");
+  return std::string(buf, std::size_t(n));
+}
+
 class Bench {
  public:
   explicit Bench(Args a) : a_(std::move(a)) {
@@ -462,6 +661,7 @@ class Bench {
   int run() {
     Result r;
     const auto& s = a_.scenario;
+    if (s == "failover-leader") return failover_leader();
     if (s == "uncontended") r = uncontended();
     else if (s == "contended") r = contended();
     else if (s == "drain") r = drain();
@@ -469,6 +669,8 @@ class Bench {
     else if (s == "rwlock") r = rwlock();
     else if (s == "multilock") r = multilock();
     else if (s == "zkr_async10k") r = async10k();
+    else if (s == "failover")
+      r = failover();
     else die(2, "unsupported scenario " + s);
     sample_threads();
     close_sessions();
@@ -521,12 +723,13 @@ class Bench {
   // ----------------------------------------------------------------------------------------------------------
   // Sessions
 
-  zkr::CuratorFramework& new_session() {
+  zkr::CuratorFramework& new_session() { return new_session(a_.session_timeout_ms); }
+  zkr::CuratorFramework& new_session(int session_timeout_ms) {
     zkr::ClientConfig cfg;
     cfg.connect_string = a_.connect;
     cfg.retry_policy = std::make_shared<zkr::ExponentialBackoffRetry>(100ms, 3);
-    cfg.session_timeout = std::chrono::milliseconds(a_.session_timeout_ms);
-    cfg.connection_timeout = std::chrono::milliseconds(std::min(15000, a_.session_timeout_ms));
+    cfg.session_timeout = std::chrono::milliseconds(session_timeout_ms);
+    cfg.connection_timeout = std::chrono::milliseconds(std::min(15000, session_timeout_ms));
     cfg.logger = logger_;
     auto c = std::make_unique<zkr::CuratorFramework>(std::move(cfg));
     auto& ref = *c;
@@ -843,6 +1046,176 @@ class Bench {
     r.extra.emplace_back("drain_per_sec", r.seconds > 0 ? Json(double(n) / r.seconds) : Json());
     r.extra.emplace_back("release_errors", d.release_errors);
     r.extra.emplace_back("watches_before_release", d.watches_before_release);
+    return r;
+  }
+
+  /// The leader process of `failover` (scenario failover-leader): leads on --path, prints "LEADING <node>";
+  /// on the input line "close" closes its participant and prints "CLOSING <steady ns just before close()>";
+  /// exits on "exit" or at the end of its input (its session closed then, not before: no closeSession in the
+  /// parent's measured window).
+  int failover_leader() {
+    auto& c = new_session();
+    std::unique_ptr<zkr::LeaderLatch> latch;
+    std::unique_ptr<zkr::LeaderSelector> selector;
+    std::string node;
+    if (a_.recipe == "latch") {
+      latch = std::make_unique<zkr::LeaderLatch>(c, a_.path, "leader");
+      latch->start();
+      if (!latch->await(30s)) fatal("no leadership within 30 s");
+      node = latch->our_path();
+    } else {
+      auto listener = std::make_shared<HoldingListener>();
+      selector = std::make_unique<zkr::LeaderSelector>(c, a_.path, listener);
+      selector->set_id("leader");
+      selector->start();
+      if (!listener->started->wait_for(30s)) fatal("no leadership within 30 s");
+      node = listener->node();
+    }
+    std::cout << "LEADING " << node << std::endl;
+    std::string line;
+    while (std::getline(std::cin, line) && line != "exit") {
+      if (line != "close") continue;
+      const auto t = now_ns();
+      if (latch)
+        latch->close();
+      else
+        selector->close();
+      std::cout << "CLOSING " << t << std::endl;
+    }
+    selector.reset();
+    latch.reset();
+    close_sessions();
+    return 0;
+  }
+
+  /// The server's tickTime (run_bench.py's zoo.cfg), over which failover spreads its kills.
+  static constexpr int expiry_tick_ms = 2000;
+
+  Result failover() {
+    static const char* const counters[] = {"zk_cnt_readlatency",
+                                           "zk_cnt_updatelatency",
+                                           "zk_sum_node_created_watch_count",
+                                           "zk_sum_node_deleted_watch_count",
+                                           "zk_sum_node_changed_watch_count",
+                                           "zk_sum_node_children_watch_count",
+                                           "zk_packets_received"};
+    const int n = std::max(1, or_default(a_.ops, 10));
+    const bool kill = a_.mode == "kill";
+    const auto lead_within = std::chrono::milliseconds(a_.session_timeout_ms) * 3 + 30s;
+    // --session-timeout-ms is the leader's. Ours are long: the server counts pings as reads, and a short
+    // timeout would have our two sessions ping during the window of a kill (a third of the timeout idle).
+    auto& observer = new_session(30000);  // the node-deleted notice
+    auto& follower = new_session(30000);
+    const std::string self = self_executable();
+    std::map<std::string, double> sums;
+    for (const char* k : counters) sums[k] = 0;
+    std::vector<std::int64_t> lat;
+    JsonArray failover_ms, notice_ms, end_to_notice_ms;
+    auto ms = [](std::int64_t ns) { return Json(std::round(double(ns) / 1e3) / 1e3); };
+    Result r;
+    for (int i = 0; i < n; ++i) {
+      // A kill's failover waits for the server's expiry, which comes in buckets of its tick (2 s in
+      // run_bench.py) counted from the dead session's last packet. Started right after the last failover's
+      // expiry, every leader would send its packets at one phase of the tick and the figures would carry that
+      // phase: start the leaders spread evenly over a tick instead.
+      if (kill)
+        std::this_thread::sleep_for(std::chrono::milliseconds((2 * i + 1) * expiry_tick_ms / (2 * n)));
+      const std::string path = a_.path + "/" + std::to_string(i);
+      LeaderProcess leader({self, "--connect", a_.connect, "--scenario", "failover-leader", "--path", path,
+                            "--recipe", a_.recipe, "--session-timeout-ms",
+                            std::to_string(a_.session_timeout_ms), "--timeout-s",
+                            std::to_string(a_.timeout_s)});
+      const std::string leading = leader.read_line(Clock::now() + 60s);
+      if (leading.rfind("LEADING /", 0) != 0)
+        fatal("leader process: expected LEADING, got '" + leading + "'");
+      const std::string node = leading.substr(8);
+      auto deleted = std::make_shared<Stamp>();
+      if (!observer.exists(node, [deleted](const zkr::WatchedEvent& e) {
+            if (e.type == zkr::EventType::node_deleted) deleted->set();
+          })) {
+        fatal("the leader's node " + node + " is gone before the failover");
+      }
+      const double watches0 = a_.mntr.empty() ? -1 : mntr_value("zk_watch_count");
+
+      std::unique_ptr<zkr::LeaderLatch> latch;
+      std::unique_ptr<zkr::LeaderSelector> selector;
+      std::shared_ptr<Stamp> leads;
+      if (a_.recipe == "latch") {
+        leads = std::make_shared<Stamp>();
+        latch = std::make_unique<zkr::LeaderLatch>(follower, path, "follower");
+        latch->add_listener({.is_leader = [leads] { leads->set(); }, .not_leader = {}});
+        latch->start();
+      } else {
+        auto listener = std::make_shared<HoldingListener>();
+        leads = listener->started;
+        selector = std::make_unique<zkr::LeaderSelector>(follower, path, listener);
+        selector->set_id("follower");
+        selector->start();
+      }
+      // Queued: the server holds one more watch (ours, on the leader's node). Without --mntr, a moment.
+      if (watches0 >= 0) {
+        const auto dl = Clock::now() + 10s;
+        while (mntr_value("zk_watch_count") < watches0 + 1 && Clock::now() < dl)
+          std::this_thread::sleep_for(5ms);
+      } else {
+        std::this_thread::sleep_for(500ms);
+      }
+
+      std::optional<std::map<std::string, double>> before, after;
+      if (!a_.mntr.empty()) before = read_mntr(a_.mntr, mntr_error_);
+      const auto cpu0 = cpu_ns();
+      std::int64_t end = 0;
+      if (kill) {
+        end = now_ns();
+        leader.kill();
+      } else {
+        leader.send("close");
+        const std::string closing = leader.read_line(Clock::now() + lead_within);
+        if (closing.rfind("CLOSING ", 0) != 0)
+          fatal("leader process: expected CLOSING, got '" + closing + "'");
+        end = std::strtoll(closing.c_str() + 8, nullptr, 10);
+      }
+      const auto led = leads->wait_for(lead_within);
+      if (!led) fatal("failover " + std::to_string(i) + ": the follower did not lead in time");
+      if (!a_.mntr.empty()) after = read_mntr(a_.mntr, mntr_error_);
+      r.cpu_ns += cpu_ns() - cpu0;
+      if (before && after) {
+        for (const char* k : counters) sums[k] += (*after)[k] - (*before)[k];
+        sums["zk_sum_node_deleted_watch_count"] -= 1;  // the observer's own watch
+      } else {
+        mntr_error_ = mntr_error_.empty() ? "no mntr sample" : mntr_error_;
+      }
+      const auto noticed = deleted->wait_for(5s);
+      lat.push_back(*led - end);
+      r.seconds += double(*led - end) / 1e9;
+      failover_ms.push_back(ms(*led - end));
+      notice_ms.push_back(noticed ? ms(*led - *noticed) : Json());
+      end_to_notice_ms.push_back(noticed ? ms(*noticed - end) : Json());
+
+      if (!kill) {
+        leader.send("exit");
+        leader.wait_exit(20s);
+      }
+      if (latch)
+        latch->close();
+      else
+        selector->close();
+    }
+    if (mntr_error_.empty() && !a_.mntr.empty()) {
+      mntr_before_.emplace();
+      for (const char* k : counters) (*mntr_before_)[k] = 0;
+      mntr_after_ = sums;
+    }
+    std::sort(lat.begin(), lat.end());
+    r.ops = n;
+    r.lat_ns = std::move(lat);
+    r.extra.emplace_back("sessions", 2);
+    r.extra.emplace_back("recipe", a_.recipe);
+    r.extra.emplace_back("mode", a_.mode);
+    r.extra.emplace_back("session_timeout_ms", a_.session_timeout_ms);
+    r.extra.emplace_back("failover_ms", std::move(failover_ms));
+    r.extra.emplace_back("notice_ms", std::move(notice_ms));
+    r.extra.emplace_back("end_to_notice_ms", std::move(end_to_notice_ms));
     return r;
   }
 

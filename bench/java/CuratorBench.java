@@ -19,6 +19,12 @@
  *   rwlock           4 reader sessions + 1 writer session (InterProcessReadWriteLock) looping for
  *                    N [5000] milliseconds; ops = reads + writes; extra has reads/s and writes/s.
  *   multilock        InterProcessMultiLock over K [4] mutex paths P/0 .. P/K-1; N [500] pairs.
+ *   failover         (issue 28) N [10] leader failovers, as zkr_bench's: the leader runs in a JVM of its
+ *                    own (this class, scenario failover-leader, on P/<i>); --recipe latch|selector
+ *                    (LeaderLatch or LeaderSelector), --mode close|kill (the leader closes; or SIGKILL, the
+ *                    node goes at session expiry). Latency = from the leader's end to our isLeader /
+ *                    takeLeadership; extra lists the samples (failover_ms, notice_ms, end_to_notice_ms: see
+ *                    bench/zkr_bench.cpp). Kill mode: the leaders start spread over the server's 2 s tick.
  * --warmup: unmeasured pairs/handoffs before the measured part [100; drain 0]; for rwlock it is
  * milliseconds of unmeasured running [500].
  *
@@ -40,6 +46,12 @@
  * Built by bench/run_bench.py with plain javac against the Debian Curator jars.
  */
 
+import static java.nio.charset.StandardCharsets.UTF_8;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -50,10 +62,15 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
+import org.apache.curator.framework.recipes.leader.LeaderSelector;
+import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
 import org.apache.curator.framework.recipes.locks.InterProcessLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMultiLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
@@ -62,6 +79,7 @@ import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Watcher;
 
 public final class CuratorBench {
 
@@ -78,6 +96,8 @@ public final class CuratorBench {
     int sessionTimeoutMs = 30000;
     int timeoutS = 600;
     String mntrAddress; // host:port of a server whose `mntr` is read around the measured part
+    String recipe = "latch"; // failover: latch | selector
+    String mode = "close";   // failover: close | kill
 
     static void die(int status, String message) {
         System.err.println("CuratorBench: " + message);
@@ -104,6 +124,18 @@ public final class CuratorBench {
                     case "--session-timeout-ms": sessionTimeoutMs = Integer.parseInt(v); break;
                     case "--timeout-s": timeoutS = Integer.parseInt(v); break;
                     case "--mntr": mntrAddress = v; break;
+                    case "--recipe":
+                        if (!v.equals("latch") && !v.equals("selector")) {
+                            die(2, "--recipe: latch or selector, not " + v);
+                        }
+                        recipe = v;
+                        break;
+                    case "--mode":
+                        if (!v.equals("close") && !v.equals("kill")) {
+                            die(2, "--mode: close or kill, not " + v);
+                        }
+                        mode = v;
+                        break;
                     default: die(2, "unknown option " + a);
                 }
             } catch (NumberFormatException e) {
@@ -112,7 +144,8 @@ public final class CuratorBench {
         }
         if (connect == null || scenario == null || path == null) {
             die(2, "usage: CuratorBench --connect HOSTS --scenario S --path P [--clients K] [--ops N]"
-                   + " [--waiters W] [--warmup N] [--session-timeout-ms MS] [--timeout-s S] [--mntr HOST:PORT]");
+                   + " [--waiters W] [--warmup N] [--session-timeout-ms MS] [--timeout-s S] [--mntr HOST:PORT]"
+                   + " [--recipe latch|selector] [--mode close|kill]");
         }
     }
 
@@ -126,10 +159,14 @@ public final class CuratorBench {
     final List<CuratorFramework> sessions = new ArrayList<>();
 
     CuratorFramework newSession() throws Exception {
+        return newSession(sessionTimeoutMs);
+    }
+
+    CuratorFramework newSession(int timeoutMs) throws Exception {
         CuratorFramework c = CuratorFrameworkFactory.builder()
             .connectString(connect)
-            .sessionTimeoutMs(sessionTimeoutMs)
-            .connectionTimeoutMs(Math.min(15000, sessionTimeoutMs))
+            .sessionTimeoutMs(timeoutMs)
+            .connectionTimeoutMs(Math.min(15000, timeoutMs))
             .retryPolicy(new ExponentialBackoffRetry(100, 3))
             .build();
         synchronized (sessions) {
@@ -638,6 +675,262 @@ public final class CuratorBench {
     // ------------------------------------------------------------------------------------------
     // Output
 
+    // ------------------------------------------------------------------------------------------
+    // Leader failover
+
+    /** A moment (System.nanoTime, CLOCK_MONOTONIC on Linux as zkr_bench's steady clock) recorded once. */
+    static final class Stamp {
+        private final CountDownLatch set = new CountDownLatch(1);
+        private final AtomicLong ns = new AtomicLong();
+
+        void set() {
+            long t = System.nanoTime();
+            if (set.getCount() > 0 && ns.compareAndSet(0, t)) {
+                set.countDown();
+            }
+        }
+
+        /** The moment, or null when it did not come within ms milliseconds. */
+        Long waitFor(long ms) throws InterruptedException {
+            return set.await(ms, TimeUnit.MILLISECONDS) ? ns.get() : null;
+        }
+    }
+
+    /** The failover's LeaderSelector listener: stamps its first term, keeps leadership until interrupted. */
+    static final class HoldingListener extends LeaderSelectorListenerAdapter {
+        final Stamp started = new Stamp();
+
+        @Override
+        public void takeLeadership(CuratorFramework client) throws Exception {
+            started.set();
+            Thread.sleep(Long.MAX_VALUE); // until close() interrupts us
+        }
+    }
+
+    /**
+     * The leader process of `failover` (scenario failover-leader): leads on --path, prints "LEADING <node>";
+     * on the input line "close" closes its participant and prints "CLOSING <nanoTime just before close()>";
+     * exits on "exit" or at the end of its input (its session closed then: no closeSession in the parent's
+     * measured window).
+     */
+    void failoverLeader() throws Exception {
+        CuratorFramework c = newSession();
+        LeaderLatch latch = null;
+        LeaderSelector selector = null;
+        String node;
+        if (recipe.equals("latch")) {
+            latch = new LeaderLatch(c, path, "leader");
+            latch.start();
+            if (!latch.await(30, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("no leadership within 30 s");
+            }
+            node = latch.getOurPath();
+        } else {
+            HoldingListener listener = new HoldingListener();
+            selector = new LeaderSelector(c, path, listener);
+            selector.setId("leader");
+            selector.start();
+            if (listener.started.waitFor(30_000) == null) {
+                throw new IllegalStateException("no leadership within 30 s");
+            }
+            List<String> children = c.getChildren().forPath(path); // ours is the only node: we lead alone
+            if (children.size() != 1) {
+                throw new IllegalStateException("expected one node under " + path + ", found " + children);
+            }
+            node = ZKPaths.makePath(path, children.get(0));
+        }
+        System.out.println("LEADING " + node);
+        System.out.flush();
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, UTF_8));
+        for (String line = in.readLine(); line != null && !line.equals("exit"); line = in.readLine()) {
+            if (!line.equals("close")) {
+                continue;
+            }
+            long t = System.nanoTime();
+            if (latch != null) {
+                latch.close();
+            } else {
+                selector.close();
+            }
+            System.out.println("CLOSING " + t);
+            System.out.flush();
+        }
+        closeSessions();
+    }
+
+    /** The server's tickTime (run_bench.py's zoo.cfg), over which failover spreads its kills. */
+    static final long EXPIRY_TICK_MS = 2000;
+
+    Result failover() throws Exception {
+        final String[] counters = {"zk_cnt_readlatency", "zk_cnt_updatelatency",
+                                   "zk_sum_node_created_watch_count", "zk_sum_node_deleted_watch_count",
+                                   "zk_sum_node_changed_watch_count", "zk_sum_node_children_watch_count",
+                                   "zk_packets_received"};
+        int n = Math.max(1, or(ops, 10));
+        boolean kill = mode.equals("kill");
+        long leadWithinMs = 3L * sessionTimeoutMs + 30_000;
+        // --session-timeout-ms is the leader's. Ours are long: the server counts pings as reads, and a short
+        // timeout would have our two sessions ping during the window of a kill (a third of the timeout idle).
+        CuratorFramework observer = newSession(30000); // the node-deleted notice
+        CuratorFramework follower = newSession(30000);
+        String javaExe = java.nio.file.Paths.get(System.getProperty("java.home"), "bin", "java").toString();
+        Map<String, Double> sums = new LinkedHashMap<>();
+        for (String k : counters) {
+            sums.put(k, 0.0);
+        }
+        long[] lat = new long[n];
+        List<Object> failoverMs = new ArrayList<>();
+        List<Object> noticeMs = new ArrayList<>();
+        List<Object> endToNoticeMs = new ArrayList<>();
+        Result r = new Result();
+        for (int i = 0; i < n; ++i) {
+            if (kill) { // leaders started spread over the server's tick, as zkr_bench's (see its failover())
+                Thread.sleep((2L * i + 1) * EXPIRY_TICK_MS / (2L * n));
+            }
+            String p = ZKPaths.makePath(path, Integer.toString(i));
+            ProcessBuilder pb = new ProcessBuilder(javaExe, "-cp", System.getProperty("java.class.path"),
+                "CuratorBench", "--connect", connect, "--scenario", "failover-leader", "--path", p,
+                "--recipe", recipe, "--session-timeout-ms", Integer.toString(sessionTimeoutMs),
+                "--timeout-s", Integer.toString(timeoutS));
+            pb.redirectError(ProcessBuilder.Redirect.INHERIT);
+            Process leader = pb.start();
+            try {
+                BufferedReader out =
+                    new BufferedReader(new InputStreamReader(leader.getInputStream(), UTF_8));
+                Writer toLeader = new OutputStreamWriter(leader.getOutputStream(), UTF_8);
+                String leading = out.readLine(); // bounded by the child's own 30 s and our watchdog
+                if (leading == null || !leading.startsWith("LEADING /")) {
+                    throw new IllegalStateException("leader process: expected LEADING, got " + leading);
+                }
+                String node = leading.substring(8);
+                Stamp deleted = new Stamp();
+                if (observer.checkExists().usingWatcher((Watcher) e -> {
+                        if (e.getType() == Watcher.Event.EventType.NodeDeleted) {
+                            deleted.set();
+                        }
+                    }).forPath(node) == null) {
+                    throw new IllegalStateException("the leader's node " + node + " is gone too early");
+                }
+                double watches0 = mntrAddress == null ? -1 : mntrValue("zk_watch_count");
+
+                LeaderLatch latch = null;
+                LeaderSelector selector = null;
+                Stamp leads;
+                if (recipe.equals("latch")) {
+                    Stamp s = new Stamp();
+                    leads = s;
+                    latch = new LeaderLatch(follower, p, "follower");
+                    latch.addListener(new LeaderLatchListener() {
+                        @Override
+                        public void isLeader() {
+                            s.set();
+                        }
+
+                        @Override
+                        public void notLeader() {
+                        }
+                    });
+                    latch.start();
+                } else {
+                    HoldingListener listener = new HoldingListener();
+                    leads = listener.started;
+                    selector = new LeaderSelector(follower, p, listener);
+                    selector.setId("follower");
+                    selector.start();
+                }
+                // Queued: the server holds one more watch (ours, on the leader's node); no --mntr: a moment.
+                if (watches0 >= 0) {
+                    long dl = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                    while (mntrValue("zk_watch_count") < watches0 + 1 && System.nanoTime() < dl) {
+                        Thread.sleep(5);
+                    }
+                } else {
+                    Thread.sleep(500);
+                }
+
+                Map<String, Double> before = readMntr();
+                long cpu0 = cpuNanos();
+                long end;
+                if (kill) {
+                    end = System.nanoTime();
+                    leader.destroyForcibly(); // SIGKILL
+                    leader.waitFor();
+                } else {
+                    toLeader.write("close\n");
+                    toLeader.flush();
+                    String closing = out.readLine();
+                    if (closing == null || !closing.startsWith("CLOSING ")) {
+                        throw new IllegalStateException("leader process: expected CLOSING, got " + closing);
+                    }
+                    end = Long.parseLong(closing.substring(8).trim());
+                }
+                Long led = leads.waitFor(leadWithinMs);
+                if (led == null) {
+                    throw new IllegalStateException("failover " + i + ": the follower did not lead in time");
+                }
+                Map<String, Double> after = readMntr();
+                r.cpuNs += cpuNanos() - cpu0;
+                if (before != null && after != null) {
+                    for (String k : counters) {
+                        sums.put(k, sums.get(k) + after.getOrDefault(k, 0.0) - before.getOrDefault(k, 0.0));
+                    }
+                    String own = "zk_sum_node_deleted_watch_count"; // the observer's watch
+                    sums.put(own, sums.get(own) - 1);
+                } else if (mntrAddress != null && mntrError == null) {
+                    mntrError = "no mntr sample";
+                }
+                Long noticed = deleted.waitFor(5000);
+                lat[i] = led - end;
+                r.seconds += (led - end) / 1e9;
+                failoverMs.add(Math.round((led - end) / 1e3) / 1e3);
+                noticeMs.add(noticed == null ? null : Math.round((led - noticed) / 1e3) / 1e3);
+                endToNoticeMs.add(noticed == null ? null : Math.round((noticed - end) / 1e3) / 1e3);
+
+                if (!kill) {
+                    toLeader.write("exit\n");
+                    toLeader.flush();
+                    if (!leader.waitFor(20, TimeUnit.SECONDS)) {
+                        leader.destroyForcibly();
+                    }
+                }
+                if (latch != null) {
+                    latch.close();
+                } else {
+                    selector.close();
+                }
+            } finally {
+                if (leader.isAlive()) {
+                    leader.destroyForcibly();
+                    leader.waitFor();
+                }
+            }
+        }
+        if (mntrAddress != null && mntrError == null) {
+            mntrBefore = new LinkedHashMap<>();
+            for (String k : counters) {
+                mntrBefore.put(k, 0.0);
+            }
+            mntrAfter = sums;
+        }
+        Arrays.sort(lat);
+        r.ops = n;
+        r.latNs = lat;
+        r.extra.put("sessions", 2);
+        r.extra.put("recipe", recipe);
+        r.extra.put("mode", mode);
+        r.extra.put("session_timeout_ms", sessionTimeoutMs);
+        r.extra.put("failover_ms", failoverMs);
+        r.extra.put("notice_ms", noticeMs);
+        r.extra.put("end_to_notice_ms", endToNoticeMs);
+        return r;
+    }
+
+    double mntrValue(String key) {
+        Map<String, Double> m = readMntr();
+        Double v = m == null ? null : m.get(key);
+        return v == null ? -1 : v;
+    }
+
     static String json(Object v) {
         if (v == null) {
             return "null";
@@ -651,6 +944,16 @@ public final class CuratorBench {
                 return "null";
             }
             return Double.toString(Math.round(d * 1000.0) / 1000.0);
+        }
+        if (v instanceof List) {
+            StringBuilder sb = new StringBuilder("[");
+            for (Object item : (List<?>) v) {
+                if (sb.length() > 1) {
+                    sb.append(',');
+                }
+                sb.append(json(item));
+            }
+            return sb.append(']').toString();
         }
         if (v instanceof Map) {
             StringBuilder sb = new StringBuilder("{");
@@ -694,6 +997,10 @@ public final class CuratorBench {
 
     void run() throws Exception {
         Result r;
+        if (scenario.equals("failover-leader")) {
+            failoverLeader();
+            return;
+        }
         switch (scenario) {
             case "uncontended": r = uncontended(); break;
             case "contended": r = contended(); break;
@@ -701,6 +1008,7 @@ public final class CuratorBench {
             case "semaphore-mutex": r = semaphoreMutex(); break;
             case "rwlock": r = rwlock(); break;
             case "multilock": r = multilock(); break;
+            case "failover": r = failover(); break;
             default:
                 die(2, "unsupported scenario " + scenario);
                 return;
