@@ -238,7 +238,8 @@ int main(int argc, char** argv) {
 
   auto* inspect = app.add_subcommand(
       "inspect",
-      "show the queue of a lock directory: position, node, kind, holder, owner session, age, data");
+      "show the queue of a lock directory (position, node, kind, holder, owner session, age, data), or the "
+      "participants and the leader of a leader election");
   inspect
       ->add_option(
           "PATH", o.paths,
