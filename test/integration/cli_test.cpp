@@ -1,8 +1,9 @@
 // The zkr command-line tool, run as separate processes against a real ZooKeeper: mutual exclusion and fencing
 // tokens across processes, --timeout (-w 0 on free and held locks), a lock lost while COMMAND runs, signals
 // (nohup, a second signal on a paused server, COMMAND's process group), inspect (text and JSON, invalid
-// UTF-8) over mutex, read-write and semaphore directories, revoke, usage errors, and exclusion against Java
-// Curator.
+// UTF-8) over mutex, read-write and semaphore directories and leader elections (LeaderLatch, LeaderSelector),
+// `zkr lead` (one leader at a time, leadership lost or suspended, --requeue), revoke, usage errors, and
+// exclusion against Java Curator.
 //
 // The zkr binary comes from the compile definition ZKR_CLI_PATH (test/CMakeLists.txt); without it the tests
 // skip with a WARN.
@@ -14,17 +15,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/json/src.hpp>  // header-only Boost.JSON, to check that `zkr inspect --json` is valid JSON
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
+#include <zkr/recipes/leader_latch.hpp>
+#include <zkr/recipes/leader_selector.hpp>
 
 #include "curator_peer.hpp"
 #include "fixture.hpp"
@@ -922,4 +929,293 @@ TEST_CASE("zkr lock and a Java Curator InterProcessMutex exclude each other", "[
   CHECK(peer.answer(std::chrono::seconds(60)) == "done 5");
   check_exclusive_log(log, 9);
   CHECK(wait_children(fx, "/cli/java", 0));
+}
+
+namespace {
+
+/// A LeaderSelector participant that leads until it is asked to stop.
+class HoldingLeader : public LeaderSelectorListenerAdapter {
+ public:
+  std::atomic<bool> leading{false};
+  void take_leadership(CuratorFramework&, Leadership& l) override {
+    leading = true;
+    std::mutex m;
+    std::condition_variable_any cv;
+    std::unique_lock lk(m);
+    cv.wait_for(lk, l.stop_token(), std::chrono::seconds(60), [] { return false; });
+    leading = false;
+  }
+};
+
+/// A session id as zkr shows it: "0x" and 16 lower-case hex digits.
+std::string hex_session(std::int64_t id) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(id));
+  return buf;
+}
+
+std::vector<std::string> lead_args(ServerFixture& fx, std::vector<std::string> rest) {
+  return cat(cat({"lead"}, common_args(fx)), rest);
+}
+
+}  // namespace
+
+TEST_CASE("zkr inspect: leader elections show their participants in Curator order and the leader", "[cli]") {
+  if (!have_zkr()) return;
+  ServerFixture fx;
+  TempDir dir;
+  auto inspect = [&](std::vector<std::string> args) {
+    auto r = run_zkr(cat(cat({"inspect"}, common_args(fx)), args), dir);
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    return r.out;
+  };
+  auto nodes_of = [](const boost::json::value& doc) {
+    return get(get(doc, "queues").as_array().at(0), "nodes").as_array();
+  };
+
+  SECTION("LeaderLatch") {
+    auto c1 = fx.client();
+    auto c2 = fx.client();
+    LeaderLatch first(*c1, "/cli/latch", "alpha");
+    first.start();
+    REQUIRE(first.await(std::chrono::seconds(20)));
+    LeaderLatch second(*c2, "/cli/latch", "beta");
+    second.start();
+    REQUIRE(wait_children(fx, "/cli/latch", 2));
+
+    auto text = inspect({"/cli/latch"});
+    INFO(text);
+    CHECK(text.find("leader latch, 2 nodes") != std::string::npos);
+    CHECK(text.find("LeaderLatch election") != std::string::npos);
+    CHECK(text.find("leader: alpha") != std::string::npos);
+    CHECK(text.find("beta") != std::string::npos);
+
+    auto doc = boost::json::parse(inspect({"/cli/latch", "--json"}));
+    CHECK(get(doc, "type").as_string() == "leader latch");
+    auto nodes = nodes_of(doc);
+    REQUIRE(nodes.size() == 2);
+    CHECK(get(nodes[0], "id").as_string() == "alpha");
+    CHECK(get(nodes[0], "leader").as_bool());
+    CHECK(get(nodes[0], "kind").as_string() == "latch");
+    CHECK(get(nodes[1], "id").as_string() == "beta");
+    CHECK(!get(nodes[1], "leader").as_bool());
+    CHECK(get(nodes[0], "sequence").as_int64() < get(nodes[1], "sequence").as_int64());
+    CHECK(get(nodes[0], "owner").as_string() == hex_session(c1->session_id()));
+    CHECK(get(nodes[1], "owner").as_string() == hex_session(c2->session_id()));
+    CHECK(get(get(doc, "leader"), "id").as_string() == "alpha");
+    CHECK(get(nodes[0], "path").as_string() == first.our_path());
+
+    // The leader leaves: the next one in Curator's order leads, as LeaderLatch itself sees it.
+    first.close();
+    REQUIRE(second.await(std::chrono::seconds(20)));
+    auto after = boost::json::parse(inspect({"/cli/latch", "--json"}));
+    CHECK(get(get(after, "leader"), "id").as_string() == "beta");
+    CHECK(nodes_of(after).size() == 1);
+    second.close();
+  }
+
+  SECTION("LeaderSelector, named with --type selector") {
+    auto c1 = fx.client();
+    auto c2 = fx.client();
+    auto l1 = std::make_shared<HoldingLeader>();
+    auto l2 = std::make_shared<HoldingLeader>();
+    LeaderSelector first(*c1, "/cli/selector", l1);
+    first.set_id("sel-one");
+    first.start();
+    REQUIRE(eventually([&] { return l1->leading.load(); }));
+    LeaderSelector second(*c2, "/cli/selector", l2);
+    second.set_id("sel-two");
+    second.start();
+    REQUIRE(wait_children(fx, "/cli/selector", 2));
+
+    auto text = inspect({"--type", "selector", "/cli/selector"});
+    INFO(text);
+    CHECK(text.find("leader selector, 2 nodes") != std::string::npos);
+    CHECK(text.find("LeaderSelector (mutex) election") != std::string::npos);
+    CHECK(text.find("leader: sel-one") != std::string::npos);
+
+    auto doc = boost::json::parse(inspect({"--type", "selector", "--json", "/cli/selector"}));
+    CHECK(get(doc, "type").as_string() == "leader selector");
+    auto nodes = nodes_of(doc);
+    REQUIRE(nodes.size() == 2);
+    CHECK(get(nodes[0], "id").as_string() == "sel-one");
+    CHECK(get(nodes[0], "leader").as_bool());
+    CHECK(get(nodes[1], "id").as_string() == "sel-two");
+    CHECK(!get(nodes[1], "leader").as_bool());
+    CHECK(get(get(doc, "leader"), "id").as_string() == first.get_leader().id);
+
+    // Untyped, the same nodes read as the mutex they are.
+    CHECK(get(boost::json::parse(inspect({"--json", "/cli/selector"})), "type").as_string() == "mutex");
+    first.close();
+    second.close();
+  }
+
+  SECTION("an election without participants") {
+    auto doc = boost::json::parse(inspect({"--type", "latch", "--json", "/cli/nobody"}));
+    CHECK(get(doc, "leader").is_null());
+    CHECK(inspect({"--type", "latch", "/cli/nobody"}).find("does not exist") != std::string::npos);
+  }
+}
+
+TEST_CASE("zkr lead: processes on one path run COMMAND one at a time, with the fencing token", "[cli]") {
+  if (!have_zkr()) return;
+  ServerFixture fx;
+  TempDir dir;
+  const std::string log = dir.file("log");
+  std::string flag, path;
+  SECTION("LeaderLatch (the default)") {
+    flag = "--latch";
+    path = "/cli/lead-latch";
+  }
+  SECTION("LeaderSelector") {
+    flag = "--selector";
+    path = "/cli/lead-selector";
+  }
+  constexpr int n = 3;
+  std::vector<std::unique_ptr<Zkr>> procs;
+  for (int i = 0; i < n; ++i)
+    procs.push_back(std::make_unique<Zkr>(
+        lead_args(fx, {flag, "--id", "p" + std::to_string(i), path, "--", "sh", "-c", log_script, "sh", log}),
+        dir));
+  for (auto& p : procs) {
+    auto st = p->wait();
+    INFO(p->err());
+    CHECK(st == 0);
+  }
+  check_exclusive_log(log, n);
+  CHECK(fx.children(path).empty());
+
+  // The node is the election's kind, carries the id, and COMMAND gets it and the token.
+  auto r = run_zkr(lead_args(fx, {flag, "--id", "me", path, "--", "sh", "-c",
+                                  "echo $ZKR_LOCK_PATH $ZKR_FENCING_TOKEN $ZKR_SESSION_ID"}),
+                   dir);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  std::istringstream in(r.out);
+  std::string node, session;
+  long long token = 0;
+  in >> node >> token >> session;
+  CHECK(node.rfind(path + "/_c_", 0) == 0);
+  CHECK(node.find(flag == "--latch" ? "-latch-" : "-lock-") != std::string::npos);
+  CHECK(token > 0);
+  CHECK(session.rfind("0x", 0) == 0);
+  CHECK(run_zkr(lead_args(fx, {flag, path, "--", "sh", "-c", "exit 42"}), dir).status == 42);
+  CHECK(fx.children(path).empty());
+}
+
+TEST_CASE("zkr lead: a library LeaderLatch leads first, zkr lead only after it closes", "[cli]") {
+  if (!have_zkr()) return;
+  ServerFixture fx;
+  TempDir dir;
+  auto c = fx.client();
+  LeaderLatch latch(*c, "/cli/mixed", "library");
+  latch.start();
+  REQUIRE(latch.await(std::chrono::seconds(20)));
+  const std::string started = dir.file("started");
+  Zkr z(lead_args(fx, {"--id", "zkr", "/cli/mixed", "--", "touch", started}), dir);
+  REQUIRE(wait_children(fx, "/cli/mixed", 2));
+  CHECK(!z.wait(std::chrono::milliseconds(500)));
+  CHECK(!fs::exists(started));
+  CHECK(latch.get_participants().at(1).id == "zkr");
+  latch.close();
+  CHECK(z.wait() == 0);
+  CHECK(fs::exists(started));
+  CHECK(wait_children(fx, "/cli/mixed", 0));
+}
+
+TEST_CASE("zkr lead: leadership lost or suspended terminates COMMAND", "[cli]") {
+  if (!have_zkr()) return;
+  ServerFixture fx;
+  TempDir dir;
+  const std::string marker = dir.file("marker");
+  const std::string script =
+      "echo START $ZKR_FENCING_TOKEN >> \"$1\"; "
+      "trap 'echo TERM >> \"$1\"; kill $! 2>/dev/null; exit 0' TERM; sleep 60 & wait";
+  auto count = [&](const std::string& word) {
+    auto text = slurp(marker);
+    std::size_t k = 0;
+    for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++k;
+    return k;
+  };
+
+  SECTION("the server stops: the connection is suspended, exit 76") {
+    Zkr leader(lead_args(fx, {"/cli/lost", "--", "sh", "-c", script, "sh", marker}), dir);
+    REQUIRE(wait_children(fx, "/cli/lost", 1));
+    REQUIRE(eventually([&] { return count("START") == 1; }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let COMMAND install its trap
+    fx.server.stop();
+    auto st = leader.wait(std::chrono::seconds(40));
+    INFO(leader.err());
+    CHECK(st == 76);
+    CHECK(count("TERM") == 1);
+    // Ended on SUSPENDED, as Curator's LeaderSelectorListenerAdapter does, not only once the session is lost.
+    CHECK(leader.err().find("suspended: leadership may be lost: terminating COMMAND") != std::string::npos);
+    fx.server.start();
+  }
+  SECTION("our node is deleted: exit 76") {
+    Zkr leader(lead_args(fx, {"--selector", "/cli/lost", "--", "sh", "-c", script, "sh", marker}), dir);
+    REQUIRE(wait_children(fx, "/cli/lost", 1));
+    REQUIRE(eventually([&] { return count("START") == 1; }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    fx.admin->remove("/cli/lost/" + fx.children("/cli/lost").front());
+    auto st = leader.wait(std::chrono::seconds(30));
+    INFO(leader.err());
+    CHECK(st == 76);
+    CHECK(count("TERM") == 1);
+    CHECK(leader.err().find("leadership was lost") != std::string::npos);
+  }
+  SECTION("--requeue: COMMAND runs again once leading again") {
+    Zkr leader(lead_args(fx, {"--requeue", "/cli/lost", "--", "sh", "-c", script, "sh", marker}), dir);
+    REQUIRE(wait_children(fx, "/cli/lost", 1));
+    REQUIRE(eventually([&] { return count("START") == 1; }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    fx.server.stop();
+    REQUIRE(eventually([&] { return count("TERM") == 1; }, std::chrono::seconds(30)));
+    CHECK(leader.running());
+    fx.server.start();
+    REQUIRE(eventually([&] { return count("START") == 2; }, std::chrono::seconds(40)));
+    INFO(leader.err());
+    CHECK(leader.running());
+    // The new term's node is a new one: a larger fencing token.
+    std::vector<long long> tokens;
+    for (auto& line : lines_of(slurp(marker))) {
+      std::istringstream in(line);
+      std::string word;
+      long long token = 0;
+      if (in >> word >> token && word == "START") tokens.push_back(token);
+    }
+    REQUIRE(tokens.size() == 2);
+    CHECK(tokens[0] > 0);
+    CHECK(tokens[1] > tokens[0]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    leader.signal(SIGTERM);  // forwarded to COMMAND, which exits 0
+    CHECK(leader.wait() == 0);
+    CHECK(leader.err().find("waiting to lead again") != std::string::npos);
+  }
+  // Nothing is left behind (a node of a session that outlived the server's stop goes when it expires).
+  CHECK(wait_children(fx, "/cli/lost", 0));
+}
+
+TEST_CASE("zkr lead: usage errors", "[cli]") {
+  if (!have_zkr()) return;
+  TempDir dir;
+  auto help = run_zkr({"lead", "--help"}, dir);
+  CHECK(help.status == 0);
+  for (const char* s : {"--latch", "--selector", "--requeue", "--id", "Exit status"})
+    CHECK(help.out.find(s) != std::string::npos);
+  auto empty = run_zkr({"lead", "/a", "--"}, dir);
+  CHECK(empty.status == 64);
+  CHECK(empty.err.find("missing COMMAND") != std::string::npos);
+  CHECK(run_zkr({"lead", "/a"}, dir).status == 64);
+  CHECK(run_zkr({"lead"}, dir).status == 64);
+  auto bad = run_zkr({"lead", "relative/path", "--", "true"}, dir);
+  CHECK(bad.status == 64);
+  CHECK(bad.err.find("invalid path") != std::string::npos);
+  CHECK(run_zkr({"lead", "/a/", "--", "true"}, dir).status == 64);
+  CHECK(run_zkr({"lead", "--latch", "--selector", "/a", "--", "true"}, dir).status == 64);
+  CHECK(run_zkr({"lead", "--revocable", "/a", "--", "true"}, dir).status == 64);
+  CHECK(run_zkr({"lead", "--on-lost", "ignore", "/a", "--", "true"}, dir).status == 64);
+  CHECK(run_zkr({"lead", "-w", "soon", "/a", "--", "true"}, dir).status == 64);
+  CHECK(run_zkr({"inspect", "--type", "leader", "/a"}, dir).status == 64);
 }

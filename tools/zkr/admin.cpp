@@ -11,6 +11,7 @@
 #include <zkr/drivers/read_write_lock_driver.hpp>
 #include <zkr/recipes/inter_process_mutex.hpp>
 #include <zkr/recipes/inter_process_semaphore_v2.hpp>
+#include <zkr/recipes/leader_latch.hpp>
 #include <zkr/recipes/revoker.hpp>
 
 namespace zkr::cli {
@@ -26,7 +27,7 @@ struct Row {
 };
 
 struct Queue {
-  std::string name;         ///< "queue", "leases", "locks", "other"
+  std::string name;         ///< "queue", "leases", "locks", "other", "participants"
   std::string path;         ///< the directory
   std::string description;  ///< one line for the text output
   std::vector<Row> rows;
@@ -77,6 +78,28 @@ void classify_mutex(std::vector<Row>& rows) {
     auto p = standard_lock_driver().gets_the_lock(names, r.name, 1);
     r.holds = p && p->gets_the_lock;
   }
+}
+
+/// A leader election (LeaderLatch: `latch-` nodes; LeaderSelector: an InterProcessMutex's `lock-` nodes):
+/// Curator's participant order (sorted by the sequence after `lock_name`, other names by their whole name),
+/// and the first node that could be read leads (`getParticipants` / `getLeader`), foreign or not.
+void classify_election(std::vector<Row>& rows, std::string_view lock_name, std::string_view kind) {
+  auto names = names_of(rows);
+  standard_lock_driver().sort_children(names, lock_name);
+  order(rows, names);
+  for (auto& r : rows) {
+    r.foreign = !contains(r.name, lock_name);
+    r.kind = r.foreign ? "foreign" : std::string(kind);
+  }
+  if (!rows.empty()) rows.front().holds = true;
+}
+
+/// The ten-digit sequence that ends a recipe's node name, or -1 when the name has none.
+long long sequence_of(std::string_view name) {
+  if (name.size() < 10) return -1;
+  auto digits = name.substr(name.size() - 10);
+  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return -1;
+  return std::stoll(std::string(digits));
 }
 
 /// A read-write lock: Curator's read and write predicates over the combined queue.
@@ -214,6 +237,38 @@ std::int64_t now_ms() {
 
 std::int64_t age_ms(const Stat& st, std::int64_t now) { return std::max<std::int64_t>(0, now - st.ctime); }
 
+/// The table of one queue. A lock queue: POS, HOLDS, KIND, OWNER, AGE, NODE, DATA; an election's
+/// participants: POS, LEADER, SEQ, OWNER, AGE, NODE, ID, then the leader.
+void print_rows(const Queue& q, std::int64_t now) {
+  const bool election = q.name == "participants";
+  if (q.rows.empty()) {
+    std::fputs(election ? "  (no participants: no leader)\n" : "  (empty)\n", stdout);
+    return;
+  }
+  std::size_t name_w = 4;
+  for (auto& r : q.rows) name_w = std::max(name_w, r.name.size());
+  const int flag_w = election ? 6 : 5;
+  const int third_w = election ? 10 : 7;
+  std::printf("  %-4s %-*s %-*s %-18s %-8s %-*s %s\n", "POS", flag_w, election ? "LEADER" : "HOLDS", third_w,
+              election ? "SEQ" : "KIND", "OWNER", "AGE", static_cast<int>(name_w), "NODE",
+              election ? "ID" : "DATA");
+  std::size_t pos = 0;
+  for (auto& r : q.rows) {
+    ++pos;
+    const auto seq = sequence_of(r.name);
+    const std::string third = !election ? r.kind : seq < 0 ? "-" : std::to_string(seq);
+    std::printf("  %-4zu %-*s %-*s %-18s %-8s %-*s %s\n", pos, flag_w, r.holds ? "yes" : "-", third_w,
+                third.c_str(), hex_session(r.node.stat.ephemeral_owner).c_str(),
+                format_duration(std::chrono::milliseconds(age_ms(r.node.stat, now))).c_str(),
+                static_cast<int>(name_w), r.name.c_str(), printable(r.node.data, 60).c_str());
+  }
+  if (election) {
+    const auto& leader = q.rows.front();
+    std::printf("\nleader: %s (node %s, session %s)\n", printable(leader.node.data, 60).c_str(),
+                leader.name.c_str(), hex_session(leader.node.stat.ephemeral_owner).c_str());
+  }
+}
+
 void print_text(const std::string& path, bool exists, std::string_view type,
                 const std::vector<Queue>& queues) {
   if (!exists) {
@@ -228,22 +283,7 @@ void print_text(const std::string& path, bool exists, std::string_view type,
   const auto now = now_ms();
   for (auto& q : queues) {
     if (queues.size() > 1 || !q.description.empty()) std::printf("\n%s\n", q.description.c_str());
-    if (q.rows.empty()) {
-      std::printf("  (empty)\n");
-      continue;
-    }
-    std::size_t name_w = 4;
-    for (auto& r : q.rows) name_w = std::max(name_w, r.name.size());
-    std::printf("  %-4s %-5s %-7s %-18s %-8s %-*s %s\n", "POS", "HOLDS", "KIND", "OWNER", "AGE",
-                static_cast<int>(name_w), "NODE", "DATA");
-    std::size_t pos = 0;
-    for (auto& r : q.rows) {
-      ++pos;
-      std::printf("  %-4zu %-5s %-7s %-18s %-8s %-*s %s\n", pos, r.holds ? "yes" : "-", r.kind.c_str(),
-                  hex_session(r.node.stat.ephemeral_owner).c_str(),
-                  format_duration(std::chrono::milliseconds(age_ms(r.node.stat, now))).c_str(),
-                  static_cast<int>(name_w), r.name.c_str(), printable(r.node.data, 60).c_str());
-    }
+    print_rows(q, now);
   }
   bool any_foreign = false;
   for (auto& q : queues)
@@ -267,15 +307,35 @@ void print_json(const std::string& path, bool exists, std::string_view type,
       auto& r = q.rows[i];
       std::printf(
           "%s{\"position\":%zu,\"name\":\"%s\",\"path\":\"%s\",\"kind\":\"%s\",\"holds\":%s,"
-          "\"foreign\":%s,\"owner\":\"%s\",\"age_ms\":%lld,\"fencing_token\":%lld,\"data\":\"%s\"}",
+          "\"foreign\":%s,\"owner\":\"%s\",\"age_ms\":%lld,\"fencing_token\":%lld,\"sequence\":%s,"
+          "\"data\":\"%s\"",
           i ? "," : "", i + 1, json_escape(r.name).c_str(), json_escape(make_path(q.path, r.name)).c_str(),
           r.kind.c_str(), r.holds ? "true" : "false", r.foreign ? "true" : "false",
           hex_session(r.node.stat.ephemeral_owner).c_str(), static_cast<long long>(age_ms(r.node.stat, now)),
-          static_cast<long long>(r.node.stat.czxid), json_escape(r.node.data).c_str());
+          static_cast<long long>(r.node.stat.czxid),
+          sequence_of(r.name) < 0 ? "null" : std::to_string(sequence_of(r.name)).c_str(),
+          json_escape(r.node.data).c_str());
+      // A participant's id is its node's data; the leader is the first participant.
+      if (q.name == "participants")
+        std::printf(",\"leader\":%s,\"id\":\"%s\"", r.holds ? "true" : "false",
+                    json_escape(r.node.data).c_str());
+      std::printf("}");
     }
     std::printf("]}");
   }
-  std::printf("]}\n");
+  std::printf("]");
+  for (auto& q : queues) {
+    if (q.name != "participants") continue;
+    if (q.rows.empty()) {
+      std::printf(",\"leader\":null");
+    } else {
+      auto& r = q.rows.front();
+      std::printf(",\"leader\":{\"name\":\"%s\",\"path\":\"%s\",\"id\":\"%s\",\"owner\":\"%s\"}",
+                  json_escape(r.name).c_str(), json_escape(make_path(q.path, r.name)).c_str(),
+                  json_escape(r.node.data).c_str(), hex_session(r.node.stat.ephemeral_owner).c_str());
+    }
+  }
+  std::printf("}\n");
 }
 
 /// A connected client for a one-shot command, or the exit status.
@@ -332,6 +392,13 @@ int inspect(const CommonOptions& common, const std::string& path, LockKind kind,
   if (kind == LockKind::automatic) {
     if (semaphore_layout)
       kind = LockKind::semaphore;
+    else if (std::any_of(children.begin(), children.end(),
+                         [](const std::string& c) { return contains(c, LeaderLatch::lock_name); }) &&
+             std::none_of(children.begin(), children.end(), [](const std::string& c) {
+               return contains(c, InterProcessMutex::lock_name) || contains(c, read_lock_name) ||
+                      contains(c, write_lock_name);
+             }))
+      kind = LockKind::latch;
     else if (std::any_of(children.begin(), children.end(), [](const std::string& c) {
                return contains(c, read_lock_name) || contains(c, write_lock_name);
              }))
@@ -406,6 +473,15 @@ int inspect(const CommonOptions& common, const std::string& path, LockKind kind,
     if (kind == LockKind::read_write) {
       type = "read-write lock";
       classify_read_write(q.rows);
+    } else if (kind == LockKind::latch || kind == LockKind::selector) {
+      const bool latch = kind == LockKind::latch;
+      type = latch ? "leader latch" : "leader selector";
+      q.name = "participants";
+      q.description = latch ? "LeaderLatch election: latch- nodes in Curator's order; the first one leads"
+                            : "LeaderSelector (mutex) election: the InterProcessMutex's lock- nodes in "
+                              "Curator's order; the first one (the lock holder) leads";
+      classify_election(q.rows, latch ? LeaderLatch::lock_name : InterProcessMutex::lock_name,
+                        latch ? "latch" : "lock");
     } else {
       type = "mutex";
       classify_mutex(q.rows);

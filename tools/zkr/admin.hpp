@@ -8,9 +8,10 @@
 namespace zkr::cli {
 
 /// How `zkr inspect` reads a directory.
-enum class LockKind { automatic, mutex, read_write, semaphore };
+enum class LockKind { automatic, mutex, read_write, semaphore, latch, selector };
 
-/// `zkr inspect PATH [--json] [--type ...]`: prints the queue of a lock directory on stdout.
+/// `zkr inspect PATH [--json] [--type ...]`: prints the queue of a lock directory, or the participants and
+/// leader of a leader election, on stdout.
 int inspect(const CommonOptions& common, const std::string& path, LockKind kind, bool json);
 
 /// `zkr revoke NODE_PATH`: `Revoker::attempt_revoke`.

@@ -22,7 +22,7 @@ inline constexpr int usage = 64;            ///< EX_USAGE: bad command line
 inline constexpr int unavailable = 69;      ///< EX_UNAVAILABLE: could not connect to ZooKeeper in time
 inline constexpr int error = 70;            ///< EX_SOFTWARE: could not acquire / other error
 inline constexpr int timed_out = 75;        ///< EX_TEMPFAIL: --timeout passed while waiting
-inline constexpr int lock_lost = 76;        ///< the lock was lost while COMMAND ran (--on-lost kill)
+inline constexpr int lock_lost = 76;        ///< the lock (or leadership) was lost while COMMAND ran
 inline constexpr int revoked = 77;          ///< revocation requested while COMMAND ran (--revocable)
 inline constexpr int cannot_execute = 126;  ///< COMMAND found but could not be executed
 inline constexpr int not_found = 127;       ///< COMMAND not found
@@ -51,6 +51,12 @@ struct LockOptions {
   OnLost on_lost = OnLost::kill;
   std::chrono::milliseconds kill_after{std::chrono::seconds(10)};
   bool revocable = false;
+  /// `zkr lead`: a SUSPENDED (or READ_ONLY) connection ends the hold as a loss does (Curator's
+  /// `LeaderSelectorListenerAdapter`), instead of only being reported.
+  bool stop_on_suspended = false;
+  /// `zkr lead --requeue`: after a loss (COMMAND terminated), give the node up and wait for the next term
+  /// instead of exiting 76.
+  bool requeue = false;
 };
 
 /// The largest --timeout and --kill-after: ten years (far from the overflow of a nanosecond clock).

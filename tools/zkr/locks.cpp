@@ -6,6 +6,8 @@
 #include <zkr/recipes/inter_process_mutex.hpp>
 #include <zkr/recipes/inter_process_read_write_lock.hpp>
 #include <zkr/recipes/inter_process_semaphore_v2.hpp>
+#include <zkr/recipes/leader_latch.hpp>
+#include <zkr/recipes/lock_internals.hpp>
 
 namespace zkr::cli {
 
@@ -97,6 +99,45 @@ SpecFactory multi_lock_spec(std::vector<std::string> paths, LockOptions options)
     for (auto& p : paths) list += (list.empty() ? "" : ", ") + p;
     s.status.description = "locks " + list;
     s.status.queue_dirs = paths;
+    return s;
+  };
+}
+
+SpecFactory leader_spec(std::string path, Election election, LockOptions options) {
+  if (election == Election::selector) {
+    return [path = std::move(path), options](CuratorFramework& client) {
+      auto m = std::make_shared<InterProcessMutex>(client, path);
+      if (options.data) m->set_node_data(options.data);
+      auto s = mutex_like(m, *m, "leadership of " + path + " (LeaderSelector election)", path);
+      s.revocable_kind = false;  // Curator's leader recipes are not revocable
+      s.held = "leadership";
+      return s;
+    };
+  }
+  return [path = std::move(path), options](CuratorFramework& client) {
+    // LeaderLatch's own engine: the lock engine with the lock name "latch-", one leader.
+    auto engine =
+        std::make_shared<LockInternals>(client, path, std::string(LeaderLatch::lock_name), 1, nullptr);
+    LockSpec s;
+    s.start = [engine, data = options.data](std::optional<std::chrono::milliseconds> timeout,
+                                            asio::cancellation_slot slot, AcquireHandler handler) {
+      auto done = asio::bind_cancellation_slot(slot, [h = std::move(handler)](error_code ec, Lease lease) {
+        std::vector<Lease> leases;
+        if (lease) leases.push_back(std::move(lease));
+        h(ec, std::move(leases));
+      });
+      detail::async_run_cancellable<Lease>(
+          engine->core(), std::move(done), [engine, data, timeout](auto cancel, auto complete) mutable {
+            AcquireOptions o;
+            o.node_data = std::move(data);
+            o.deadline = detail::deadline_after(timeout);
+            engine->attempt_lock(std::move(o), std::move(cancel), std::move(complete));
+          });
+    };
+    s.status.description = "leadership of " + path + " (LeaderLatch election)";
+    s.status.queue_dirs = {path};
+    s.revocable_kind = false;
+    s.held = "leadership";
     return s;
   };
 }

@@ -17,4 +17,11 @@ SpecFactory semaphore_spec(std::string path, int max_leases, LockOptions options
 /// `zkr multi-lock`: InterProcessMultiLock over one InterProcessMutex per path.
 SpecFactory multi_lock_spec(std::vector<std::string> paths, LockOptions options);
 
+/// The two leader elections of Curator that `zkr lead` joins.
+enum class Election { latch, selector };
+/// `zkr lead`: one term of leadership of PATH. A latch term is a `LeaderLatch` node (`latch-`, the first
+/// leads); a selector term is `LeaderSelector`'s, an InterProcessMutex hold. `options.data` is the
+/// participant id.
+SpecFactory leader_spec(std::string path, Election election, LockOptions options);
+
 }  // namespace zkr::cli

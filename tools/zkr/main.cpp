@@ -1,9 +1,10 @@
-// zkr: Curator-style ZooKeeper locks from the shell. See docs/cli.md.
+// zkr: Curator-style ZooKeeper locks and leader election from the shell. See docs/cli.md.
 //
 //   zkr lock [OPTIONS] PATH -- COMMAND [ARGS...]
 //   zkr read-lock | write-lock [OPTIONS] PATH -- COMMAND [ARGS...]
 //   zkr semaphore --leases N [OPTIONS] PATH -- COMMAND [ARGS...]
 //   zkr multi-lock [OPTIONS] PATH PATH... -- COMMAND [ARGS...]
+//   zkr lead [--latch | --selector] [--requeue] [OPTIONS] PATH -- COMMAND [ARGS...]
 //   zkr inspect [OPTIONS] PATH [--json]
 //   zkr revoke [OPTIONS] NODE_PATH
 
@@ -40,6 +41,9 @@ struct RawOptions {
   int leases = 0;
   bool json = false;
   std::string type = "auto";
+  bool latch = false;
+  bool selector = false;
+  bool requeue = false;
   std::vector<std::string> paths;
   std::vector<std::string> command;
 };
@@ -84,12 +88,21 @@ void add_common(CLI::App* cmd, RawOptions& o) {
   cmd->footer(std::string(exit_status_help()));
 }
 
-void add_lock_options(CLI::App* cmd, RawOptions& o, bool revocable) {
+void add_timeout_options(CLI::App* cmd, RawOptions& o, const std::string& what) {
   cmd->add_option("-w,--timeout", o.timeout,
-                  "give up waiting for the lock after DURATION (exit 75), counted from the connection to "
-                  "ZooKeeper; 0 tries once without waiting")
+                  "give up waiting for " + what +
+                      " after DURATION (exit 75), counted from the connection to ZooKeeper; 0 tries once "
+                      "without waiting")
       ->check(duration_validator(max_wait_duration))
       ->option_text("DURATION");
+  cmd->add_option("--kill-after", o.kill_after,
+                  "grace period between SIGTERM and SIGKILL when COMMAND is terminated (default 10s)")
+      ->check(duration_validator(max_wait_duration))
+      ->option_text("DURATION");
+}
+
+void add_lock_options(CLI::App* cmd, RawOptions& o, bool revocable) {
+  add_timeout_options(cmd, o, "the lock");
   cmd->add_option("--data", o.data,
                   "data of the lock node (default: this host's IP address, as Curator; \"\" for none)")
       ->option_text("TEXT");
@@ -98,10 +111,6 @@ void add_lock_options(CLI::App* cmd, RawOptions& o, bool revocable) {
                   "COMMAND, SIGKILL after --kill-after, exit 76; ignore = warn and let it run")
       ->check(CLI::IsMember({"kill", "ignore"}))
       ->option_text("kill|ignore");
-  cmd->add_option("--kill-after", o.kill_after,
-                  "grace period between SIGTERM and SIGKILL when COMMAND is terminated (default 10s)")
-      ->check(duration_validator(max_wait_duration))
-      ->option_text("DURATION");
   if (revocable)
     cmd->add_flag("--revocable", o.revocable,
                   "honour Curator revocation requests (zkr revoke, Revoker.attemptRevoke) on our lock node: "
@@ -148,6 +157,7 @@ LockOptions lock_options(const RawOptions& o) {
   l.on_lost = o.on_lost == "ignore" ? OnLost::ignore : OnLost::kill;
   l.kill_after = *parse_duration(o.kill_after);
   l.revocable = o.revocable;
+  l.requeue = o.requeue;
   return l;
 }
 
@@ -162,8 +172,9 @@ int main(int argc, char** argv) {
 
   RawOptions o;
   CLI::App app{
-      "zkr: Apache Curator-compatible ZooKeeper locks for shell scripts. Runs COMMAND while holding a lock "
-      "(fair, FIFO), then releases it; every lock interoperates with Java Curator on the same path.",
+      "zkr: Apache Curator-compatible ZooKeeper locks and leader election for shell scripts. Runs COMMAND "
+      "while holding a lock (fair, FIFO) or leading an election, then releases it; every lock and election "
+      "interoperates with Java Curator on the same path.",
       "zkr"};
   app.require_subcommand(1);
   app.footer(
@@ -202,14 +213,46 @@ int main(int argc, char** argv) {
   add_common(multi, o);
   add_lock_options(multi, o, true);
 
+  auto* lead = app.add_subcommand(
+      "lead",
+      "run COMMAND while leading the Curator leader election on PATH (LeaderLatch, or LeaderSelector with "
+      "--selector); terminate it when leadership is lost or the connection suspended");
+  lead->add_option("PATH", o.paths, "the election's ZooKeeper path, e.g. /leader/scheduler")
+      ->required()
+      ->expected(1);
+  add_command_positionals(lead, o);
+  auto* latch_flag = lead->add_flag(
+      "--latch", o.latch, "join a LeaderLatch election: latch- nodes, the first leads (the default)");
+  lead->add_flag("--selector", o.selector,
+                 "join a LeaderSelector election: an InterProcessMutex's lock- nodes, leadership passes in "
+                 "queue order")
+      ->excludes(latch_flag);
+  lead->add_option("--id", o.data,
+                   "participant id, the data of our node (default: this host's IP address; \"\" for none)")
+      ->option_text("TEXT");
+  lead->add_flag("--requeue", o.requeue,
+                 "after leadership is lost (COMMAND terminated), wait to lead again and run COMMAND anew "
+                 "instead of exiting 76");
+  add_common(lead, o);
+  add_timeout_options(lead, o, "leadership");
+
   auto* inspect = app.add_subcommand(
       "inspect",
-      "show the queue of a lock directory: position, node, kind, holder, owner session, age, data");
-  inspect->add_option("PATH", o.paths, "a mutex, read-write lock or semaphore path")->required()->expected(1);
+      "show the queue of a lock directory (position, node, kind, holder, owner session, age, data), or the "
+      "participants and the leader of a leader election");
+  inspect
+      ->add_option(
+          "PATH", o.paths,
+          "a mutex, read-write lock, semaphore or leader election (LeaderLatch, LeaderSelector) path")
+      ->required()
+      ->expected(1);
   inspect->add_flag("--json", o.json, "print one JSON object instead of a table");
-  inspect->add_option("--type", o.type, "how to read PATH (default auto: from the node names)")
-      ->check(CLI::IsMember({"auto", "mutex", "read-write", "semaphore"}))
-      ->option_text("auto|mutex|read-write|semaphore");
+  inspect
+      ->add_option("--type", o.type,
+                   "how to read PATH (default auto: from the node names; a LeaderSelector election looks "
+                   "like a mutex, name it with --type selector)")
+      ->check(CLI::IsMember({"auto", "mutex", "read-write", "semaphore", "latch", "selector"}))
+      ->option_text("auto|mutex|read-write|semaphore|latch|selector");
   add_common(inspect, o);
 
   auto* revoke = app.add_subcommand(
@@ -230,11 +273,12 @@ int main(int argc, char** argv) {
     return rc == 0 ? exit_status::ok : exit_status::usage;
   }
   if (!finish_common(o)) return exit_status::usage;
-  if (const auto* data = app.get_subcommands().front()->get_option_no_throw("--data"))
-    o.data_given = data->count() > 0;
+  for (const char* name : {"--data", "--id"})
+    if (const auto* data = app.get_subcommands().front()->get_option_no_throw(name))
+      o.data_given = o.data_given || data->count() > 0;
 
-  const bool runs_command =
-      lock->parsed() || read_lock->parsed() || write_lock->parsed() || semaphore->parsed() || multi->parsed();
+  const bool runs_command = lock->parsed() || read_lock->parsed() || write_lock->parsed() ||
+                            semaphore->parsed() || multi->parsed() || lead->parsed();
   if (!runs_command && !after_dashes.empty()) {
     say_error("unexpected arguments after --");
     return exit_status::usage;
@@ -273,10 +317,18 @@ int main(int argc, char** argv) {
     }
     return run_locked(o.common, options, multi_lock_spec(o.paths, options), o.command);
   }
+  if (lead->parsed()) {
+    options.stop_on_suspended = true;  // as Curator's LeaderSelectorListenerAdapter
+    return run_locked(
+        o.common, options,
+        leader_spec(o.paths.front(), o.selector ? Election::selector : Election::latch, options), o.command);
+  }
   if (inspect->parsed()) {
     LockKind kind = o.type == "mutex"        ? LockKind::mutex
                     : o.type == "read-write" ? LockKind::read_write
                     : o.type == "semaphore"  ? LockKind::semaphore
+                    : o.type == "latch"      ? LockKind::latch
+                    : o.type == "selector"   ? LockKind::selector
                                              : LockKind::automatic;
     return zkr::cli::inspect(o.common, o.paths.front(), kind, o.json);
   }

@@ -84,12 +84,7 @@ class Runner {
     if (!common_.quiet && !common_.verbose && StatusLine::wanted()) status_line_.start();
     // Connect first, within --connection-timeout; only then does the --timeout budget start (`-w 0` on a free
     // lock succeeds, and an unreachable ZooKeeper is 69 whatever -w says).
-    logger_->debug("connecting to {}", common_.connect);
-    client_.async_block_until_connected(
-        common_.connection_timeout,
-        asio::bind_cancellation_slot(cancel_.slot(), [this, alive = alive_](error_code ec, bool connected) {
-          if (*alive) on_connected(ec, connected);
-        }));
+    connect(common_.connection_timeout);
     while (!finished_) {
       if (ioc_.run_one() == 0) {
         say_error("internal error: the event loop ran out of work");
@@ -138,7 +133,17 @@ class Runner {
     }
   }
 
-  void on_connected(error_code ec, bool connected) {
+  /// Waits (cancellable by a signal) for a connection, then starts the acquire.
+  void connect(std::chrono::milliseconds limit) {
+    logger_->debug("connecting to {}", common_.connect);
+    client_.async_block_until_connected(
+        limit, asio::bind_cancellation_slot(cancel_.slot(),
+                                            [this, alive = alive_, limit](error_code ec, bool connected) {
+                                              if (*alive) on_connected(ec, connected, limit);
+                                            }));
+  }
+
+  void on_connected(error_code ec, bool connected, std::chrono::milliseconds limit) {
     if (pending_signal_ != 0) {
       status_line_.stop();
       say(common_, "interrupted by " + signal_name(pending_signal_) + " while connecting to ZooKeeper");
@@ -146,8 +151,7 @@ class Runner {
       return;
     }
     if (ec || !connected) {
-      say_error("could not connect to ZooKeeper at " + common_.connect + " within " +
-                format_duration(common_.connection_timeout));
+      say_error("could not connect to ZooKeeper at " + common_.connect + " within " + format_duration(limit));
       finish(exit_status::unavailable);
       return;
     }
@@ -170,8 +174,13 @@ class Runner {
       return;
     }
     if (ec) {
-      say_error("could not acquire " + spec_.status.description + ": " + ec.message());
       leases_ = std::move(leases);
+      if (options_.requeue && (is_retryable(ec) || is_session_lost(ec))) {
+        say(common_, "could not acquire " + spec_.status.description + ": " + ec.message());
+        release_then([this] { requeue(); });
+        return;
+      }
+      say_error("could not acquire " + spec_.status.description + ": " + ec.message());
       release_and_finish(status_for(ec));
       return;
     }
@@ -198,9 +207,12 @@ class Runner {
     logger_->debug("acquired {}: {} (fencing token {})", spec_.status.description, join(paths, ","),
                    join(tokens, ","));
     for (auto& lease : leases_) {
-      if (lease.status() == LeaseStatus::lost) {
-        say_error("the lock was lost before COMMAND could start: " + spec_.status.description);
-        release_and_finish(exit_status::lock_lost);
+      if (ends_hold(lease.status())) {
+        say_error(spec_.held + " was lost before COMMAND could start: " + spec_.status.description);
+        if (options_.requeue)
+          release_then([this] { requeue(); });
+        else
+          release_and_finish(exit_status::lock_lost);
         return;
       }
     }
@@ -242,7 +254,10 @@ class Runner {
           if (forced_status_ && group_ > 0 && ::kill(-group_, SIGKILL) == 0)
             // Terminated by us: nothing it started may outlive it and work on after the lock is given back.
             logger_->debug("killed what was left of COMMAND's process group {}", group_);
-          release_and_finish(forced_status_ ? forced_status_ : status);
+          if (forced_status_ == exit_status::lock_lost && options_.requeue)
+            release_then([this] { requeue(); });
+          else
+            release_and_finish(forced_status_ ? forced_status_ : status);
           return;
         }
       }
@@ -250,29 +265,41 @@ class Runner {
     });
   }
 
+  /// Whether `s` ends the hold: lost, and with `stop_on_suspended` maybe lost too.
+  bool ends_hold(LeaseStatus s) const {
+    return s == LeaseStatus::lost || (options_.stop_on_suspended && s == LeaseStatus::maybe_lost);
+  }
+
   void on_lease_status(LeaseStatus s) {
     if (phase_ != Phase::running || child_ < 0) return;
     switch (s) {
       case LeaseStatus::maybe_lost:
-        say(common_, "connection to ZooKeeper suspended: the lock may be lost");
+        if (options_.stop_on_suspended)
+          lose("connection to ZooKeeper suspended: " + spec_.held + " may be lost");
+        else
+          say(common_, "connection to ZooKeeper suspended: " + spec_.held + " may be lost");
         break;
       case LeaseStatus::held:
-        say(common_, "reconnected: the lock is still held");
+        if (!forced_status_) say(common_, "reconnected: " + spec_.held + " is still held");
         break;
       case LeaseStatus::lost:
-        if (options_.on_lost == OnLost::kill) {
-          if (!forced_status_) {
-            say_error("the lock was lost: terminating COMMAND");
-            forced_status_ = exit_status::lock_lost;
-            terminate_child();
-          }
-        } else {
-          say_error("the lock was lost (--on-lost ignore): COMMAND keeps running");
-        }
+        if (options_.on_lost == OnLost::kill || options_.stop_on_suspended)
+          lose(spec_.held + " was lost");
+        else
+          say_error(spec_.held + " was lost (--on-lost ignore): COMMAND keeps running");
         break;
       case LeaseStatus::released:
         break;
     }
+  }
+
+  /// The hold ended while COMMAND runs: terminate it (once), to exit 76 or requeue when it has gone.
+  void lose(const std::string& why) {
+    if (forced_status_) return;
+    say_error(why + (options_.requeue ? ": terminating COMMAND, then waiting to lead again"
+                                      : ": terminating COMMAND"));
+    forced_status_ = exit_status::lock_lost;
+    terminate_child();
   }
 
   /// Curator's revocation protocol on our own node: re-read on every data change; "__REVOKE__" (written by
@@ -314,24 +341,51 @@ class Runner {
   }
 
   void release_and_finish(int status) {
-    phase_ = Phase::releasing;
     exit_status_ = status;
+    release_then([this, status] { finish(status); });
+  }
+
+  /// Gives every lease back, then runs `next`. With `stop_on_suspended` (`zkr lead`), a lease whose
+  /// connection is suspended is not waited for: its delete cannot be confirmed before the server is back, so
+  /// it is left to the guaranteed delete in the background (and to the end of the session).
+  void release_then(std::function<void()> next) {
+    phase_ = Phase::releasing;
     auto remaining = std::make_shared<std::size_t>(0);
-    for (auto& lease : leases_)
+    for (auto& lease : leases_) {
+      if (lease.state() && options_.stop_on_suspended && lease.status() == LeaseStatus::maybe_lost) {
+        logger_->debug("connection suspended: deleting {} in the background", lease.node_path());
+        lease = Lease();  // the destructor starts the guaranteed delete without waiting
+      }
       if (lease.state()) ++*remaining;
-    if (*remaining == 0) return finish(status);
+    }
+    if (*remaining == 0) return next();
+    auto then = std::make_shared<std::function<void()>>(std::move(next));
     for (auto& lease : leases_) {
       if (!lease.state()) continue;
       std::string node = lease.node_path();
-      lease.async_release([this, alive = alive_, remaining, status, node](error_code ec) {
+      lease.async_release([this, alive = alive_, remaining, then, node](error_code ec) {
         if (!*alive) return;
         if (ec && ec != errc::not_acquired)
           logger_->warn("release of {} failed: {}", node, ec.message());
         else
           logger_->debug("released {}", node);
-        if (--*remaining == 0) finish(status);
+        if (--*remaining == 0) (*then)();
       });
     }
+  }
+
+  /// `lead --requeue` after a loss: back to waiting, for as long as it takes ZooKeeper to come back (a signal
+  /// ends the wait as it ends the first one).
+  void requeue() {
+    if (finished_) return;
+    leases_.clear();
+    phase_ = Phase::waiting;
+    forced_status_ = 0;
+    exit_status_ = 0;
+    group_ = -1;
+    own_group_ = false;
+    say(common_, "waiting to lead again: " + spec_.status.description);
+    connect(max_client_duration);
   }
 
   void finish(int status) {

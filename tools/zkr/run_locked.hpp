@@ -1,8 +1,8 @@
 #pragma once
-// The engine of `zkr lock`, `read-lock`, `write-lock`, `semaphore` and `multi-lock`: connect (bounded by
-// --connection-timeout), then acquire asynchronously (cancellable by a signal, bounded by --timeout), run
-// COMMAND while holding, watch the grant while COMMAND runs, release, and turn all of that into one exit
-// status.
+// The engine of `zkr lock`, `read-lock`, `write-lock`, `semaphore`, `multi-lock` and `lead`: connect (bounded
+// by --connection-timeout), then acquire asynchronously (cancellable by a signal, bounded by --timeout), run
+// COMMAND while holding, watch the grant while COMMAND runs, release (and, for `lead --requeue` after a
+// loss, wait for the next grant), and turn all of that into one exit status.
 
 #include <boost/asio/cancellation_signal.hpp>
 #include <chrono>
@@ -32,6 +32,8 @@ struct LockSpec {
   StatusSpec status;
   /// Whether `--revocable` applies (mutexes and read-write locks, as in Curator).
   bool revocable_kind = true;
+  /// What the messages call the grant: "the lock", or "leadership" for `zkr lead`.
+  std::string held = "the lock";
 };
 
 /// Builds the recipe once the client exists. May throw `zkr::Error` (e.g. an invalid path).
