@@ -66,7 +66,10 @@ std::optional<std::size_t> serving_member(const zkr::testing::TestingCluster& cl
 class Election {
  public:
   Election(Recipe recipe, const std::string& connect, GrantChecker& checker, std::string path, std::size_t n)
-      : recipe_(recipe), checker_(checker), path_(std::move(path)) {
+      : recipe_(recipe),
+        checker_(checker),
+        path_(std::move(path)),
+        admin_(make_client(connect, fault_options())) {
     for (std::size_t i = 0; i < n; ++i) {
       auto p = std::make_unique<Participant>();
       p->name = std::string(recipe_name(recipe)) + "-" + std::to_string(i);
@@ -110,6 +113,7 @@ class Election {
       for (auto& p : ps_) p->thread.join();
     }
     for (auto& p : ps_) p->client->close();
+    admin_->close();
     return ok;
   }
 
@@ -143,17 +147,43 @@ class Election {
   }
 
   /// Leadership goes on: every participant leads at least once more within `limit` (so every participant that
-  /// lost its session is back in the election).
+  /// lost its session is back in the election). On failure the state of the election is printed.
   bool progress(std::chrono::milliseconds limit = 30s) const {
     std::vector<std::size_t> before;
     for (auto& p : ps_) before.push_back(p->terms.load());
-    return eventually(
+    const bool ok = eventually(
         [&] {
           for (std::size_t i = 0; i < ps_.size(); ++i)
             if (ps_[i]->terms.load() <= before[i]) return false;
           return true;
         },
         limit);
+    if (!ok)
+      std::printf("no progress within %lld ms:\n%s", static_cast<long long>(limit.count()),
+                  describe().c_str());
+    return ok;
+  }
+
+  /// Each participant (session, terms, whether it leads) and each node of the election (owner session).
+  std::string describe() const {
+    std::ostringstream out;
+    out << std::hex;
+    for (auto& p : ps_)
+      out << "  " << p->name << ": session 0x" << p->client->session_id() << std::dec << ", "
+          << p->terms.load() << " terms, leading " << p->leading.load() << ", in a term " << p->in_term.load()
+          << std::hex << '\n';
+    error_code ec;
+    auto nodes = admin_->get_children(path_, {}, ec);
+    std::sort(nodes.begin(), nodes.end(), [](const std::string& a, const std::string& b) {
+      return a.substr(a.size() - 10) < b.substr(b.size() - 10);
+    });
+    if (ec) out << "  nodes: " << ec.message() << '\n';
+    for (auto& n : nodes) {
+      error_code e;
+      const auto d = admin_->get_data(path_ + "/" + n, {}, e);
+      out << "  node " << n << " (" << d.data << "): owner 0x" << d.stat.ephemeral_owner << '\n';
+    }
+    return out.str();
   }
 
  private:
@@ -164,7 +194,7 @@ class Election {
     std::thread thread;
     std::atomic<std::size_t> terms{0}, losses{0}, grant{0};
     std::atomic<std::int64_t> token{0};
-    std::atomic<bool> leading{false};
+    std::atomic<bool> leading{false}, in_term{false};
   };
 
   class Term : public LeaderSelectorListenerAdapter {
@@ -186,6 +216,7 @@ class Election {
             const std::function<bool()>& stop_requested) {
     auto& p = *ps_[i];
     const auto id = checker_.begin(path_, p.name, GrantChecker::Kind::exclusive, token);
+    p.in_term = true;
     p.token = token;
     p.grant = id;
     ++p.terms;
@@ -208,12 +239,16 @@ class Election {
     write("end");
     p.leading = false;
     checker_.end(id);  // the leader stops acting as one here
-    if (stopping_) return;
+    if (stopping_) {
+      p.in_term = false;
+      return;
+    }
     // Connection trouble ended the term: learn how it ends (bounded). The selector's stop request and the
     // grant's loss signal follow the same connection event, the signal possibly a moment later.
     if (stop_requested()) eventually([&] { return status() != LeaseStatus::held; }, 1s);
     eventually([&] { return stopping_ || status() != LeaseStatus::maybe_lost; }, 30s);
     if (status() == LeaseStatus::lost) ++p.losses;
+    p.in_term = false;
   }
 
   void run_latch(std::size_t i) {
@@ -246,6 +281,7 @@ class Election {
   Recipe recipe_;
   GrantChecker& checker_;
   std::string path_;
+  std::unique_ptr<CuratorFramework> admin_;  // for `describe`
   std::vector<std::unique_ptr<Participant>> ps_;
   std::atomic<bool> hold_{false}, stopping_{false};
   bool stopped_ = false;
@@ -451,14 +487,14 @@ TEST_CASE(child_test_name, "[.fault-child]") {
 }
 
 TEST_CASE(
-    "election fault: LeaderSelector terms stay exclusive and go on through server kills, an ensemble "
+    "fault: LeaderSelector terms stay exclusive and go on through server kills, an ensemble "
     "restart, expiries and a frozen leader",
     "[fault][election]") {
   run_election_faults(Recipe::selector);
 }
 
 TEST_CASE(
-    "election fault: LeaderLatch leadership stays exclusive and goes on through server kills, an ensemble "
+    "fault: LeaderLatch leadership stays exclusive and goes on through server kills, an ensemble "
     "restart, expiries and a frozen leader",
     "[fault][election]") {
   run_election_faults(Recipe::latch);
