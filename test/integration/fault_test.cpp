@@ -4,18 +4,12 @@
 // exclusion, increasing fencing tokens, and a fenced resource that refuses the late write of a lost holder.
 // Every wait is bounded; at the end no lock node is left.
 
-#include <catch2/catch.hpp>
-
-#include <boost/asio/use_future.hpp>
-
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <boost/asio/use_future.hpp>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <future>
@@ -26,30 +20,17 @@
 #include <sstream>
 #include <thread>
 #include <vector>
-
 #include <zkr/testing/testing_cluster.hpp>
 
 #include "checker.hpp"
-#include "fixture.hpp"
-
-extern char** environ;
+#include "fault_support.hpp"
 
 using namespace zkr;
 using namespace zkr::test;
 
 namespace {
 
-constexpr auto fault_session_timeout = 5s;
-constexpr auto child_session_timeout = 4s;
 constexpr const char* child_test_name = "fault helper child holder process";
-
-ClientOptions fault_options(std::chrono::milliseconds session = fault_session_timeout) {
-  ClientOptions o;
-  o.session_timeout = session;
-  o.connection_timeout = 3s;
-  o.retry = std::make_shared<BoundedExponentialBackoffRetry>(Millis(100), Millis(1000), 15);
-  return o;
-}
 
 /// Client sessions contending on one mutex, one thread each, with short random holds, under the checker. Each
 /// client's SUSPENDED -> RECONNECTED gaps and LOST states are recorded.
@@ -128,8 +109,10 @@ class Contenders {
       error_code ec;
       const auto t0 = std::chrono::steady_clock::now();
       const bool got = m.acquire(2s, ec);
-      const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
-      for (auto cur = longest_ms_.load(); took.count() > cur && !longest_ms_.compare_exchange_weak(cur, took.count());) {
+      const auto took =
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+      for (auto cur = longest_ms_.load();
+           took.count() > cur && !longest_ms_.compare_exchange_weak(cur, took.count());) {
       }
       if (ec) {
         ++errors_;
@@ -142,8 +125,10 @@ class Contenders {
       ++grants_;
       bool fenced_ok = checker_.fenced_write(path_, token);
       std::this_thread::sleep_for(std::chrono::milliseconds(2 + rng() % 20));
-      if (m.lease_status() == LeaseStatus::lost) checker_.mark_lost(id);
-      else fenced_ok = checker_.fenced_write(path_, token) && fenced_ok;
+      if (m.lease_status() == LeaseStatus::lost)
+        checker_.mark_lost(id);
+      else
+        fenced_ok = checker_.fenced_write(path_, token) && fenced_ok;
       if (!fenced_ok && m.lease_status() != LeaseStatus::lost)
         checker_.violation(name + ": fenced write with token " + std::to_string(token) +
                            " rejected while the lease says " + std::string(to_string(m.lease_status())));
@@ -165,91 +150,6 @@ class Contenders {
   std::vector<long> gaps_;
   std::atomic<std::size_t> lost_{0};
 };
-
-/// This test binary run again as a holder process (`child_test_name`), driven over pipes.
-class ChildHolder {
- public:
-  ChildHolder(const std::string& connect, const std::string& path) {
-    std::vector<std::string> env;
-    for (char** e = environ; *e; ++e) env.emplace_back(*e);
-    env.push_back("ZKR_FAULT_CHILD_CONNECT=" + connect);
-    env.push_back("ZKR_FAULT_CHILD_PATH=" + path);
-    std::vector<std::string> args{"/proc/self/exe", child_test_name};
-    std::vector<char*> argv, envp;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    for (auto& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    int in[2], out[2];
-    if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
-    pid_ = ::fork();
-    if (pid_ < 0) throw std::runtime_error("fork failed");
-    if (pid_ == 0) {  // async-signal-safe calls only
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      ::dup2(in[0], 0);
-      ::dup2(out[1], 1);
-      ::execve(argv[0], argv.data(), envp.data());
-      ::_exit(127);
-    }
-    ::close(in[0]);
-    ::close(out[1]);
-    to_ = in[1];
-    from_ = out[0];
-  }
-  ~ChildHolder() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGCONT);
-      ::kill(pid_, SIGKILL);  // our own child, by pid
-      ::waitpid(pid_, nullptr, 0);
-    }
-    if (to_ >= 0) ::close(to_);
-    if (from_ >= 0) ::close(from_);
-  }
-  int pid() const { return pid_; }
-  void send(const std::string& line) {
-    const std::string l = line + "\n";
-    if (::write(to_, l.data(), l.size()) != static_cast<ssize_t>(l.size())) throw std::runtime_error("write failed");
-  }
-  /// The next line starting with "child " (other output of the child is skipped); "" on timeout or EOF.
-  std::string line(std::chrono::milliseconds timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-      auto nl = buf_.find('\n');
-      while (nl != std::string::npos) {
-        std::string l = buf_.substr(0, nl);
-        buf_.erase(0, nl + 1);
-        if (l.rfind("child ", 0) == 0) return l;
-        nl = buf_.find('\n');
-      }
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return {};
-      fd_set fds;
-      FD_ZERO(&fds);
-      FD_SET(from_, &fds);
-      timeval tv{static_cast<time_t>(left.count() / 1000), static_cast<suseconds_t>((left.count() % 1000) * 1000)};
-      if (::select(from_ + 1, &fds, nullptr, nullptr, &tv) <= 0) continue;
-      char chunk[1024];
-      auto n = ::read(from_, chunk, sizeof chunk);
-      if (n <= 0) return {};
-      buf_.append(chunk, static_cast<std::size_t>(n));
-    }
-  }
-
- private:
-  int pid_ = -1, to_ = -1, from_ = -1;
-  std::string buf_;
-};
-
-bool no_lock_nodes_left(const std::string& connect, const std::string& path) {
-  auto fresh = make_client(connect, fault_options());
-  return eventually(
-      [&] {
-        error_code ec;
-        auto c = fresh->get_children(path, {}, ec);
-        return ec == zk_errc::no_node || (!ec && c.empty());
-      },
-      20s);
-}
 
 }  // namespace
 
@@ -282,8 +182,9 @@ TEST_CASE(child_test_name, "[.fault-child]") {
   }
 }
 
-TEST_CASE("fault: contention on one mutex survives server kills, an ensemble restart, expiries and a frozen holder",
-          "[fault]") {
+TEST_CASE(
+    "fault: contention on one mutex survives server kills, an ensemble restart, expiries and a frozen holder",
+    "[fault]") {
   zkr::testing::TestingCluster cluster(3);
   const std::string connect = cluster.connect_string();
   const std::string path = "/fault/mutex";
@@ -312,17 +213,11 @@ TEST_CASE("fault: contention on one mutex survives server kills, an ensemble res
     CHECK(contenders.progress());
   }
   // (c) stop and restart the whole ensemble.
-  {
-    checker.fault("restart ensemble");
-    const auto t0 = std::chrono::steady_clock::now();
-    cluster.stop_all();
-    cluster.start_all();
-    WARN("ensemble down and back in "
-         << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count()
-         << " ms (session timeout " << fault_session_timeout.count() << " s)");
-    CHECK(contenders.progress(5, 40s));
-  }
-  // (d) expire a holder's session: its lease reports the loss, a contender takes over, the late write is fenced.
+  checker.fault("restart ensemble");
+  WARN(restart_ensemble(cluster));
+  CHECK(contenders.progress(5, 40s));
+  // (d) expire a holder's session: its lease reports the loss, a contender takes over, the late write is
+  // fenced.
   {
     auto hc = make_client(connect, fault_options());
     InterProcessMutex hm(*hc, path);
@@ -370,29 +265,17 @@ TEST_CASE("fault: contention on one mutex survives server kills, an ensemble res
   }
   // (f) freeze a holder process past its session timeout: its grant is lost and its late write is fenced.
   {
-    ChildHolder child(connect, path);
-    auto acquired = child.line(60s);
-    REQUIRE(acquired.rfind("child acquired ", 0) == 0);
-    const std::int64_t token = std::stoll(acquired.substr(15));
-    const auto id = checker.begin(path, "child-f", GrantChecker::Kind::exclusive, token);
-    REQUIRE(checker.fenced_write(path, token));
-    checker.fault("SIGSTOP holder process past its session timeout");
-    const auto t_stop = GrantChecker::Clock::now();
-    REQUIRE(::kill(child.pid(), SIGSTOP) == 0);
-    checker.mark_lost(id, t_stop);
+    ChildProcess child(child_test_name,
+                       {{"ZKR_FAULT_CHILD_CONNECT", connect}, {"ZKR_FAULT_CHILD_PATH", path}});
+    const auto g = freeze_child_holder(child, checker, path, "child acquired ", "child-f",
+                                       "SIGSTOP holder process past its session timeout");
     const auto g0 = contenders.grants();
     // The server expires the frozen session; a contender then takes the lock.
     CHECK(eventually([&] { return contenders.grants() > g0; }, child_session_timeout + 20s));
     REQUIRE(::kill(child.pid(), SIGCONT) == 0);
-    bool lost = eventually(
-        [&] {
-          child.send("status");
-          return child.line(2s) == "child status lost";
-        },
-        20s);
-    CHECK(lost);
-    CHECK_FALSE(checker.fenced_write(path, token));  // the frozen holder's late write
-    checker.end(id);
+    CHECK(child.ask_until("status", "child status lost", 20s));
+    CHECK_FALSE(checker.fenced_write(path, g.token));  // the frozen holder's late write
+    checker.end(g.id);
     child.send("release");
     CHECK(child.line(10s).rfind("child released", 0) == 0);
     child.send("quit");
@@ -402,9 +285,10 @@ TEST_CASE("fault: contention on one mutex survives server kills, an ensemble res
   const bool stopped = contenders.stop();
   CHECK(stopped);
   WARN("contenders: " << contenders.grants() << " grants, " << contenders.errors()
-                      << " acquire errors, longest acquire call " << contenders.longest_acquire().count() << " ms");
+                      << " acquire errors, longest acquire call " << contenders.longest_acquire().count()
+                      << " ms");
   CHECK(contenders.longest_acquire() < 20s);
-  CHECK(no_lock_nodes_left(connect, path));
+  CHECK(no_nodes_left(connect, path));
   const auto violations = checker.report("fault:");
   WARN(checker.summary());
   CHECK(violations.empty());
@@ -450,7 +334,7 @@ TEST_CASE("fault: a rolling restart of the ensemble under lock load loses no ses
   CHECK_FALSE(gaps.empty());  // the clients of each stopped member were suspended and came back
   CHECK(pct(0.99) <= 2000);
   CHECK(pct(1.0) <= 5000);
-  CHECK(no_lock_nodes_left(connect, path));
+  CHECK(no_nodes_left(connect, path));
   const auto violations = checker.report("rolling:");
   WARN(checker.summary());
   CHECK(violations.empty());
