@@ -235,7 +235,11 @@ class CuratorPeer {
 
   static std::optional<std::string> build(std::string& why) {
     namespace fs = std::filesystem;
+#ifdef ZKR_INTEROP_JAVA_DIR
+    const fs::path src_dir = ZKR_INTEROP_JAVA_DIR;  // set by test/CMakeLists.txt: absolute, whatever __FILE__ is
+#else
     const fs::path src_dir = fs::path(__FILE__).parent_path().parent_path() / "interop" / "java";
+#endif
     std::string sources;
     for (const char* f : {"CuratorPeer.java", "LeaderPeer.java"}) {
       if (!fs::exists(src_dir / f)) {
