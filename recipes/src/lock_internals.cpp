@@ -142,6 +142,7 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
     create_stop = std::make_shared<detail::StopSignal>();
     core->create(make_path(engine->base_path_, engine->lock_name_ + options.fixed_sequence), std::move(co),
                  [self = shared_from_this()](error_code ec, CreateResult r) {
+                   if (!ec) self->core->logger()->debug("lock {}: queued as {}", self->engine->base_path_, r.path);
                    self->create_pending = false;
                    self->create_ec = ec;
                    if (!ec) {
@@ -212,6 +213,7 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
     // The shortcut relies on nothing sorting ahead of us later; a foreign child (not a node of the lock:
     // CURATOR-43) shows that this directory holds names outside that rule, so re-list after the wake-up.
     shortcut = r->granted_when_watched_node_goes && !l.foreign;
+    core->logger()->debug("lock {}: {} waits on {}", engine->base_path_, our_name, r->path_to_watch);
     watch_node(r->path_to_watch);
     prewatch_node(shortcut || l.foreign ? std::string() : r->path_to_prewatch);
   }
@@ -308,6 +310,7 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
     if (core->session_id() != session) return retry_with_new_node(zk_errc::session_expired);
     if (!options.fixed_sequence_node.empty() && session != options.fixed_sequence_session)
       return give_up(errc::lock_lost);
+    core->logger()->debug("lock {}: granted {}", engine->base_path_, our_path);
     auto lease = detail::make_lease(core, our_path, czxid, session);
     if (options.revocable) watch_revocation(core, lease.state(), std::move(options.on_revocation_requested));
     finish({}, std::move(lease));

@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 #include <zkr/testing/testing_cluster.hpp>
+#include <spdlog/sinks/basic_file_sink.h>
 
 #include "checker.hpp"
 #include "fault_support.hpp"
@@ -73,7 +74,15 @@ class Election {
     for (std::size_t i = 0; i < n; ++i) {
       auto p = std::make_unique<Participant>();
       p->name = std::string(recipe_name(recipe)) + "-" + std::to_string(i);
-      p->client = make_client(connect, fault_options());
+      auto o = fault_options();
+      // ZKR_TEST_LOG_DIR: each participant's client logs at debug level to <dir>/<name>.log (diagnosis).
+      if (const char* dir = std::getenv("ZKR_TEST_LOG_DIR"); dir && *dir) {
+        o.logger = std::make_shared<spdlog::logger>(
+            p->name, std::make_shared<spdlog::sinks::basic_file_sink_mt>(std::string(dir) + "/" + p->name + ".log"));
+        o.logger->set_level(spdlog::level::debug);
+        o.logger->flush_on(spdlog::level::debug);
+      }
+      p->client = make_client(connect, o);
       ps_.push_back(std::move(p));
     }
   }
@@ -297,6 +306,11 @@ void run_election_faults(Recipe recipe) {
   Election election(recipe, connect, checker, path, 3);
   election.start();
   REQUIRE(election.progress());
+  const auto progress = [&](std::chrono::milliseconds limit = 30s) {
+    if (election.progress(limit)) return true;
+    every_member_agrees(cluster, path);  // prints the members' views if one diverged
+    return false;
+  };
 
   // (a) kill the server the leader is connected to, (b) one it is not connected to; then bring it back.
   const auto kill_member = [&](bool the_leaders) {
@@ -313,16 +327,19 @@ void run_election_faults(Recipe recipe) {
     // The leader's own connection broke: its term ends although the test still holds it (SUSPENDED).
     if (the_leaders) CHECK(eventually([&] { return !election.leading(*leader); }, 20s));
     election.hold(false);
-    CHECK(election.progress());
-    cluster.start(member);
-    CHECK(election.progress());
+    CHECK(progress());
+    start_member_quietly(cluster, member, [&](bool on) {
+      election.hold(on);  // the leader keeps its term, the others wait: no write
+      if (on) REQUIRE(election.wait_leader());
+    });
+    CHECK(progress());
   };
   kill_member(true);
   kill_member(false);
   // (c) stop and restart the whole ensemble.
   checker.fault("restart ensemble");
   WARN(restart_ensemble(cluster));
-  CHECK(election.progress(60s));
+  CHECK(progress(60s));
   // (d) expire the leader's session: it learns that it lost, another leads, its late write is fenced, and it
   // leads again in its new session.
   {
@@ -337,7 +354,7 @@ void run_election_faults(Recipe recipe) {
     checker.mark_lost(election.grant(*leader), t_fault);
     CHECK(eventually([&] { return election.losses(*leader) > losses; }, 20s));
     election.hold(false);
-    CHECK(election.progress());
+    CHECK(progress());
     CHECK_FALSE(checker.fenced_write(path, token));  // the late write of the lost leader
   }
   // (e) expire a follower's session (its node queued behind the leader): it joins again in its new session.
@@ -347,18 +364,23 @@ void run_election_faults(Recipe recipe) {
     REQUIRE(leader);
     const std::size_t follower = (*leader + 1) % election.size();
     auto admin = make_client(connect, fault_options());
-    CHECK(eventually(
+    const bool all_queued = eventually(
         [&] {
           error_code ec;
           return admin->get_children(path, {}, ec).size() == election.size() && !ec;
         },
-        10s));
+        10s);
+    if (!all_queued) {
+      std::printf("not every participant queued:\n%s", election.describe().c_str());
+      every_member_agrees(cluster, path);
+    }
+    CHECK(all_queued);
     const auto session = election.client(follower).session_id();
     checker.fault("expire a follower's session");
     election.client(follower).inject_session_expiration();
     CHECK(eventually([&] { return election.client(follower).session_id() != session; }, 20s));
     election.hold(false);
-    CHECK(election.progress());
+    CHECK(progress());
   }
   // (f) freeze a leader process past its session timeout: the others lead meanwhile; once resumed it learns
   // that it lost, its late write is fenced, and it is back in the election.
@@ -368,7 +390,7 @@ void run_election_faults(Recipe recipe) {
                                          {"ZKR_ELECTION_CHILD_RECIPE", recipe_name(recipe)}});
     const auto g = freeze_child_holder(child, checker, path, "child leading ", "child",
                                        "SIGSTOP the leader process past its session timeout");
-    CHECK(election.progress(child_session_timeout + 30s));  // the server expired the frozen session
+    CHECK(progress(child_session_timeout + 30s));  // the server expired the frozen session
     REQUIRE(::kill(child.pid(), SIGCONT) == 0);
     CHECK(child.ask_until("status", "child status lost", 20s));
     CHECK_FALSE(checker.fenced_write(path, g.token));  // the frozen leader's late write
@@ -377,13 +399,14 @@ void run_election_faults(Recipe recipe) {
     child.send("quit");
     CHECK(child.line(20s) == "child closed");
   }
-  CHECK(election.progress());
+  CHECK(progress());
 
   const bool stopped = election.stop();
   CHECK(stopped);
   WARN(recipe_name(recipe) << " election: " << election.terms() << " terms, " << election.losses()
                            << " of them ended by a session loss the leader learned of");
   CHECK(no_nodes_left(connect, path));
+  CHECK(every_member_agrees(cluster, path));
   const auto violations = checker.report(std::string("election fault (") + recipe_name(recipe) + "):");
   WARN(checker.summary());
   CHECK(violations.empty());

@@ -2,7 +2,7 @@
 // Shared pieces of the fault tests on a real ensemble (fault_test.cpp for the mutex, election_fault_test.cpp
 // for the leader recipes): client options with short sessions, a helper process (this test binary run again
 // as one hidden test case, driven over pipes, so that it can be frozen with SIGSTOP) and the end-of-test
-// check that no node is left.
+// checks that no node is left and that the members agree.
 
 #include <fcntl.h>
 #include <signal.h>
@@ -11,9 +11,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -163,6 +166,65 @@ inline std::string restart_ensemble(zkr::testing::TestingCluster& cluster) {
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   return "ensemble down and back in " + std::to_string(took) + " ms (session timeout " +
          std::to_string(fault_session_timeout.count()) + " s)";
+}
+
+/// Starts member `i` again while the test keeps its clients from writing (`quiet(true)` ... `quiet(false)`), and
+/// keeps them quiet a second longer, past the member's synchronization with the leader.
+///
+/// ZooKeeper 3.8.0 (Debian 12's server) can lose transactions that reach a follower while it synchronizes with
+/// the leader after a restart: they are applied in memory but not written to its log (ZOOKEEPER-4785, and
+/// ZOOKEEPER-3911 / 4646 / 4643 / 4685 around the same phase; fixed in 3.8.4). When that member restarts again
+/// (the ensemble restart that follows in these scenarios), it comes back without them yet with later ones,
+/// the leader's DIFF does not resend them, and it serves a diverged tree for good: a lock node deleted on the
+/// other members still exists there, so a waiter connected to it watches a node whose deletion never comes.
+/// Seen here about once in 25 runs of the election fault test. What the scenarios judge is the library, so
+/// they restart a member with no write in flight; `every_member_agrees` checks that the members agree.
+inline void start_member_quietly(zkr::testing::TestingCluster& cluster, std::size_t i,
+                                 const std::function<void(bool)>& quiet) {
+  quiet(true);
+  cluster.start(i);
+  std::this_thread::sleep_for(1s);
+  quiet(false);
+}
+
+/// Each running member's own view of `path` (a client connected to that member alone): the sequence suffixes of
+/// its children, sorted, or the error. One line per member.
+inline std::vector<std::string> member_views(const zkr::testing::TestingCluster& cluster,
+                                             const std::string& path) {
+  std::vector<std::string> views;
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    if (!cluster.is_running(i)) continue;
+    std::string line = "member " + std::to_string(i) + ":";
+    try {
+      auto c = make_client(cluster.member_connect_string(i), fault_options());
+      error_code ec;
+      auto names = c->get_children(path, {}, ec);
+      for (auto& n : names) n = n.size() > 10 ? n.substr(n.size() - 10) : n;
+      std::sort(names.begin(), names.end());
+      if (ec && ec != zk_errc::no_node) line += " " + ec.message();
+      for (auto& n : names) line += " " + n;
+      c->close();
+    } catch (const std::exception& e) {
+      line += std::string(" ") + e.what();
+    }
+    views.push_back(std::move(line));
+  }
+  return views;
+}
+
+/// Every running member shows the same children under `path` (within a bounded wait for followers to catch
+/// up). On a mismatch the views are printed: a member that diverged from the others (the server bug above).
+inline bool every_member_agrees(const zkr::testing::TestingCluster& cluster, const std::string& path) {
+  std::vector<std::string> views;
+  const auto same = [&] {
+    views = member_views(cluster, path);
+    for (auto& v : views) v = v.substr(v.find(':'));
+    return std::adjacent_find(views.begin(), views.end(), std::not_equal_to<>()) == views.end();
+  };
+  if (eventually(same, 10s)) return true;
+  std::printf("the members disagree on %s:\n", path.c_str());
+  for (auto& v : member_views(cluster, path)) std::printf("  %s\n", v.c_str());
+  return false;
 }
 
 /// A fresh client sees no child under `path` (or no `path`), within a bounded wait for ephemeral cleanup and

@@ -54,6 +54,13 @@ class Contenders {
     for (std::size_t i = 0; i < clients_.size(); ++i) threads_.emplace_back([this, i] { run(i); });
   }
 
+  /// `quiet(true)`: every contender finishes its acquire or hold and waits, so that nothing is written (within
+  /// a bounded wait: an acquire takes at most 2 s); `quiet(false)`: contention resumes.
+  void quiet(bool on) {
+    quiet_ = on;
+    if (on) CHECK(eventually([&] { return parked_.load() + finished_.load() == threads_.size(); }, 10s));
+  }
+
   /// Stops the threads (bounded: each acquire waits at most 2 s) and closes the clients. False if a thread
   /// did not finish in time (the clients are then closed to unblock it).
   bool stop() {
@@ -106,6 +113,12 @@ class Contenders {
     InterProcessMutex m(*clients_[i], path_);
     std::mt19937 rng(static_cast<unsigned>(i) * 7919u + 1u);
     while (!stop_) {
+      if (quiet_) {
+        ++parked_;
+        while (quiet_ && !stop_) std::this_thread::sleep_for(5ms);
+        --parked_;
+        continue;
+      }
       error_code ec;
       const auto t0 = std::chrono::steady_clock::now();
       const bool got = m.acquire(2s, ec);
@@ -142,8 +155,8 @@ class Contenders {
   std::string path_;
   std::vector<std::unique_ptr<CuratorFramework>> clients_;
   std::vector<std::thread> threads_;
-  std::atomic<bool> stop_{false};
-  std::atomic<std::size_t> finished_{0}, grants_{0}, errors_{0};
+  std::atomic<bool> stop_{false}, quiet_{false};
+  std::atomic<std::size_t> finished_{0}, grants_{0}, errors_{0}, parked_{0};
   std::atomic<long> longest_ms_{0};
   std::mutex state_mu_;
   std::vector<std::optional<std::chrono::steady_clock::time_point>> suspended_since_;
@@ -199,7 +212,7 @@ TEST_CASE(
     checker.fault("kill leader " + std::to_string(leader));
     cluster.kill(leader);
     CHECK(contenders.progress());
-    cluster.start(leader);
+    start_member_quietly(cluster, leader, [&](bool on) { contenders.quiet(on); });
     CHECK(contenders.progress());
   }
   // (b) kill a follower, then bring it back.
@@ -209,7 +222,7 @@ TEST_CASE(
     checker.fault("kill follower " + std::to_string(follower));
     cluster.kill(follower);
     CHECK(contenders.progress());
-    cluster.start(follower);
+    start_member_quietly(cluster, follower, [&](bool on) { contenders.quiet(on); });
     CHECK(contenders.progress());
   }
   // (c) stop and restart the whole ensemble.
@@ -289,6 +302,7 @@ TEST_CASE(
                       << " ms");
   CHECK(contenders.longest_acquire() < 20s);
   CHECK(no_nodes_left(connect, path));
+  CHECK(every_member_agrees(cluster, path));
   const auto violations = checker.report("fault:");
   WARN(checker.summary());
   CHECK(violations.empty());

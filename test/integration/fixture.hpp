@@ -34,6 +34,7 @@ struct ClientOptions {
   std::string namespace_name;
   RetryPolicyPtr retry = std::make_shared<ExponentialBackoffRetry>(Millis(100), 10);
   bool use_container_parents = true;
+  std::shared_ptr<spdlog::logger> logger;  // null: the client's own (warnings to stderr)
 };
 
 /// A started client connected to `connect`.
@@ -45,6 +46,7 @@ inline std::unique_ptr<CuratorFramework> make_client(const std::string& connect,
   c.namespace_name = o.namespace_name;
   c.retry_policy = o.retry;
   c.use_container_parents = o.use_container_parents;
+  c.logger = o.logger;
   auto client = std::make_unique<CuratorFramework>(std::move(c));
   client->start();
   if (!client->block_until_connected(20s)) throw std::runtime_error("test client could not connect to " + connect);
