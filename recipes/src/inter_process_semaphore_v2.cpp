@@ -157,6 +157,10 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
                       if (!self->pipelined_pending || (ec && self->stopping())) self->after_create();
                     },
                     {.stop = create_stop});
+    // The deadline passed while the internal mutex was being taken (a timeout stops only waits, so a free
+    // semaphore is still granted past it): the create has gone out if the connection was up, but it must not
+    // wait for the connection or be retried, which `interrupt` would have ruled had it come now.
+    if (timed_out) create_stop->request();
     // The listing goes out right behind the create, before its reply: the session's requests are applied in
     // order, so it already shows our lease (one round trip for both). Not trusted when it does not.
     list_leases(true);

@@ -280,13 +280,17 @@ TEST_CASE("connection state: READ_ONLY on a server cut off from its quorum, and 
   // quorum has expired the old session and its node).
   cluster.start(1);
   cluster.start(2);
-  CHECK(eventually(
+  error_code last;
+  const bool writable = eventually(
       [&] {
-        error_code e;
-        c.create(root + "/after", {}, e);
-        return !e || e == zk_errc::node_exists;
+        c.create(root + "/after", {}, last);
+        return !last || last == zk_errc::node_exists;
       },
-      60s));
+      60s);
+  // (Seen failing twice under heavy load, once on each C-client flavour: the states and the last error tell
+  // whether the client never left the read-only server or left it and could not write.)
+  INFO("states after the quorum came back: " << to_text(o.states.items()) << "; last create: " << last.message());
+  CHECK(writable);
   CHECK(other.acquire(30s));
   other.release();
   CHECK(seen.items().size() == 2);  // nothing after lost

@@ -346,7 +346,9 @@ TEST_CASE("fault: a rolling restart of the ensemble under lock load loses no ses
                            << pct(0.99) << " ms, max " << pct(1.0) << " ms; gaps:" << all.str());
   CHECK(contenders.sessions_lost() == 0);
   CHECK_FALSE(gaps.empty());  // the clients of each stopped member were suspended and came back
-  CHECK(pct(0.99) <= 2000);
+  // The bound separates a reconnect from the stall this guards against (19-20 s: a member that accepts the
+  // connection and answers late, docs/reliability.md "Restarts"); with ~50 gaps, p99 is the maximum. Measured
+  // max: 971 ms on a quiet machine, 2353 ms under the sanitizers beside two other ensembles.
   CHECK(pct(1.0) <= 5000);
   CHECK(no_nodes_left(connect, path));
   const auto violations = checker.report("rolling:");
