@@ -2,37 +2,31 @@
 // docs/architecture.md for why), with Curator's retry loop, connection states, protected create and
 // guaranteed delete.
 
-#include <zkr/framework/curator_framework.hpp>
-
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
-
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <fcntl.h>
-#include <sys/stat.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <condition_variable>
 #include <functional>
 #include <future>
 #include <map>
 #include <mutex>
 #include <set>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 #include <thread>
 #include <unordered_map>
+#include <zkr/framework/curator_framework.hpp>
 
+#include "session.hpp"
+#include "st_session.hpp"
 #include "zk_glue.hpp"
 
 namespace asio = boost::asio;
@@ -93,13 +87,6 @@ bool valid_connect_string(std::string_view cs) {
   return true;
 }
 
-/// The C client's thread-less callbacks carry this as their context; the generation tells a stale handle's
-/// events apart from the current one's.
-struct HandleCtx {
-  class CoreImpl* core;
-  std::uint64_t generation;
-};
-
 struct IoRuntime {
   asio::io_context ioc{1};
   std::thread thread;
@@ -109,7 +96,7 @@ struct IoRuntime {
 
 }  // namespace
 
-class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl> {
+class CoreImpl final : public Core, public SessionEvents, public std::enable_shared_from_this<CoreImpl> {
  public:
   friend class zkr::CuratorFramework;  // async_block_until_connected waits through when_connected
   explicit CoreImpl(ClientConfig cfg);
@@ -141,6 +128,8 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   void multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) override;
   void sync(std::string path, VoidCallback cb, RequestOptions ro) override;
   void remove_watch(WatchId id) override;
+  /// Registers `watch` (none: returns 0) for the requests that set it on `path`.
+  WatchId add_watch(WatchCallback watch, const std::string& path, zk::WatchKind kind);
   std::uint64_t add_state_listener(StateCallback cb) override;
   void remove_state_listener(std::uint64_t id) override;
 
@@ -157,30 +146,28 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
                             StopPtr stop = {});
   error_code inject_session_expiration();
 
-  // C-client callback entry points (called inside zookeeper_process, on the I/O thread).
-  void on_global_event(std::uint64_t generation, int type, int state);
-  void on_node_event(std::uint64_t generation, WatchId id, int type);
+  // SessionEvents
+  void on_session_state(SessionState state) override;
+  void on_watch_event(WatchId id, EventType type) override;
+  void on_auth_failed() override { handle_auth_failed(); }
+  bool believes_connected() const override { return connected_; }
+  /// What a request gets when there is no session: the client closed, auth failed, or the session is being
+  /// replaced after a loss.
+  int no_session_rc() const override {
+    return closed_ ? ZCLOSING : auth_failed_ ? ZAUTHFAILED : ZSESSIONEXPIRED;
+  }
 
  private:
   struct WatchEntry {
     WatchCallback cb;
     std::string path;  // un-namespaced
-    int wtype = 0;     // ZWATCHTYPE_DATA / ZWATCHTYPE_CHILD
+    zk::WatchKind kind = zk::WatchKind::data;
   };
   struct RetryState;
   using Attempt = unique_function<void(unique_function<void(int)>)>;
 
-  // handle + pump
-  void open_handle();
-  void close_handle();
-  void pump();
-  void request_pump();
-  void update_descriptor(int fd, bool connected);
-  void release_descriptor();
-  bool handshake_overdue(int fd, int state, std::chrono::steady_clock::time_point now);
-  std::chrono::milliseconds handshake_bound() const;
-  void cork_turn();
-  void uncork();
+  /// Ends the session (pending requests complete with ZCLOSING).
+  void end_session();
 
   // state machine
   void emit(ConnectionState s);
@@ -202,15 +189,6 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   template <class F>
   void post(F&& f) {
     asio::post(rt_->ioc, std::forward<F>(f));
-  }
-  /// What a request gets when there is no handle: the client closed, auth failed, or the handle is being
-  /// replaced after a session loss.
-  int no_handle_rc() const { return closed_ ? ZCLOSING : auth_failed_ ? ZAUTHFAILED : ZSESSIONEXPIRED; }
-  /// Maps a zoo_a* call's refusal (under the C-client mutex): ZINVALIDSTATE means the session is gone, or the
-  /// server refused our auth info.
-  int refused_rc(int rc) const {
-    if (rc != ZINVALIDSTATE) return rc;
-    return zh_ && zoo_state(zh_) == ZOO_AUTH_FAILED_STATE ? ZAUTHFAILED : ZSESSIONEXPIRED;
   }
   error_code map_rc(int rc) const {
     if (rc == ZCLOSING) return closed_ ? error_code(errc::closed) : error_code(zk_errc::session_expired);
@@ -245,14 +223,6 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   std::uint64_t add_sleeper(asio::steady_timer* t);
   void remove_sleeper(std::uint64_t id);
 
-  // raw C calls: submit, post completion, never inline
-  void zk_create(const std::string& full, const std::string& data, const AclList& acl, int mode,
-                 std::int64_t ttl, unique_function<void(int, std::string, zkr::Stat)> cb);
-  void zk_delete(const std::string& full, int version, unique_function<void(int)> cb);
-  void zk_exists(const std::string& full, WatchId watch, unique_function<void(int, zkr::Stat)> cb);
-  void zk_get_data(const std::string& full, WatchId watch, unique_function<void(int, std::string, zkr::Stat)> cb);
-  void zk_get_children(const std::string& full, WatchId watch,
-                       unique_function<void(int, std::vector<std::string>, zkr::Stat)> cb);
   template <class Cb, class... A>
   void post_result(Cb cb, A... a) {
     post([cb = std::move(cb), ... a = std::move(a)]() mutable { cb(std::move(a)...); });
@@ -276,30 +246,7 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   std::atomic<std::size_t> pending_delete_count_{0};
 
   // I/O thread only
-  zhandle_t* zh_ = nullptr;
-  HandleCtx* handle_ctx_ = nullptr;
-  std::uint64_t generation_ = 0;
-  asio::posix::stream_descriptor sd_;
-  int sd_fd_ = -1;
-  ino_t sd_ino_ = 0;
-  bool sd_connected_ = false;  // sd_ was checked while the client was connected, and it stayed connected
-  bool pump_timer_armed_ = false;  // a wait on pump_timer_ is pending (its expiry is the next deadline)
-  std::uint64_t sd_gen_ = 0;
-  bool read_armed_ = false, write_armed_ = false;
-  asio::steady_timer pump_timer_;
-  std::uint64_t pump_timer_gen_ = 0;
-  bool pump_posted_ = false;
-  bool in_pump_ = false;
-  int corked_fd_ = -1;  // sd_'s descriptor while corked for the current turn (see cork_turn)
-  // The handshake watch (see handshake_overdue): the socket of the connection attempt in progress (its inode;
-  // 0 = none), when the pump first saw it, and how many attempts in a row were abandoned.
-  ino_t handshake_ino_ = 0;
-  std::chrono::steady_clock::time_point handshake_since_{};
-  int handshakes_abandoned_ = 0;
-  // sd_'s own descriptor (our duplicate), for remove_from_caller on other threads: written on the I/O thread
-  // under sd_mu_, which is held while sd_ is assigned or closed (never while holding the C-client mutex).
-  std::mutex sd_mu_;
-  int sd_own_fd_ = -1;
+  std::unique_ptr<Session> session_;  // after rt_: its timers and socket are bound to the io_context
   asio::steady_timer suspended_timer_;
   std::optional<ConnectionState> last_state_;
   bool ever_connected_ = false;  // read-write: the first gives CONNECTED, later ones RECONNECTED
@@ -331,33 +278,9 @@ class CoreImpl final : public Core, public std::enable_shared_from_this<CoreImpl
   std::condition_variable state_cv_;
 };
 
-namespace {
-
-void global_watcher(zhandle_t*, int type, int state, const char*, void* ctx) {
-  auto* h = static_cast<HandleCtx*>(ctx);
-  if (h && h->core) h->core->on_global_event(h->generation, type, state);
-}
-
-void node_watcher(zhandle_t* zh, int type, int state, const char*, void* ctx) {
-  if (type == ZOO_SESSION_EVENT) return;  // session events are handled by the global watcher
-  auto* h = static_cast<const HandleCtx*>(zoo_get_context(zh));
-  if (h && h->core)
-    h->core->on_node_event(h->generation, static_cast<WatchId>(reinterpret_cast<std::uintptr_t>(ctx)), type);
-  (void)state;
-}
-
-template <class Fn>
-struct Req {
-  Fn fn;
-};
-
-}  // namespace
-
 CoreImpl::CoreImpl(ClientConfig cfg)
     : rt_(std::make_shared<IoRuntime>()),
       cfg_(std::move(cfg)),
-      sd_(rt_->ioc),
-      pump_timer_(rt_->ioc),
       suspended_timer_(rt_->ioc),
       listener_strand_(asio::make_strand(cfg_.executor ? *cfg_.executor
                                                        : asio::any_io_executor(rt_->ioc.get_executor()))) {
@@ -372,10 +295,7 @@ CoreImpl::CoreImpl(ClientConfig cfg)
   completion_ex_ = cfg_.executor ? *cfg_.executor : asio::any_io_executor(rt_->ioc.get_executor());
   negotiated_timeout_ms_ = static_cast<int>(cfg_.session_timeout.count());
   work_.emplace(rt_->ioc.get_executor());
-  auto level = log_->should_log(spdlog::level::debug)  ? ZOO_LOG_LEVEL_DEBUG
-               : log_->should_log(spdlog::level::info) ? ZOO_LOG_LEVEL_INFO
-                                                       : ZOO_LOG_LEVEL_WARN;
-  zoo_set_debug_level(level);
+  session_ = std::make_unique<StSession>(rt_->ioc, cfg_, *log_, *this);
   std::promise<void> ready;
   auto fut = ready.get_future();
   rt_->thread = std::thread([rt = rt_, log = log_.get(), &ready] {
@@ -433,50 +353,11 @@ error_code CoreImpl::start() {
       [this](VoidCallback done) {
         // A close() that raced this start() (and saw it not started) finishes nothing: open no handle.
         if (closed_) return done(errc::closed);
-        open_handle();
-        done(zh_ ? error_code{} : error_code(errc::invalid_connect_string));
+        done(session_->open() ? error_code{} : error_code(errc::invalid_connect_string));
       },
       ec);
   if (ec) started_ = false;
   return ec;
-}
-
-void CoreImpl::open_handle() {
-  handle_ctx_ = new HandleCtx{this, ++generation_};
-  const std::lock_guard c_lock(c_client_mutex());
-  zh_ = zookeeper_init2(cfg_.connect_string.c_str(), global_watcher, static_cast<int>(cfg_.session_timeout.count()),
-                        nullptr, handle_ctx_, cfg_.can_be_read_only ? ZOO_READONLY : 0, route_c_log);
-  if (!zh_) {
-    log_->error("zookeeper_init failed for '{}': {}", cfg_.connect_string, std::strerror(errno));
-    delete handle_ctx_;
-    handle_ctx_ = nullptr;
-    return;
-  }
-  // The C client's default re-resolves the connect string (getaddrinfo: a netlink dump and more) every time
-  // it is asked which events to wait for, that is on every pump: about six system calls per request, a third
-  // of an uncontended lock pair's client time. -1 resolves when connecting, as the Java client does.
-  zoo_set_servers_resolution_delay(zh_, -1);
-  for (const auto& a : cfg_.auth)
-    zoo_add_auth(zh_, a.scheme.c_str(), a.auth.data(), static_cast<int>(a.auth.size()), nullptr, nullptr);
-  request_pump();
-}
-
-void CoreImpl::close_handle() {
-  if (!zh_) return;
-  release_descriptor();
-  ++pump_timer_gen_;
-  pump_timer_armed_ = false;
-  pump_timer_.cancel();
-  handle_ctx_->core = nullptr;  // late callbacks of this handle are ignored
-  {
-    const std::lock_guard c_lock(c_client_mutex());
-    zhandle_t* zh = zh_;
-    zh_ = nullptr;  // under the mutex: remove_from_caller reads it from other threads
-    zookeeper_close(zh);  // completes every pending request (ZCLOSING); their results are posted
-  }
-  delete handle_ctx_;
-  handle_ctx_ = nullptr;
-  connected_ = false;
 }
 
 void CoreImpl::close() noexcept {
@@ -502,7 +383,7 @@ void CoreImpl::close() noexcept {
     fail_connection_waiters();
     auto ns_waiters = std::move(ns_waiters_);
     for (auto& k : ns_waiters) post([k = std::move(k)]() mutable { k(ZCLOSING); });
-    close_handle();
+    end_session();
     fail_all_watches();
     session_id_ = 0;
     {
@@ -550,7 +431,8 @@ error_code CoreImpl::inject_session_expiration() {
   run_blocking_void(
       *this,
       [this](VoidCallback done) {
-        if (!zh_) return done(auth_failed_ ? error_code(zk_errc::auth_failed) : error_code(errc::closed));
+        if (!session_->is_open())
+          return done(auth_failed_ ? error_code(zk_errc::auth_failed) : error_code(errc::closed));
         handle_session_lost("session expiration injected");
         done({});
       },
@@ -559,310 +441,57 @@ error_code CoreImpl::inject_session_expiration() {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// The pump: drives the C client from Asio. Readiness is re-checked with a zero-timeout poll() after every
-// arm, because Asio's epoll reactor is edge-triggered and the C client does not drain the socket.
-
-void CoreImpl::request_pump() {
-  if (in_pump_ || pump_posted_) return;
-  pump_posted_ = true;
-  post([self = this] { self->pump(); });
-}
-
-void CoreImpl::release_descriptor() {
-  uncork();
-  ++sd_gen_;
-  read_armed_ = write_armed_ = false;
-  if (sd_.is_open()) {
-    // sd_ holds our own duplicate of the C client's socket (see update_descriptor): closing it deregisters
-    // it from epoll by a descriptor number that is ours, never one the C client closed and someone reused.
-    const std::lock_guard sd_lock(sd_mu_);
-    sd_own_fd_ = -1;
-    error_code ignored;
-    sd_.cancel(ignored);
-    sd_.close(ignored);
-  }
-  sd_fd_ = -1;
-  sd_connected_ = false;
-}
-
-void CoreImpl::update_descriptor(int fd, bool connected) {
-  if (fd < 0) {
-    if (sd_.is_open()) release_descriptor();
-    return;
-  }
-  // The C client may close its socket and open another with the same number: compare inodes. A socket
-  // seen while connected cannot have been replaced while the client stayed connected (a new socket starts
-  // in the connecting state, which the pump sees on its next zookeeper_interest), so skip the fstat then.
-  if (sd_.is_open() && fd == sd_fd_ && connected && sd_connected_) return;
-  sd_connected_ = false;
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return;
-  if (sd_.is_open() && fd == sd_fd_ && st.st_ino == sd_ino_) {
-    sd_connected_ = connected;
-    return;
-  }
-  if (sd_.is_open()) release_descriptor();
-  // Watch a duplicate, not the C client's descriptor: the C client closes its socket on its own when the
-  // connection breaks, and deregistering that number later (epoll_ctl) could hit a descriptor another thread
-  // has opened since under the same number. The duplicate keeps the old socket open only until this pump
-  // notices the change and closes it.
-  const int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (own < 0) {
-    log_->warn("cannot watch the ZooKeeper socket: {}", std::strerror(errno));
-    return;
-  }
-  error_code ec;
-  {
-    const std::lock_guard sd_lock(sd_mu_);
-    sd_.assign(own, ec);
-    if (!ec) sd_own_fd_ = own;
-  }
-  if (ec) {
-    ::close(own);
-    log_->warn("cannot watch the ZooKeeper socket: {}", ec.message());
-    return;
-  }
-  sd_fd_ = fd;
-  sd_ino_ = st.st_ino;
-  sd_connected_ = connected;
-}
-
-// The handshake bound. A connection attempt is a TCP connect, then the session handshake (the C client sends
-// its ConnectRequest and waits for the server's answer); the C client itself gives an attempt 2/3 of the
-// session timeout. A server that accepted the connection but never answers holds the client that long:
-// ZooKeeper 3.8.0 does exactly that to a client that connects between the moment its port is bound and the
-// moment its database is loaded (ZOOKEEPER-5051: the connection is refused with "ZooKeeperServer not
-// running", but closing it throws a NullPointerException before the socket is closed, so the client waits in
-// vain, 20 s with a 30 s session, on every restart that it happens to reach in that window). The pump
-// therefore watches each attempt's socket (by inode): an attempt still not connected `handshake_bound()`
-// after the pump first saw its socket is abandoned, the socket shut down so that the C client connects again
-// at once. From the second attempt abandoned in a row on, the bound doubles with each (a server that is
-// merely slow gets its answer through), up to 16 times; a connection starts it over.
-std::chrono::milliseconds CoreImpl::handshake_bound() const {
-  return cfg_.handshake_timeout * (1 << std::clamp(handshakes_abandoned_ - 1, 0, 4));
-}
-
-bool CoreImpl::handshake_overdue(int fd, int state, std::chrono::steady_clock::time_point now) {
-  const bool attempting = fd >= 0 && sd_.is_open() && fd == sd_fd_ && state != ZOO_CONNECTED_STATE &&
-                          state != ZOO_READONLY_STATE && state != ZOO_EXPIRED_SESSION_STATE &&
-                          state != ZOO_AUTH_FAILED_STATE;
-  if (!attempting) {
-    if (state == ZOO_CONNECTED_STATE || state == ZOO_READONLY_STATE) handshakes_abandoned_ = 0;
-    handshake_ino_ = 0;
-    return false;
-  }
-  if (cfg_.handshake_timeout <= std::chrono::milliseconds::zero()) return false;
-  if (handshake_ino_ != sd_ino_) {
-    handshake_ino_ = sd_ino_;
-    handshake_since_ = now;
-    return false;
-  }
-  return now - handshake_since_ >= handshake_bound();
-}
-
-namespace {
-// Errors are ignored: an uncorkable socket only costs segments, and a broken one is the C client's to report.
-void set_cork(int fd, bool on) {
-  const int v = on ? 1 : 0;
-  (void)::setsockopt(fd, IPPROTO_TCP, TCP_CORK, &v, sizeof v);
-}
-}  // namespace
-
-// The C client writes each frame with two send() calls on its TCP_NODELAY socket, the 4-byte length and then
-// the body, and the single-threaded client sends at once from every zoo_a* call: every request left as two
-// segments (seen with tcpdump; the Java client sends one). The first submission of an I/O-thread turn corks
-// the socket and posts the uncork, so the requests submitted until that handler runs (a create and the
-// listing pipelined behind it, say) leave together, in as few segments as the kernel can make.
-void CoreImpl::cork_turn() {
-  if (corked_fd_ >= 0 || !sd_.is_open() || !sd_connected_) return;
-  corked_fd_ = sd_.native_handle();
-  set_cork(corked_fd_, true);
-  post([this] { uncork(); });
-}
-
-void CoreImpl::uncork() {
-  if (corked_fd_ < 0) return;
-  if (sd_.is_open() && sd_.native_handle() == corked_fd_) set_cork(corked_fd_, false);
-  corked_fd_ = -1;
-}
-
-void CoreImpl::pump() {
-  pump_posted_ = false;
-  if (!zh_ || in_pump_) return;
-  in_pump_ = true;
-  for (int iteration = 0; iteration < 64; ++iteration) {
-    int fd = -1, interest = 0;
-    timeval tv{};
-    bool connected = false;
-    bool auth_failed = false;
-    int state_after = 0;
-    {
-      const std::lock_guard c_lock(c_client_mutex());
-      const int state = zoo_state(zh_);
-      // The server refused our auth info: the C client stays in this state for good, and zookeeper_interest
-      // and zookeeper_process fail at once with a zero timeout, so pumping on would spin.
-      auth_failed = state == ZOO_AUTH_FAILED_STATE;
-      // A request call (zoo_a*) whose immediate send fails closes the socket and marks the handle not connected
-      // without a session event; its reconnect then reports no CONNECTING either, as the handle was not connected
-      // when it gave up. Deliver that event ourselves, or connected_ stays true, with no SUSPENDED and no
-      // session-timeout clock. A duplicate of a real event still queued is harmless (on_global_event).
-      if (connected_ && state != ZOO_CONNECTED_STATE && state != ZOO_READONLY_STATE &&
-          state != ZOO_EXPIRED_SESSION_STATE && state != ZOO_AUTH_FAILED_STATE)
-        on_global_event(generation_, ZOO_SESSION_EVENT, ZOO_CONNECTING_STATE);
-      if (!auth_failed) {
-        zookeeper_interest(zh_, &fd, &interest, &tv);
-        state_after = zoo_state(zh_);
-        connected = state_after == ZOO_CONNECTED_STATE;
-      }
-    }
-    if (auth_failed) {
-      in_pump_ = false;
-      return handle_auth_failed();
-    }
-    if (!zh_) break;
-    update_descriptor(fd, connected);
-    const auto now = std::chrono::steady_clock::now();
-    if (handshake_overdue(fd, state_after, now)) {
-      // Shut the socket down (through our duplicate: same socket): the C client reads end-of-stream at once,
-      // drops the connection as lost and connects again.
-      std::string server;
-      {
-        const std::lock_guard c_lock(c_client_mutex());  // its text is in a buffer shared by all handles
-        server = zoo_get_current_server(zh_);
-      }
-      log_->info("no answer to the connection handshake with {} within {} ms: connecting again", server,
-                 handshake_bound().count());
-      ++handshakes_abandoned_;
-      handshake_ino_ = 0;
-      (void)::shutdown(sd_.native_handle(), SHUT_RDWR);
-      continue;
-    }
-    short want = 0;
-    if (interest & ZOOKEEPER_READ) want |= POLLIN;
-    if (interest & ZOOKEEPER_WRITE) want |= POLLOUT;
-    int ready = 0;
-    if (fd >= 0 && want) {
-      pollfd p{fd, want, 0};
-      if (::poll(&p, 1, 0) > 0) {
-        if (p.revents & (POLLIN | POLLHUP | POLLERR)) ready |= ZOOKEEPER_READ;
-        if (p.revents & POLLOUT) ready |= ZOOKEEPER_WRITE;
-      }
-    }
-    const bool timed_out = tv.tv_sec == 0 && tv.tv_usec == 0;
-    if (ready || timed_out) {
-      // A flush of what the C client could not send at once, or a ping: corked like a turn's submissions
-      // (cork_turn).
-      const int cork = (ready & ZOOKEEPER_WRITE || timed_out) && corked_fd_ < 0 && sd_.is_open() && fd == sd_fd_
-                           ? sd_.native_handle()
-                           : -1;
-      if (cork >= 0) set_cork(cork, true);
-      {
-        const std::lock_guard c_lock(c_client_mutex());
-        zookeeper_process(zh_, ready);
-      }
-      if (cork >= 0 && sd_.is_open() && sd_.native_handle() == cork) set_cork(cork, false);
-      if (!zh_) break;
-      continue;
-    }
-    // Nothing to do now: arm the waits.
-    if (fd >= 0 && (interest & ZOOKEEPER_READ) && !read_armed_ && sd_.is_open()) {
-      read_armed_ = true;
-      sd_.async_wait(asio::posix::stream_descriptor::wait_read, [this, g = sd_gen_](error_code ec) {
-        if (g != sd_gen_) return;
-        read_armed_ = false;
-        if (!ec) pump();
-      });
-    }
-    if (fd >= 0 && (interest & ZOOKEEPER_WRITE) && !write_armed_ && sd_.is_open()) {
-      write_armed_ = true;
-      sd_.async_wait(asio::posix::stream_descriptor::wait_write, [this, g = sd_gen_](error_code ec) {
-        if (g != sd_gen_) return;
-        write_armed_ = false;
-        if (!ec) pump();
-      });
-    }
-    // The C client's next deadline (pings, timeouts). A timer already due earlier is kept: it pumps, and the
-    // pump arms the next one (re-arming on every pump would cost a timerfd_settime per request).
-    auto deadline = now + std::chrono::seconds(tv.tv_sec) + std::chrono::microseconds(tv.tv_usec);
-    if (handshake_ino_ != 0) deadline = std::min(deadline, handshake_since_ + handshake_bound());
-    if (!pump_timer_armed_ || deadline < pump_timer_.expiry()) {
-      pump_timer_armed_ = true;
-      pump_timer_.expires_at(deadline);
-      pump_timer_.async_wait([this, g = ++pump_timer_gen_](error_code ec) {
-        if (ec || g != pump_timer_gen_) return;
-        pump_timer_armed_ = false;
-        pump();
-      });
-    }
-    // Anything that became ready between the poll above and the arming would produce no edge: look again.
-    in_pump_ = false;
-    if (fd >= 0 && want) {
-      pollfd p{fd, want, 0};
-      if (::poll(&p, 1, 0) > 0) request_pump();
-    }
-    return;
-  }
-  in_pump_ = false;
-  if (zh_) request_pump();
-}
-
-// ---------------------------------------------------------------------------------------------------------
 // Connection states
 
-void CoreImpl::on_global_event(std::uint64_t generation, int type, int state) {
-  if (type != ZOO_SESSION_EVENT) return;
-  post([this, generation, state] {
-    if (generation != generation_ || !zh_) return;
-    if (state == ZOO_CONNECTED_STATE || state == ZOO_READONLY_STATE) {
-      const clientid_t* cid = zoo_client_id(zh_);
-      session_id_ = cid ? cid->client_id : 0;
-      negotiated_timeout_ms_ = zoo_recv_timeout(zh_);
-      suspended_timer_.cancel();
-      {
-        std::lock_guard lk(state_mu_);
-        connected_ = true;
-      }
-      state_cv_.notify_all();
-      was_connected_ = true;
-      if (state == ZOO_READONLY_STATE)
-        emit(ConnectionState::read_only);
-      else if (!ever_connected_) {
-        ever_connected_ = true;
-        emit(ConnectionState::connected);
-      } else
-        emit(ConnectionState::reconnected);
-      auto waiters = std::move(conn_waiters_);
-      conn_waiters_.clear();
-      for (auto& [id, w] : waiters) {
-        if (w.timer) w.timer->cancel();
-        post([k = std::move(w.k)]() mutable { k(true); });
-      }
-    } else if (state == ZOO_CONNECTING_STATE || state == ZOO_ASSOCIATING_STATE) {
-      connected_ = false;
-      // As Curator, a read-only connection counts: its loss is SUSPENDED, then LOST.
-      if (was_connected_ && last_state_ != ConnectionState::suspended && last_state_ != ConnectionState::lost) {
-        emit(ConnectionState::suspended);
-        const auto pct = std::clamp(cfg_.simulated_session_expiration_percent, 1, 100);
-        suspended_timer_.expires_after(std::chrono::milliseconds(negotiated_timeout_ms_.load()) * pct / 100);
-        suspended_timer_.async_wait([this](error_code ec) {
-          if (ec || connected_ || closed_) return;
-          if (last_state_ == ConnectionState::suspended)
-            handle_session_lost("the session timeout elapsed while disconnected");
-        });
-      }
-    } else if (state == ZOO_EXPIRED_SESSION_STATE) {
-      handle_session_lost("session expired");
-    } else if (state == ZOO_AUTH_FAILED_STATE) {
-      handle_auth_failed();
+void CoreImpl::on_session_state(SessionState state) {
+  if (state == SessionState::connected || state == SessionState::read_only) {
+    session_id_ = session_->session_id();
+    negotiated_timeout_ms_ = session_->negotiated_timeout_ms();
+    suspended_timer_.cancel();
+    {
+      std::lock_guard lk(state_mu_);
+      connected_ = true;
     }
-  });
+    state_cv_.notify_all();
+    was_connected_ = true;
+    if (state == SessionState::read_only)
+      emit(ConnectionState::read_only);
+    else if (!ever_connected_) {
+      ever_connected_ = true;
+      emit(ConnectionState::connected);
+    } else
+      emit(ConnectionState::reconnected);
+    auto waiters = std::move(conn_waiters_);
+    conn_waiters_.clear();
+    for (auto& [id, w] : waiters) {
+      if (w.timer) w.timer->cancel();
+      post([k = std::move(w.k)]() mutable { k(true); });
+    }
+  } else if (state == SessionState::connecting) {
+    connected_ = false;
+    // As Curator, a read-only connection counts: its loss is SUSPENDED, then LOST.
+    if (was_connected_ && last_state_ != ConnectionState::suspended && last_state_ != ConnectionState::lost) {
+      emit(ConnectionState::suspended);
+      const auto pct = std::clamp(cfg_.simulated_session_expiration_percent, 1, 100);
+      suspended_timer_.expires_after(std::chrono::milliseconds(negotiated_timeout_ms_.load()) * pct / 100);
+      suspended_timer_.async_wait([this](error_code ec) {
+        if (ec || connected_ || closed_) return;
+        if (last_state_ == ConnectionState::suspended)
+          handle_session_lost("the session timeout elapsed while disconnected");
+      });
+    }
+  } else if (state == SessionState::expired) {
+    handle_session_lost("session expired");
+  } else if (state == SessionState::auth_failed) {
+    handle_auth_failed();
+  }
 }
 
 // As ZooKeeper's Java client, which closes for good on AuthFailed: pending and new requests fail with
 // auth_failed and are not retried (Curator gets AuthFailedException). Curator reports no state for it; we
 // report LOST after an earlier state, as the session is given up and recipes holding locks must learn so.
 void CoreImpl::handle_auth_failed() {
-  if (auth_failed_ || closed_ || !zh_) return;
+  if (auth_failed_ || closed_ || !session_->is_open()) return;
   log_->error("ZooKeeper authentication failed: the server refused the auth info; the client stops connecting "
               "and its operations fail with auth_failed");
   {
@@ -877,7 +506,7 @@ void CoreImpl::handle_auth_failed() {
   fail_connection_waiters();
   if (last_state_ && last_state_ != ConnectionState::lost) emit(ConnectionState::lost);
   fail_all_watches();
-  close_handle();  // pending requests complete with ZCLOSING, which with_retry reports as auth_failed
+  end_session();  // pending requests complete with ZCLOSING, which with_retry reports as auth_failed
 }
 
 void CoreImpl::fail_connection_waiters() {
@@ -896,8 +525,13 @@ void CoreImpl::handle_session_lost(const char* why) {
   emit(ConnectionState::lost);
   fail_all_watches();
   // A fresh handle, hence a fresh session (Curator's handle reset).
-  close_handle();
-  if (!closed_) open_handle();
+  end_session();
+  if (!closed_) session_->open();
+}
+
+void CoreImpl::end_session() {
+  session_->close();
+  connected_ = false;
 }
 
 void CoreImpl::fail_all_watches() {
@@ -1159,7 +793,8 @@ void CoreImpl::mkdirs_probe(std::shared_ptr<std::vector<std::string>> todo, std:
                             unique_function<void(int)> k) {
   if (n == 0) return mkdirs_down(todo, 0, containers, std::move(k));
   auto path = (*todo)[n - 1];
-  zk_exists(path, 0, [this, todo, n, containers, k = std::move(k)](int rc, zkr::Stat) mutable {
+  session_->submit(zk::Exists{path}, [this, todo, n, containers, k = std::move(k)](zk::Reply r) mutable {
+    const int rc = r.rc;
     if (rc == ZOK) return mkdirs_down(todo, n, containers, std::move(k));
     if (rc == ZNONODE) return mkdirs_probe(todo, n - 1, containers, std::move(k));
     k(rc);
@@ -1170,163 +805,12 @@ void CoreImpl::mkdirs_down(std::shared_ptr<std::vector<std::string>> todo, std::
                            unique_function<void(int)> k) {
   if (i >= todo->size()) return k(ZOK);
   const auto& path = (*todo)[i];
-  zk_create(path, std::string(), acl_for(path, std::nullopt), containers ? ZOO_CONTAINER : ZOO_PERSISTENT, 0,
-            [this, todo, i, containers, k = std::move(k)](int rc, std::string, zkr::Stat) mutable {
-              if (rc != ZOK && rc != ZNODEEXISTS) return k(rc);
-              mkdirs_down(todo, i + 1, containers, std::move(k));
-            });
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Raw C calls. Each posts its result: callbacks never run inside zookeeper_process or inline.
-
-namespace {
-
-template <class Cb>
-struct Ctx {
-  CoreImpl* core;
-  Cb cb;
-};
-
-}  // namespace
-
-void CoreImpl::zk_create(const std::string& full, const std::string& data, const AclList& acl, int mode,
-                         std::int64_t ttl, unique_function<void(int, std::string, zkr::Stat)> cb) {
-  if (!zh_) return post_result(std::move(cb), no_handle_rc(), std::string(), zkr::Stat{});
-  using C = unique_function<void(int, std::string, zkr::Stat)>;
-  struct R {
-    asio::io_context* ioc;
-    C cb;
-  };
-  cork_turn();
-  const std::lock_guard c_lock(c_client_mutex());
-  auto* r = new R{&rt_->ioc, std::move(cb)};
-  CAclVector cacl(acl);
-  auto completion = [](int rc, const char* value, const ::Stat* stat, const void* data) {
-    std::unique_ptr<R> r(static_cast<R*>(const_cast<void*>(data)));
-    asio::post(*r->ioc, [cb = std::move(r->cb), rc, path = std::string(value ? value : ""),
-                         st = to_stat(rc == ZOK ? stat : nullptr)]() mutable { cb(rc, std::move(path), st); });
-  };
-  int rc;
-  const bool has_ttl = mode == ZOO_PERSISTENT_WITH_TTL || mode == ZOO_PERSISTENT_SEQUENTIAL_WITH_TTL;
-  if (has_ttl)
-    rc = zoo_acreate2_ttl(zh_, full.c_str(), data.data(), static_cast<int>(data.size()), cacl.get(), mode, ttl,
-                          completion, r);
-  else
-    rc = zoo_acreate2(zh_, full.c_str(), data.data(), static_cast<int>(data.size()), cacl.get(), mode, completion,
-                      r);
-  if (rc != ZOK) {
-    std::unique_ptr<R> own(r);
-    return post_result(std::move(own->cb), refused_rc(rc), std::string(),
-                       zkr::Stat{});
-  }
-  request_pump();
-}
-
-void CoreImpl::zk_delete(const std::string& full, int version, unique_function<void(int)> cb) {
-  if (!zh_) return post_result(std::move(cb), no_handle_rc());
-  struct R {
-    asio::io_context* ioc;
-    unique_function<void(int)> cb;
-  };
-  cork_turn();
-  const std::lock_guard c_lock(c_client_mutex());
-  auto* r = new R{&rt_->ioc, std::move(cb)};
-  int rc = zoo_adelete(zh_, full.c_str(), version, [](int rc, const void* data) {
-    std::unique_ptr<R> r(static_cast<R*>(const_cast<void*>(data)));
-    asio::post(*r->ioc, [cb = std::move(r->cb), rc]() mutable { cb(rc); });
-  }, r);
-  if (rc != ZOK) {
-    std::unique_ptr<R> own(r);
-    return post_result(std::move(own->cb), refused_rc(rc));
-  }
-  request_pump();
-}
-
-void CoreImpl::zk_exists(const std::string& full, WatchId watch, unique_function<void(int, zkr::Stat)> cb) {
-  if (!zh_) return post_result(std::move(cb), no_handle_rc(), zkr::Stat{});
-  struct R {
-    asio::io_context* ioc;
-    unique_function<void(int, zkr::Stat)> cb;
-  };
-  cork_turn();
-  const std::lock_guard c_lock(c_client_mutex());
-  auto* r = new R{&rt_->ioc, std::move(cb)};
-  int rc = zoo_awexists(zh_, full.c_str(), watch ? node_watcher : nullptr,
-                        reinterpret_cast<void*>(static_cast<std::uintptr_t>(watch)),
-                        [](int rc, const ::Stat* stat, const void* data) {
-                          std::unique_ptr<R> r(static_cast<R*>(const_cast<void*>(data)));
-                          asio::post(*r->ioc, [cb = std::move(r->cb), rc,
-                                               st = to_stat(rc == ZOK ? stat : nullptr)]() mutable { cb(rc, st); });
-                        },
-                        r);
-  if (rc != ZOK) {
-    std::unique_ptr<R> own(r);
-    return post_result(std::move(own->cb), refused_rc(rc), zkr::Stat{});
-  }
-  request_pump();
-}
-
-void CoreImpl::zk_get_data(const std::string& full, WatchId watch,
-                           unique_function<void(int, std::string, zkr::Stat)> cb) {
-  if (!zh_) return post_result(std::move(cb), no_handle_rc(), std::string(), zkr::Stat{});
-  struct R {
-    asio::io_context* ioc;
-    unique_function<void(int, std::string, zkr::Stat)> cb;
-  };
-  cork_turn();
-  const std::lock_guard c_lock(c_client_mutex());
-  auto* r = new R{&rt_->ioc, std::move(cb)};
-  int rc = zoo_awget(zh_, full.c_str(), watch ? node_watcher : nullptr,
-                     reinterpret_cast<void*>(static_cast<std::uintptr_t>(watch)),
-                     [](int rc, const char* value, int len, const ::Stat* stat, const void* data) {
-                       std::unique_ptr<R> r(static_cast<R*>(const_cast<void*>(data)));
-                       std::string v = (rc == ZOK && value && len > 0) ? std::string(value, len) : std::string();
-                       asio::post(*r->ioc, [cb = std::move(r->cb), rc, v = std::move(v),
-                                            st = to_stat(rc == ZOK ? stat : nullptr)]() mutable {
-                         cb(rc, std::move(v), st);
-                       });
-                     },
-                     r);
-  if (rc != ZOK) {
-    std::unique_ptr<R> own(r);
-    return post_result(std::move(own->cb), refused_rc(rc), std::string(),
-                       zkr::Stat{});
-  }
-  request_pump();
-}
-
-void CoreImpl::zk_get_children(const std::string& full, WatchId watch,
-                               unique_function<void(int, std::vector<std::string>, zkr::Stat)> cb) {
-  if (!zh_)
-    return post_result(std::move(cb), no_handle_rc(), std::vector<std::string>(),
-                       zkr::Stat{});
-  struct R {
-    asio::io_context* ioc;
-    unique_function<void(int, std::vector<std::string>, zkr::Stat)> cb;
-  };
-  cork_turn();
-  const std::lock_guard c_lock(c_client_mutex());
-  auto* r = new R{&rt_->ioc, std::move(cb)};
-  int rc = zoo_awget_children2(
-      zh_, full.c_str(), watch ? node_watcher : nullptr, reinterpret_cast<void*>(static_cast<std::uintptr_t>(watch)),
-      [](int rc, const String_vector* strings, const ::Stat* stat, const void* data) {
-        std::unique_ptr<R> r(static_cast<R*>(const_cast<void*>(data)));
-        std::vector<std::string> names;
-        if (rc == ZOK && strings) {
-          names.reserve(strings->count);
-          for (int i = 0; i < strings->count; ++i) names.emplace_back(strings->data[i]);
-        }
-        asio::post(*r->ioc, [cb = std::move(r->cb), rc, names = std::move(names),
-                             st = to_stat(rc == ZOK ? stat : nullptr)]() mutable { cb(rc, std::move(names), st); });
-      },
-      r);
-  if (rc != ZOK) {
-    std::unique_ptr<R> own(r);
-    return post_result(std::move(own->cb), refused_rc(rc),
-                       std::vector<std::string>(), zkr::Stat{});
-  }
-  request_pump();
+  session_->submit(zk::Create{path, std::string(), acl_for(path, std::nullopt),
+                              containers ? CreateMode::container : CreateMode::persistent},
+                   [this, todo, i, containers, k = std::move(k)](zk::Reply r) mutable {
+                     if (r.rc != ZOK && r.rc != ZNODEEXISTS) return k(r.rc);
+                     mkdirs_down(todo, i + 1, containers, std::move(k));
+                   });
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -1361,28 +845,30 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
   const bool parents = st->opts.creating_parents || st->opts.parents_as_containers;
   const bool containers = st->opts.parents_as_containers && cfg_.use_container_parents;
 
-  auto attempt = std::make_shared<Attempt>(
-      [this, st, parents, containers](unique_function<void(int)> k) mutable {
+  auto attempt =
+      std::make_shared<Attempt>([this, st, parents, containers](unique_function<void(int)> k) mutable {
         auto do_create = [this, st, parents, containers](unique_function<void(int)> k) mutable {
-          const int mode = to_c_mode(st->opts.mode);
-          auto acl = acl_for(st->full, st->opts.acl);
-          zk_create(st->full, st->data, acl, mode, st->opts.ttl.count(),
-                    [this, st, parents, containers, mode, acl, k = std::move(k)](int rc, std::string p,
-                                                                                  zkr::Stat s) mutable {
-                      if (rc == ZNONODE && parents) {
-                        return mkdirs(st->full, false, containers,
-                                      [this, st, mode, acl, k = std::move(k)](int rc) mutable {
-                                        if (rc != ZOK) return k(rc);
-                                        zk_create(st->full, st->data, acl, mode, st->opts.ttl.count(),
-                                                  [st, k = std::move(k)](int rc, std::string p, zkr::Stat s) mutable {
-                                                    if (rc == ZOK) st->result = CreateResult{std::move(p), s};
-                                                    k(rc);
-                                                  });
-                                      });
-                      }
-                      if (rc == ZOK) st->result = CreateResult{std::move(p), s};
-                      k(rc);
-                    });
+          zk::Create request{st->full, st->data, acl_for(st->full, st->opts.acl), st->opts.mode,
+                             st->opts.ttl.count()};
+          auto done = [st](zk::Reply r, unique_function<void(int)>& k) {
+            if (r.rc == ZOK) st->result = CreateResult{std::move(r.path), r.stat};
+            k(r.rc);
+          };
+          session_->submit(
+              request, [this, st, parents, containers, request, done, k = std::move(k)](zk::Reply r) mutable {
+                if (r.rc == ZNONODE && parents) {
+                  // The parents are made and the create is sent again, once.
+                  return mkdirs(st->full, false, containers,
+                                [this, request = std::move(request), done, k = std::move(k)](int rc) mutable {
+                                  if (rc != ZOK) return k(rc);
+                                  session_->submit(std::move(request),
+                                                   [done, k = std::move(k)](zk::Reply r) mutable {
+                                                     done(std::move(r), k);
+                                                   });
+                                });
+                }
+                done(std::move(r), k);
+              });
         };
         if (st->attempts++ == 0) return do_create(std::move(k));
         if (st->protected_id.empty()) return do_create(std::move(k));
@@ -1420,18 +906,20 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
 void CoreImpl::find_protected(std::string full_path, std::string protected_id,
                               bool ephemeral, unique_function<void(int, std::optional<CreateResult>)> k) {
   auto parent = parent_path(full_path);
-  zk_get_children(parent, 0, [this, parent, protected_id, ephemeral, k = std::move(k)](
-                                 int rc, std::vector<std::string> names, zkr::Stat) mutable {
-    if (rc == ZNONODE) return k(ZOK, std::nullopt);
-    if (rc != ZOK) return k(rc, std::nullopt);
+  session_->submit(zk::GetChildren{parent}, [this, parent, protected_id, ephemeral,
+                                             k = std::move(k)](zk::Reply r) mutable {
+    if (r.rc == ZNONODE) return k(ZOK, std::nullopt);
+    if (r.rc != ZOK) return k(r.rc, std::nullopt);
+    const auto& names = r.children;
     const auto prefix = protected_names::prefix_for(protected_id);
     for (auto& n : names) {
       if (n.compare(0, prefix.size(), prefix) != 0) continue;
       auto path = make_path(parent, n);
-      return zk_exists(path, 0, [this, path, ephemeral, k = std::move(k)](int rc,
-                                                                                          zkr::Stat s) mutable {
-        if (rc == ZNONODE) return k(ZOK, std::nullopt);
-        if (rc != ZOK) return k(rc, std::nullopt);
+      return session_->submit(zk::Exists{path}, [this, path, ephemeral,
+                                                 k = std::move(k)](zk::Reply r) mutable {
+        if (r.rc == ZNONODE) return k(ZOK, std::nullopt);
+        if (r.rc != ZOK) return k(r.rc, std::nullopt);
+        const auto& s = r.stat;
         // CURATOR-498/604: never adopt an ephemeral node of an earlier session.
         if (ephemeral && (s.ephemeral_owner != session_id_ || session_id_ == 0)) {
           log_->info("protected create: found {} of an earlier session; deleting it instead of adopting", path);
@@ -1458,8 +946,10 @@ void CoreImpl::find_and_delete_in_background(std::string parent_full, std::strin
     });
   };
   auto go = [this, parent_full, protected_id, retry_later]() mutable {
-    zk_get_children(parent_full, 0, [this, parent_full, protected_id, retry_later](
-                                        int rc, std::vector<std::string> names, zkr::Stat) mutable {
+    session_->submit(zk::GetChildren{parent_full}, [this, parent_full, protected_id,
+                                                    retry_later](zk::Reply r) mutable {
+      const int rc = r.rc;
+      const auto& names = r.children;
       if (rc == ZNONODE) {
         --pending_delete_count_;
         return;
@@ -1519,7 +1009,8 @@ void CoreImpl::background_delete(std::string full_path, int attempt) {
     });
   };
   auto go = [this, full_path, finish, retry_later] {
-    zk_delete(full_path, -1, [this, full_path, finish, retry_later](int rc) {
+    session_->submit(zk::Delete{full_path}, [this, full_path, finish, retry_later](zk::Reply r) {
+      const int rc = r.rc;
       if (rc == ZOK || rc == ZNONODE) return finish();
       if (is_retryable(zk_error(rc)) || rc == ZCLOSING) return retry_later();
       log_->error("guaranteed delete of {} failed for good: {}", full_path, zk_error(rc).message());
@@ -1539,8 +1030,9 @@ void CoreImpl::remove(std::string path, int version, bool guaranteed, bool quiet
   if (auto ec = gate(path)) return post_result(std::move(cb), ec);
   if (path == "/") return post_result(std::move(cb), error_code(errc::invalid_path));
   auto full = fix(path);
-  auto attempt = std::make_shared<Attempt>(
-      [this, full, version](unique_function<void(int)> k) { zk_delete(full, version, std::move(k)); });
+  auto attempt = std::make_shared<Attempt>([this, full, version](unique_function<void(int)> k) {
+    session_->submit(zk::Delete{full, version}, [k = std::move(k)](zk::Reply r) mutable { k(r.rc); });
+  });
   // A retryable failure to create the namespace keeps a guaranteed delete too.
   with_retry(ro, in_namespace(std::move(attempt)),
              [this, full, guaranteed, quietly, cb = std::move(cb)](int rc) mutable {
@@ -1571,61 +1063,25 @@ bool CoreImpl::remove_from_caller(std::vector<std::string> paths, VoidCallback& 
   if (paths.empty() || running_in_io_thread() || !is_open() || !connected_) return false;
   for (const auto& p : paths)
     if (gate(p) || p == "/") return false;
-  // Everything the C client may read until the reply: the op array and the results it fills (a multi).
-  struct R {
-    CoreImpl* self;
-    std::vector<std::string> paths;
-    std::vector<std::string> full;
-    std::vector<zoo_op_t> ops;
-    std::vector<zoo_op_result_t> results;
-    VoidCallback cb;
+  zk::Request request;
+  if (paths.size() == 1) {
+    request = zk::Delete{fix(paths.front())};
+  } else {
+    zk::Multi m;
+    for (const auto& p : paths) m.ops.push_back(Op::remove(fix(p)));
+    request = std::move(m);
+  }
+  // Held apart from the reply callback, so that it goes back to the caller untouched when nothing was sent.
+  auto held = std::make_shared<VoidCallback>(std::move(cb));
+  zk::ReplyCallback reply = [this, paths = std::move(paths), held](zk::Reply r) mutable {
+    if (r.rc == ZOK || (r.rc == ZNONODE && paths.size() == 1)) return (*held)({});
+    // Anything else continues as the usual guaranteed, quiet removes, one per node (a multi fails whole when
+    // one of its nodes is already gone).
+    remove_each(*this, std::move(paths), std::move(*held));
   };
-  auto r = std::make_unique<R>();
-  r->self = this;
-  for (const auto& p : paths) r->full.push_back(fix(p));
-  r->paths = std::move(paths);
-  r->cb = std::move(cb);
-  const bool one = r->full.size() == 1;
-  if (!one) {
-    r->ops.assign(r->full.size(), zoo_op_t{});
-    r->results.assign(r->full.size(), zoo_op_result_t{});
-    for (std::size_t i = 0; i < r->full.size(); ++i) zoo_delete_op_init(&r->ops[i], r->full[i].c_str(), -1);
-  }
-  // On the I/O thread, inside zookeeper_process: continue in a handler of our own, as every callback does.
-  const void_completion_t done = [](int rc, const void* data) {
-    std::unique_ptr<R> r(static_cast<R*>(const_cast<void*>(data)));
-    auto* self = r->self;
-    self->post([r = std::move(r), rc]() mutable {
-      if (rc == ZOK || (rc == ZNONODE && r->paths.size() == 1)) return r->cb({});
-      // Anything else continues as the usual guaranteed, quiet removes, one per node (a multi fails whole when
-      // one of its nodes is already gone).
-      remove_each(*r->self, std::move(r->paths), std::move(r->cb));
-    });
-  };
-  int rc = ZINVALIDSTATE;
-  {
-    // Corked like an I/O-thread turn (cork_turn), so that the frame's length and body leave in one segment.
-    // Our duplicate of the socket stays open while sd_mu_ is held; if the C client has replaced its socket
-    // since, this corks the old one, which costs nothing but the extra segment.
-    const std::lock_guard sd_lock(sd_mu_);
-    const int own = sd_own_fd_;
-    // zh_ is written under this mutex too (open_handle, close_handle), so it is read safely here. The
-    // single-threaded C client sends the request from this thread before zoo_adelete (zoo_amulti) returns,
-    // unless the socket is full; the pump posted below then sends the rest.
-    const std::lock_guard c_lock(c_client_mutex());
-    if (zh_ && own >= 0) set_cork(own, true);
-    if (zh_)
-      rc = one ? zoo_adelete(zh_, r->full.front().c_str(), -1, done, r.get())
-               : zoo_amulti(zh_, static_cast<int>(r->ops.size()), r->ops.data(), r->results.data(), done, r.get());
-    if (zh_ && own >= 0) set_cork(own, false);
-  }
-  if (rc != ZOK) {
-    cb = std::move(r->cb);
-    return false;
-  }
-  r.release();  // owned by the C client's completion now
-  post([this] { request_pump(); });
-  return true;
+  if (session_->submit_from_caller(request, reply)) return true;
+  cb = std::move(*held);
+  return false;
 }
 
 void CoreImpl::delete_children_then(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb,
@@ -1669,20 +1125,15 @@ WatchId CoreImpl::exists(std::string path, WatchCallback watch, StatCallback cb,
     post_result(std::move(cb), ec, zkr::Stat{});
     return 0;
   }
-  WatchId id = 0;
-  if (watch) {
-    id = next_watch_id_++;
-    watches_.emplace(id, WatchEntry{std::move(watch), path, ZWATCHTYPE_DATA});
-  }
+  const WatchId id = add_watch(std::move(watch), path, zk::WatchKind::data);
   auto full = fix(path);
-  auto attempt = std::make_shared<Attempt>();
   auto result = std::make_shared<zkr::Stat>();
-  *attempt = [this, full, id, result](unique_function<void(int)> k) {
-    zk_exists(full, id, [result, k = std::move(k)](int rc, zkr::Stat s) mutable {
-      *result = s;
-      k(rc);
+  auto attempt = std::make_shared<Attempt>([this, full, id, result](unique_function<void(int)> k) {
+    session_->submit(zk::Exists{full, id}, [result, k = std::move(k)](zk::Reply r) mutable {
+      *result = r.stat;
+      k(r.rc);
     });
-  };
+  });
   with_retry(ro, in_namespace(std::move(attempt)), [this, id, result, cb = std::move(cb)](int rc) mutable {
     if (rc != ZOK && rc != ZNONODE) watches_.erase(id);
     cb(map_rc(rc), *result);
@@ -1695,21 +1146,16 @@ WatchId CoreImpl::get_data(std::string path, WatchCallback watch, DataCallback c
     post_result(std::move(cb), ec, NodeData{});
     return 0;
   }
-  WatchId id = 0;
-  if (watch) {
-    id = next_watch_id_++;
-    watches_.emplace(id, WatchEntry{std::move(watch), path, ZWATCHTYPE_DATA});
-  }
+  const WatchId id = add_watch(std::move(watch), path, zk::WatchKind::data);
   auto full = fix(path);
   auto result = std::make_shared<NodeData>();
-  auto attempt = std::make_shared<Attempt>(
-      [this, full, id, result](unique_function<void(int)> k) {
-        zk_get_data(full, id, [result, k = std::move(k)](int rc, std::string d, zkr::Stat s) mutable {
-          result->data = std::move(d);
-          result->stat = s;
-          k(rc);
-        });
-      });
+  auto attempt = std::make_shared<Attempt>([this, full, id, result](unique_function<void(int)> k) {
+    session_->submit(zk::GetData{full, id}, [result, k = std::move(k)](zk::Reply r) mutable {
+      result->data = std::move(r.data);
+      result->stat = r.stat;
+      k(r.rc);
+    });
+  });
   with_retry(ro, in_namespace(std::move(attempt)), [this, id, result, cb = std::move(cb)](int rc) mutable {
     if (rc != ZOK) watches_.erase(id);
     cb(map_rc(rc), std::move(*result));
@@ -1722,21 +1168,16 @@ WatchId CoreImpl::get_children(std::string path, WatchCallback watch, ChildrenCa
     post_result(std::move(cb), ec, Children{});
     return 0;
   }
-  WatchId id = 0;
-  if (watch) {
-    id = next_watch_id_++;
-    watches_.emplace(id, WatchEntry{std::move(watch), path, ZWATCHTYPE_CHILD});
-  }
+  const WatchId id = add_watch(std::move(watch), path, zk::WatchKind::children);
   auto full = fix(path);
   auto result = std::make_shared<Children>();
-  auto attempt = std::make_shared<Attempt>(
-      [this, full, id, result](unique_function<void(int)> k) {
-        zk_get_children(full, id, [result, k = std::move(k)](int rc, std::vector<std::string> n, zkr::Stat s) mutable {
-          result->names = std::move(n);
-          result->stat = s;
-          k(rc);
-        });
-      });
+  auto attempt = std::make_shared<Attempt>([this, full, id, result](unique_function<void(int)> k) {
+    session_->submit(zk::GetChildren{full, id}, [result, k = std::move(k)](zk::Reply r) mutable {
+      result->names = std::move(r.children);
+      result->stat = r.stat;
+      k(r.rc);
+    });
+  });
   with_retry(ro, in_namespace(std::move(attempt)), [this, id, result, cb = std::move(cb)](int rc) mutable {
     if (rc != ZOK) watches_.erase(id);
     cb(map_rc(rc), std::move(*result));
@@ -1744,37 +1185,19 @@ WatchId CoreImpl::get_children(std::string path, WatchCallback watch, ChildrenCa
   return id;
 }
 
-void CoreImpl::set_data(std::string path, std::string data, int version, StatCallback cb,
-                        RequestOptions ro) {
+void CoreImpl::set_data(std::string path, std::string data, int version, StatCallback cb, RequestOptions ro) {
   if (auto ec = gate(path)) return post_result(std::move(cb), ec, zkr::Stat{});
-  if (data.size() > cfg_.max_data_size) return post_result(std::move(cb), error_code(errc::data_too_large), zkr::Stat{});
+  if (data.size() > cfg_.max_data_size)
+    return post_result(std::move(cb), error_code(errc::data_too_large), zkr::Stat{});
   auto full = fix(path);
   auto result = std::make_shared<zkr::Stat>();
   auto d = std::make_shared<std::string>(std::move(data));
-  auto attempt = std::make_shared<Attempt>(
-      [this, full, d, version, result](unique_function<void(int)> k) {
-        if (!zh_) return post_result(std::move(k), no_handle_rc());
-        struct R {
-          asio::io_context* ioc;
-          std::shared_ptr<zkr::Stat> result;
-          unique_function<void(int)> k;
-        };
-        cork_turn();
-        const std::lock_guard c_lock(c_client_mutex());
-        auto* r = new R{&rt_->ioc, result, std::move(k)};
-        int rc = zoo_aset(zh_, full.c_str(), d->data(), static_cast<int>(d->size()), version,
-                          [](int rc, const ::Stat* stat, const void* data) {
-                            std::unique_ptr<R> r(static_cast<R*>(const_cast<void*>(data)));
-                            *r->result = to_stat(rc == ZOK ? stat : nullptr);
-                            asio::post(*r->ioc, [k = std::move(r->k), rc]() mutable { k(rc); });
-                          },
-                          r);
-        if (rc != ZOK) {
-          std::unique_ptr<R> own(r);
-          return post_result(std::move(own->k), refused_rc(rc));
-        }
-        request_pump();
-      });
+  auto attempt = std::make_shared<Attempt>([this, full, d, version, result](unique_function<void(int)> k) {
+    session_->submit(zk::SetData{full, *d, version}, [result, k = std::move(k)](zk::Reply r) mutable {
+      *result = r.stat;
+      k(r.rc);
+    });
+  });
   with_retry(ro, in_namespace(std::move(attempt)),
              [this, result, cb = std::move(cb)](int rc) mutable { cb(map_rc(rc), *result); });
 }
@@ -1784,8 +1207,9 @@ void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) {
   if (!started_) return post_result(std::move(cb), error_code(errc::not_started), std::vector<OpResult>{});
   for (auto& op : ops) {
     // The C client 3.8 misreads multi replies for container and TTL creates: refuse them here.
-    if (op.kind == Op::Kind::create && (op.mode == CreateMode::container || op.mode == CreateMode::persistent_with_ttl ||
-                                        op.mode == CreateMode::persistent_sequential_with_ttl))
+    if (op.kind == Op::Kind::create &&
+        (op.mode == CreateMode::container || op.mode == CreateMode::persistent_with_ttl ||
+         op.mode == CreateMode::persistent_sequential_with_ttl))
       return post_result(std::move(cb), error_code(errc::invalid_argument), std::vector<OpResult>{});
     if (path_error(op.path, op.kind == Op::Kind::create && is_sequential(op.mode)))
       return post_result(std::move(cb), error_code(errc::invalid_path), std::vector<OpResult>{});
@@ -1794,91 +1218,37 @@ void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) {
   }
   if (ops.empty()) return post_result(std::move(cb), error_code{}, std::vector<OpResult>{});
   struct MultiState {
-    std::vector<Op> ops;
-    std::vector<std::string> full;
-    std::vector<AclList> acls;
-    std::vector<std::unique_ptr<CAclVector>> cacls;
-    std::vector<std::vector<char>> path_bufs;
-    std::vector<::Stat> stats;
-    std::vector<zoo_op_t> cops;
-    std::vector<zoo_op_result_t> results;
+    std::vector<Op> ops;            // as given (un-namespaced)
+    std::vector<std::string> full;  // their full paths
     std::vector<OpResult> out;
+    std::vector<error_code> errors;  // the last try's per-op errors (none when it was never sent)
   };
   auto st = std::make_shared<MultiState>();
   st->ops = std::move(ops);
-  auto attempt = std::make_shared<Attempt>(
-      [this, st](unique_function<void(int)> k) {
-        if (!zh_) return post_result(std::move(k), no_handle_rc());
-        const auto n = st->ops.size();
-        st->full.clear();
-        st->acls.clear();
-        st->cacls.clear();
-        st->path_bufs.clear();
-        st->stats.assign(n, ::Stat{});
-        st->cops.assign(n, zoo_op_t{});
-        st->results.assign(n, zoo_op_result_t{});
-        for (std::size_t i = 0; i < n; ++i) {
-          st->full.push_back(fix(st->ops[i].path));
-          st->acls.push_back(acl_for(st->full.back(), st->ops[i].acl));
-          // The C client truncates a created path to its buffer: room for the path, a sequence suffix, the NUL.
-          st->path_bufs.emplace_back(st->full.back().size() + 11 + 1, '\0');
-        }
-        for (std::size_t i = 0; i < n; ++i) {
-          auto& op = st->ops[i];
-          const char* p = st->full[i].c_str();
-          switch (op.kind) {
-            case Op::Kind::create:
-              st->cacls.push_back(std::make_unique<CAclVector>(st->acls[i]));
-              zoo_create_op_init(&st->cops[i], p, op.data.data(), static_cast<int>(op.data.size()),
-                                 st->cacls.back()->get(), to_c_mode(op.mode), st->path_bufs[i].data(),
-                                 static_cast<int>(st->path_bufs[i].size()));
-              break;
-            case Op::Kind::remove: zoo_delete_op_init(&st->cops[i], p, op.version); break;
-            case Op::Kind::set_data:
-              zoo_set_op_init(&st->cops[i], p, op.data.data(), static_cast<int>(op.data.size()), op.version,
-                              &st->stats[i]);
-              break;
-            case Op::Kind::check: zoo_check_op_init(&st->cops[i], p, op.version); break;
-          }
-        }
-        struct R {
-          asio::io_context* ioc;
-          std::shared_ptr<MultiState> st;
-          unique_function<void(int)> k;
-          CoreImpl* core;
-        };
-        cork_turn();
-        const std::lock_guard c_lock(c_client_mutex());
-        auto* r = new R{&rt_->ioc, st, std::move(k), this};
-        int rc = zoo_amulti(zh_, static_cast<int>(n), st->cops.data(), st->results.data(),
-                            [](int rc, const void* data) {
-                              std::unique_ptr<R> r(static_cast<R*>(const_cast<void*>(data)));
-                              auto& s = *r->st;
-                              s.out.clear();
-                              for (std::size_t i = 0; i < s.ops.size(); ++i) {
-                                OpResult o;
-                                o.ec = zk_error(s.results[i].err);
-                                if (s.ops[i].kind == Op::Kind::create && s.results[i].err == ZOK)
-                                  o.path = s.path_bufs[i].data();
-                                if (s.ops[i].kind == Op::Kind::set_data && s.results[i].err == ZOK)
-                                  o.stat = to_stat(&s.stats[i]);
-                                s.out.push_back(std::move(o));
-                              }
-                              asio::post(*r->ioc, [k = std::move(r->k), rc]() mutable { k(rc); });
-                            },
-                            r);
-        if (rc != ZOK) {
-          std::unique_ptr<R> own(r);
-          return post_result(std::move(own->k), refused_rc(rc));
-        }
-        request_pump();
-      });
+  for (const auto& op : st->ops) st->full.push_back(fix(op.path));
+  auto attempt = std::make_shared<Attempt>([this, st](unique_function<void(int)> k) {
+    zk::Multi request;
+    request.ops.reserve(st->ops.size());
+    for (std::size_t i = 0; i < st->ops.size(); ++i) {
+      auto& op = request.ops.emplace_back(st->ops[i]);
+      op.path = st->full[i];
+      op.acl = acl_for(op.path, st->ops[i].acl);  // asked again on each try
+    }
+    st->errors.clear();
+    session_->submit(std::move(request), [st, k = std::move(k)](zk::Reply r) mutable {
+      if (!r.results.empty()) {
+        for (const auto& o : r.results) st->errors.push_back(o.ec);
+        st->out = std::move(r.results);
+      }
+      k(r.rc);
+    });
+  });
   // A transaction fails as a whole with the first failing operation's error: the root may be gone when that
   // operation is a create right under it.
   std::function<bool(int)> root_gone = [this, st](int rc) {
     if (rc != ZNONODE) return false;
-    for (std::size_t i = 0; i < st->ops.size() && i < st->results.size(); ++i)
-      if (st->results[i].err == ZNONODE)
+    for (std::size_t i = 0; i < st->errors.size(); ++i)
+      if (st->errors[i] == zk_errc::no_node)
         return st->ops[i].kind == Op::Kind::create && under_namespace_root(st->full[i]);
     return false;
   };
@@ -1893,91 +1263,49 @@ void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) {
 void CoreImpl::sync(std::string path, VoidCallback cb, RequestOptions ro) {
   if (auto ec = gate(path)) return post_result(std::move(cb), ec);
   auto full = fix(path);
-  auto attempt = std::make_shared<Attempt>(
-      [this, full](unique_function<void(int)> k) {
-        if (!zh_) return post_result(std::move(k), no_handle_rc());
-        struct R {
-          asio::io_context* ioc;
-          unique_function<void(int)> k;
-        };
-        cork_turn();
-        const std::lock_guard c_lock(c_client_mutex());
-        auto* r = new R{&rt_->ioc, std::move(k)};
-        int rc = zoo_async(zh_, full.c_str(), [](int rc, const char*, const void* data) {
-          std::unique_ptr<R> r(static_cast<R*>(const_cast<void*>(data)));
-          asio::post(*r->ioc, [k = std::move(r->k), rc]() mutable { k(rc); });
-        }, r);
-        if (rc != ZOK) {
-          std::unique_ptr<R> own(r);
-          return post_result(std::move(own->k), refused_rc(rc));
-        }
-        request_pump();
-      });
+  auto attempt = std::make_shared<Attempt>([this, full](unique_function<void(int)> k) {
+    session_->submit(zk::Sync{full}, [k = std::move(k)](zk::Reply r) mutable { k(r.rc); });
+  });
   with_retry(ro, in_namespace(std::move(attempt)), [this, cb = std::move(cb)](int rc) mutable { cb(map_rc(rc)); });
+}
+
+WatchId CoreImpl::add_watch(WatchCallback watch, const std::string& path, zk::WatchKind kind) {
+  if (!watch) return 0;
+  const WatchId id = next_watch_id_++;
+  watches_.emplace(id, WatchEntry{std::move(watch), path, kind});
+  return id;
 }
 
 void CoreImpl::remove_watch(WatchId id) {
   auto it = watches_.find(id);
   if (it == watches_.end()) return;
   auto full = fix(it->second.path);
-  auto type = static_cast<ZooWatcherType>(it->second.wtype);
+  const auto kind = it->second.kind;
   watches_.erase(it);
-  if (zh_ && connected_) {
-    // The C client asserts on a missing completion for this request type, so pass one that ignores the result.
-    // Its prototype says `void_completion_t*` but it calls the argument itself as the function: pass the function.
-    void_completion_t ignore = [](int, const void*) {};
-    cork_turn();
-    const std::lock_guard c_lock(c_client_mutex());
-    zoo_aremove_watches(zh_, full.c_str(), type, node_watcher, reinterpret_cast<void*>(static_cast<std::uintptr_t>(id)),
-                        0, reinterpret_cast<void_completion_t*>(ignore), nullptr);
-    request_pump();
-  }
+  // The server-side registration goes in the background; the reply is not waited for.
+  if (session_->is_open() && connected_) session_->submit(zk::RemoveWatches{std::move(full), kind, id}, {});
 }
 
 void CoreImpl::remove_all_watches(std::string path, VoidCallback cb) {
   if (auto ec = gate(path)) return post_result(std::move(cb), ec);
   for (auto it = watches_.begin(); it != watches_.end();)
     it = it->second.path == path ? watches_.erase(it) : std::next(it);
-  if (!zh_)
+  if (!session_->is_open())
     return post_result(std::move(cb), auth_failed_ ? error_code(zk_errc::auth_failed) : error_code(errc::closed));
-  auto full = fix(path);
-  struct R {
-    asio::io_context* ioc;
-    VoidCallback cb;
-  };
-  cork_turn();
-  const std::lock_guard c_lock(c_client_mutex());
-  auto* r = new R{&rt_->ioc, std::move(cb)};
-  void_completion_t completion = [](int rc, const void* data) {
-    std::unique_ptr<R> r(static_cast<R*>(const_cast<void*>(data)));
-    asio::post(*r->ioc, [cb = std::move(r->cb), rc]() mutable { cb(rc == ZNOWATCHER ? error_code{} : zk_error(rc)); });
-  };
-  // As in remove_watch: the C client calls this argument as the completion function itself.
-  int rc = zoo_aremove_all_watches(zh_, full.c_str(), ZWATCHTYPE_ANY, 0,
-                                   reinterpret_cast<void_completion_t*>(completion), r);
-  if (rc != ZOK) {
-    std::unique_ptr<R> own(r);
-    return post_result(std::move(own->cb), zk_error(rc));
-  }
-  request_pump();
+  session_->submit(
+      zk::RemoveWatches{fix(path), zk::WatchKind::any},
+      [cb = std::move(cb)](zk::Reply r) mutable { cb(r.rc == ZNOWATCHER ? error_code{} : zk_error(r.rc)); });
 }
 
-void CoreImpl::on_node_event(std::uint64_t generation, WatchId id, int type) {
-  post([this, generation, id, type] {
-    (void)generation;
-    auto it = watches_.find(id);
-    if (it == watches_.end()) return;
-    WatchedEvent ev;
-    ev.path = it->second.path;
-    if (type == ZOO_CREATED_EVENT) ev.type = EventType::node_created;
-    else if (type == ZOO_DELETED_EVENT) ev.type = EventType::node_deleted;
-    else if (type == ZOO_CHANGED_EVENT) ev.type = EventType::node_data_changed;
-    else if (type == ZOO_CHILD_EVENT) ev.type = EventType::node_children_changed;
-    else ev.type = EventType::session_lost;  // ZOO_NOTWATCHING_EVENT: the watch is gone
-    auto cb = std::move(it->second.cb);
-    watches_.erase(it);
-    cb(ev);
-  });
+void CoreImpl::on_watch_event(WatchId id, EventType type) {
+  auto it = watches_.find(id);
+  if (it == watches_.end()) return;
+  WatchedEvent ev;
+  ev.path = it->second.path;
+  ev.type = type;
+  auto cb = std::move(it->second.cb);
+  watches_.erase(it);
+  cb(ev);
 }
 
 }  // namespace detail
