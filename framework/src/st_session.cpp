@@ -167,6 +167,7 @@ int send(zhandle_t* zh, Pending& p) {
           p.stats.assign(n, ::Stat{});
           p.cops.assign(n, zoo_op_t{});
           p.results.assign(n, zoo_op_result_t{});
+          p.path_bufs.reserve(n);  // the C client keeps pointers into them: no reallocation
           for (std::size_t i = 0; i < n; ++i) {
             const auto& op = r.ops[i];
             const char* path = op.path.c_str();
