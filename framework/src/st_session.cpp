@@ -169,14 +169,16 @@ int send(zhandle_t* zh, Pending& p) {
           p.results.assign(n, zoo_op_result_t{});
           p.path_bufs.reserve(n);  // the C client keeps pointers into them: no reallocation
           for (std::size_t i = 0; i < n; ++i) {
-            const auto& op = r.ops[i];
+            auto& op = r.ops[i];
             const char* path = op.path.c_str();
             // The C client truncates a created path to its buffer: room for the path, a sequence suffix, the
             // NUL.
             p.path_bufs.emplace_back(op.kind == Op::Kind::create ? op.path.size() + 11 + 1 : 0, '\0');
             switch (op.kind) {
               case Op::Kind::create:
-                p.cacls.push_back(std::make_unique<CAclVector>(op.acl ? *op.acl : open_acl_unsafe()));
+                // The ACL vector points into the op's ACL, which lives in `p` until the completion.
+                if (!op.acl) op.acl = open_acl_unsafe();
+                p.cacls.push_back(std::make_unique<CAclVector>(*op.acl));
                 zoo_create_op_init(&p.cops[i], path, op.data.data(), static_cast<int>(op.data.size()),
                                    p.cacls.back()->get(), to_c_mode(op.mode), p.path_bufs[i].data(),
                                    static_cast<int>(p.path_bufs[i].size()));
