@@ -1,0 +1,223 @@
+// The client's life: the I/O thread it runs on (made in the constructor, drained and joined in the
+// destructor), start (the first session), close (pending guaranteed deletes get their wait, then everything
+// pending ends with errc::closed), and the blocking waits and test hooks that go with them.
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "core_impl.hpp"
+#include "st_session.hpp"
+
+namespace zkr::detail {
+
+namespace {
+
+std::string local_address() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) return "127.0.0.1";
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  addrinfo* res = nullptr;
+  if (::getaddrinfo(host, nullptr, &hints, &res) != 0 || !res) return "127.0.0.1";
+  char buf[INET_ADDRSTRLEN] = {};
+  auto* sin = reinterpret_cast<sockaddr_in*>(res->ai_addr);
+  ::inet_ntop(AF_INET, &sin->sin_addr, buf, sizeof buf);
+  ::freeaddrinfo(res);
+  return buf;
+}
+
+bool valid_connect_string(std::string_view cs) {
+  // host:port[,host:port...][/chroot]; we accept a chroot suffix like the C client does.
+  if (cs.empty()) return false;
+  auto slash = cs.find('/');
+  auto hosts = cs.substr(0, slash);
+  if (hosts.empty()) return false;
+  while (!hosts.empty()) {
+    auto comma = hosts.find(',');
+    auto one = hosts.substr(0, comma);
+    auto colon = one.rfind(':');
+    if (colon == std::string_view::npos || colon == 0 || colon + 1 == one.size()) return false;
+    const auto digits = one.substr(colon + 1);
+    if (digits.size() > 5) return false;
+    int port = 0;
+    for (char c : digits) {
+      if (c < '0' || c > '9') return false;
+      port = port * 10 + (c - '0');
+    }
+    if (port < 1 || port > 65535) return false;  // the C client would silently truncate it
+    if (comma == std::string_view::npos) break;
+    hosts.remove_prefix(comma + 1);
+    if (hosts.empty()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+CoreImpl::CoreImpl(ClientConfig cfg)
+    : rt_(std::make_shared<IoRuntime>()),
+      cfg_(std::move(cfg)),
+      suspended_timer_(rt_->ioc),
+      listener_strand_(asio::make_strand(cfg_.executor ? *cfg_.executor
+                                                       : asio::any_io_executor(rt_->ioc.get_executor()))) {
+  log_ = cfg_.logger;
+  if (!log_) {
+    log_ = std::make_shared<spdlog::logger>("zkrecipes",
+                                            std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+    log_->set_level(spdlog::level::warn);
+  }
+  if (!cfg_.retry_policy) cfg_.retry_policy = std::make_shared<ExponentialBackoffRetry>(Millis(1000), 3);
+  default_data_ = cfg_.default_data ? *cfg_.default_data : local_address();
+  if (!cfg_.namespace_name.empty()) ns_prefix_ = "/" + cfg_.namespace_name;
+  completion_ex_ = cfg_.executor ? *cfg_.executor : asio::any_io_executor(rt_->ioc.get_executor());
+  negotiated_timeout_ms_ = static_cast<int>(cfg_.session_timeout.count());
+  work_.emplace(rt_->ioc.get_executor());
+  session_ = std::make_unique<StSession>(rt_->ioc, cfg_, *log_, *this);
+  std::promise<void> ready;
+  auto fut = ready.get_future();
+  rt_->thread = std::thread([rt = rt_, log = log_.get(), &ready] {
+    rt->thread_id = std::this_thread::get_id();
+    set_thread_log_target(log);
+    ready.set_value();
+    for (;;) {
+      try {
+        rt->ioc.run();
+        break;
+      } catch (const std::exception& e) {
+        // A handler threw (a user callback on our executor): log and keep the loop alive.
+        set_thread_log_target(nullptr);
+        std::fprintf(stderr, "zkrecipes: exception escaped a handler on the I/O thread: %s\n", e.what());
+      }
+    }
+    rt->ran_out.set_value();
+  });
+  fut.wait();
+}
+
+CoreImpl::~CoreImpl() {
+  close();
+  work_.reset();
+  if (!rt_->thread.joinable()) return;
+  if (running_in_io_thread()) {
+    // Handlers still queued would run after this object is gone: drop them.
+    rt_->ioc.stop();
+    rt_->thread.detach();  // the thread holds the runtime alive until it returns
+    return;
+  }
+  // Let the queue drain instead of stopping it: close() queued completions (errc::closed) that queue the
+  // callers' handlers in turn, and those must run. close() cancelled our timers and the socket wait, so the
+  // loop runs out of work once drained; what still holds it after two seconds (a caller's timer on our
+  // executor) is dropped.
+  if (rt_->ran_out.get_future().wait_for(std::chrono::seconds(2)) != std::future_status::ready) {
+    log_->warn("the I/O thread still had work two seconds after close; dropping it");
+    rt_->ioc.stop();
+  }
+  rt_->thread.join();
+}
+
+error_code CoreImpl::start() {
+  if (closed_) return errc::closed;
+  if (!valid_connect_string(cfg_.connect_string)) return errc::invalid_connect_string;
+  if (cfg_.handshake_timeout < std::chrono::milliseconds::zero()) return errc::invalid_argument;
+  if (!cfg_.namespace_name.empty() && path_error(ns_prefix_)) return errc::invalid_path;
+  if (started_.exchange(true)) return {};
+  error_code ec;
+  run_blocking_void(
+      *this,
+      [this](VoidCallback done) {
+        // A close() that raced this start() (and saw it not started) finishes nothing: open no handle.
+        if (closed_) return done(errc::closed);
+        done(session_->open() ? error_code{} : error_code(errc::invalid_connect_string));
+      },
+      ec);
+  if (ec) started_ = false;
+  return ec;
+}
+
+void CoreImpl::close() noexcept {
+  if (!started_) {
+    closed_ = true;
+    // A start() that set started_ before this store may have checked closed_ before it too, and opened a
+    // handle: finish as a started client. One that set it after sees closed_ and opens none.
+    if (!started_) return;
+  }
+  // Give pending guaranteed deletes up to max_close_wait while the client still runs: once closed_ is set
+  // they are dropped at their next step (and with_retry/when_connected refuse to run), so waiting afterwards
+  // would only wait for them to give up.
+  if (!running_in_io_thread()) {
+    const auto deadline = Clock::now() + cfg_.max_close_wait;
+    while (pending_delete_count_ > 0 && !closed_ && Clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (finishing_.exchange(true)) return;
+  closed_ = true;
+  auto finish = [this] {
+    suspended_timer_.cancel();
+    for (auto& [id, t] : sleepers_) t->cancel();
+    fail_connection_waiters();
+    auto ns_waiters = std::move(ns_waiters_);
+    for (auto& k : ns_waiters) post([k = std::move(k)]() mutable { k(ZCLOSING); });
+    end_session();
+    fail_all_watches();
+    session_id_ = 0;
+    { std::lock_guard lk(state_mu_); }
+    state_cv_.notify_all();
+  };
+  if (running_in_io_thread()) {
+    finish();
+    return;
+  }
+  if (pending_delete_count_ > 0)
+    log_->warn(
+        "closing with {} guaranteed delete(s) still pending; the server removes ephemeral ones with the "
+        "session",
+        pending_delete_count_.load());
+  std::promise<void> done;
+  auto fut = done.get_future();
+  // finish() queues the completions of what it cancels (connection waiters, sleeping retries, requests failed
+  // by the handle close). Signal from a handler queued after them, so that they have run (pending guaranteed
+  // deletes have given up, pending_guaranteed_deletes() is 0) when close() returns. It must be posted from
+  // the I/O thread: with a concurrency hint of 1, what a handler posts is queued only when that handler
+  // returns, so a post from this thread could overtake it.
+  post([&] {
+    finish();
+    post([&] { done.set_value(); });
+  });
+  fut.wait();
+}
+
+bool CoreImpl::block_until_connected(std::chrono::milliseconds timeout) {
+  std::unique_lock lk(state_mu_);
+  return state_cv_.wait_for(lk, timeout, [&] {
+    return connected_.load() || closed_.load() || auth_failed_.load();
+  }) && connected_;
+}
+
+error_code CoreImpl::inject_session_expiration() {
+  if (closed_) return errc::closed;
+  if (!started_) return errc::not_started;
+  // Like ZooKeeper's Java testable hook: the client ends its own session (closeSession from the connection
+  // that owns it, so the server deletes its ephemeral nodes at once), reports LOST, and starts a new session.
+  // Doing it from a second handle on the same session id races with our own reconnect (the session moves back
+  // and the second handle's close is refused).
+  if (closed_) return errc::closed;
+  if (!started_) return errc::not_started;
+  error_code ec;
+  run_blocking_void(
+      *this,
+      [this](VoidCallback done) {
+        if (!session_->is_open())
+          return done(auth_failed_ ? error_code(zk_errc::auth_failed) : error_code(errc::closed));
+        handle_session_lost("session expiration injected");
+        done({});
+      },
+      ec);
+  return ec;
+}
+
+}  // namespace zkr::detail

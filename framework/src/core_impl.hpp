@@ -1,0 +1,268 @@
+#pragma once
+// The client's engine room (`CoreImpl`, private to framework/src): one object per client, its members defined
+// by concern across the files named below. Everything runs on the client's I/O thread unless a member says
+// otherwise. It talks to ZooKeeper only through the session seam (session.hpp).
+//
+//   client.cpp                    the I/O thread and the client's life: construction, start, close
+//   connection_state_machine.cpp  session events to connection states (SUSPENDED, LOST, ...), listeners,
+//                                 waits for the connection
+//   retry_loop.cpp                Curator's RetryLoop: the connection wait, the policy's sleeps, stops
+//   namespace_acl.cpp             the namespace (its paths and its lazily made root), ACLs, parents (mkdirs)
+//   protected_create.cpp          create, with protection: the GUID-named node found again or swept up
+//   guaranteed_delete.cpp         delete, with the guarantee: the background delete, deletes from the caller
+//   operations.cpp                exists, get_data, get_children, set_data, multi, sync
+//   watch_registry.cpp            the one-shot watches and their events
+//   st_session.cpp                the session over the single-threaded C client (the pump)
+//   curator_framework.cpp         the public twins of CuratorFramework over this
+
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+#include <zkr/framework/curator_framework.hpp>
+#include <zkr/framework/paths.hpp>
+
+#include "session.hpp"
+#include "zk_glue.hpp"
+
+namespace zkr::detail {
+
+namespace asio = boost::asio;
+
+using Clock = std::chrono::steady_clock;
+
+/// Internal result code: no connection within the connection timeout (mapped to errc::connection_timeout).
+inline constexpr int kConnectionTimeoutRc = -100000;
+/// Internal result code: the operation's stop was requested before a try (mapped to operation_aborted).
+inline constexpr int kAbortedRc = -100001;
+
+struct IoRuntime {
+  asio::io_context ioc{1};
+  std::thread thread;
+  std::thread::id thread_id;
+  std::promise<void> ran_out;  // set when ioc.run() has returned for good
+};
+
+class CoreImpl final : public Core, public SessionEvents, public std::enable_shared_from_this<CoreImpl> {
+ public:
+  friend class zkr::CuratorFramework;  // async_block_until_connected waits through when_connected
+  explicit CoreImpl(ClientConfig cfg);
+  ~CoreImpl() override;
+
+  // Core
+  asio::io_context::executor_type io_executor() noexcept override { return rt_->ioc.get_executor(); }
+  asio::any_io_executor completion_executor() noexcept override { return completion_ex_; }
+  bool running_in_io_thread() const noexcept override { return std::this_thread::get_id() == rt_->thread_id; }
+  const std::shared_ptr<spdlog::logger>& logger() const noexcept override { return log_; }
+  const RetryPolicy& retry_policy() const noexcept override { return *cfg_.retry_policy; }
+  const std::string& default_data() const noexcept override { return default_data_; }
+  bool use_container_parents() const noexcept override { return cfg_.use_container_parents; }
+  bool is_open() const noexcept override { return started_ && !closed_; }
+  std::int64_t session_id() const noexcept override { return session_id_; }
+  bool is_connected() const noexcept override { return connected_; }
+  std::chrono::milliseconds session_timeout() const noexcept override {
+    return std::chrono::milliseconds(negotiated_timeout_ms_.load());
+  }
+
+  void create(std::string path, CreateOptions options, CreateCallback cb, RequestOptions ro) override;
+  bool remove_from_caller(std::vector<std::string> paths, VoidCallback& cb) override;
+  void remove(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb,
+              RequestOptions ro) override;
+  WatchId exists(std::string path, WatchCallback watch, StatCallback cb, RequestOptions ro) override;
+  WatchId get_data(std::string path, WatchCallback watch, DataCallback cb, RequestOptions ro) override;
+  WatchId get_children(std::string path, WatchCallback watch, ChildrenCallback cb,
+                       RequestOptions ro) override;
+  void set_data(std::string path, std::string data, int version, StatCallback cb, RequestOptions ro) override;
+  void multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) override;
+  void sync(std::string path, VoidCallback cb, RequestOptions ro) override;
+  void remove_watch(WatchId id) override;
+  /// Registers `watch` (none: returns 0) for the requests that set it on `path` (watch_registry.cpp).
+  WatchId add_watch(WatchCallback watch, const std::string& path, zk::WatchKind kind);
+  std::uint64_t add_state_listener(StateCallback cb) override;
+  void remove_state_listener(std::uint64_t id) override;
+
+  // Client-level (any thread)
+  error_code start();
+  void close() noexcept;
+  bool block_until_connected(std::chrono::milliseconds timeout);
+  std::uint64_t add_public_listener(ConnectionStateListener l);
+  void remove_public_listener(std::uint64_t id);
+  std::size_t pending_deletes() const { return pending_delete_count_; }
+  const ClientConfig& config() const { return cfg_; }
+  void remove_all_watches(std::string path, VoidCallback cb) override;
+  void delete_children_then(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb,
+                            StopPtr stop = {});
+  error_code inject_session_expiration();
+
+  // SessionEvents
+  void on_session_state(SessionState state) override;
+  void on_watch_event(WatchId id, EventType type) override;
+  void on_auth_failed() override { handle_auth_failed(); }
+  bool believes_connected() const override { return connected_; }
+  /// What a request gets when there is no session: the client closed, auth failed, or the session is being
+  /// replaced after a loss.
+  int no_session_rc() const override {
+    return closed_ ? ZCLOSING : auth_failed_ ? ZAUTHFAILED : ZSESSIONEXPIRED;
+  }
+
+ private:
+  using Attempt = unique_function<void(unique_function<void(int)>)>;
+  template <class F>
+  void post(F&& f) {
+    asio::post(rt_->ioc, std::forward<F>(f));
+  }
+  template <class Cb, class... A>
+  void post_result(Cb cb, A... a) {
+    post([cb = std::move(cb), ... a = std::move(a)]() mutable { cb(std::move(a)...); });
+  }
+
+  // connection_state_machine.cpp
+  void emit(ConnectionState s);
+  void handle_session_lost(const char* why);
+  void handle_auth_failed();
+  /// Ends the session (pending requests complete with ZCLOSING).
+  void end_session();
+  void fail_connection_waiters();
+  /// Calls `k(true)` once connected, `k(false)` after `timeout` or on close; returns an id for
+  /// `cancel_connection_wait` (0 when `k` was posted at once).
+  std::uint64_t when_connected(std::chrono::milliseconds timeout, unique_function<void(bool)> k);
+  /// Ends a wait of `when_connected` early: its `k(false)` runs now.
+  void cancel_connection_wait(std::uint64_t id);
+
+  // retry_loop.cpp
+  struct RetryState;
+  /// Runs `attempt` under the retry policy (when `ro.retry`) after the connection wait; `done(rc)` once.
+  void with_retry(const RequestOptions& ro, std::shared_ptr<Attempt> attempt,
+                  unique_function<void(int)> done);
+  error_code map_rc(int rc) const {
+    if (rc == ZCLOSING) return closed_ ? error_code(errc::closed) : error_code(zk_errc::session_expired);
+    if (rc == kConnectionTimeoutRc) return errc::connection_timeout;
+    if (rc == kAbortedRc) return asio::error::operation_aborted;
+    return zk_error(rc);
+  }
+  /// Sleeping timers (retries, background deletes), cancelled all at once by a close or an auth failure.
+  std::uint64_t add_sleeper(asio::steady_timer* t);
+  void remove_sleeper(std::uint64_t id);
+
+  // namespace_acl.cpp
+  std::string fix(std::string_view path) const;
+  std::string unfix(std::string_view path) const;
+  AclList acl_for(const std::string& full_path, const std::optional<AclList>& explicit_acl) const;
+  error_code gate(std::string_view path, bool sequential = false) const;
+  /// `attempt` preceded by the creation of the namespace, until that has succeeded once: it then runs under
+  /// the operation's retry loop, after its connection wait (Curator's NamespaceImpl uses callWithRetry).
+  /// `root_gone(rc)` says whether a try's failure may mean that the namespace's root no longer exists (a
+  /// create right under it failed with no node): a container root is deleted by the server once it is empty.
+  /// The root is then made again and the try repeated once. Curator makes the root only once.
+  std::shared_ptr<Attempt> in_namespace(std::shared_ptr<Attempt> attempt,
+                                        std::function<bool(int)> root_gone = nullptr);
+  /// Whether `full_path` names a node right under the namespace's root (never without a namespace).
+  bool under_namespace_root(const std::string& full_path) const {
+    return !ns_prefix_.empty() && parent_path(full_path) == ns_prefix_;
+  }
+  void ensure_namespace(unique_function<void(int)> k);
+  void mkdirs(std::string full_path, bool make_last, bool containers, unique_function<void(int)> k);
+  void mkdirs_down(std::shared_ptr<std::vector<std::string>> todo, std::size_t i, bool containers,
+                   unique_function<void(int)> k);
+  void mkdirs_probe(std::shared_ptr<std::vector<std::string>> todo, std::size_t n, bool containers,
+                    unique_function<void(int)> k);
+
+  // operations.cpp
+  /// A read (`Request`: zk::Exists, GetData, GetChildren) under the namespace and the retry loop, `fill`ing
+  /// `Result` from the reply; its watch is registered first and forgotten when the read fails (but for
+  /// no-node when `keep_watch_on_no_node`).
+  template <class Request, class Result, class Fill>
+  WatchId read(std::string path, WatchCallback watch, zk::WatchKind kind, bool keep_watch_on_no_node,
+               unique_function<void(error_code, Result)> cb, RequestOptions ro, Fill fill);
+
+  // protected_create.cpp
+  void find_protected(std::string full_path, std::string protected_id, bool ephemeral,
+                      unique_function<void(int, std::optional<CreateResult>)> k);
+  void find_and_delete_in_background(std::string parent_full, std::string protected_id, int attempt);
+
+  // guaranteed_delete.cpp
+  void background_delete(std::string full_path, int attempt);
+
+  // watch_registry.cpp
+  struct WatchEntry {
+    WatchCallback cb;
+    std::string path;  // un-namespaced
+    zk::WatchKind kind = zk::WatchKind::data;
+  };
+  void fail_all_watches();
+
+  // client.cpp: the I/O thread, the configuration, the client's life
+  std::shared_ptr<IoRuntime> rt_;  // first: outlives everything bound to the io_context
+  ClientConfig cfg_;
+  std::shared_ptr<spdlog::logger> log_;
+  std::string default_data_;
+  std::string ns_prefix_;  // "/ns" or ""
+  asio::any_io_executor completion_ex_;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
+  std::atomic<bool> started_{false};
+  std::atomic<bool> closed_{false};
+  std::atomic<bool> finishing_{false};  // close() has begun its work (once)
+
+  // connection_state_machine.cpp (the atomics: read on any thread)
+  std::atomic<bool> connected_{false};
+  std::atomic<bool> auth_failed_{false};  // the server refused our auth info: the session is over for good
+  std::atomic<std::int64_t> session_id_{0};
+  std::atomic<int> negotiated_timeout_ms_{0};
+  std::unique_ptr<Session> session_;  // after rt_: its timers and socket are bound to the io_context
+  asio::steady_timer suspended_timer_;
+  std::optional<ConnectionState> last_state_;
+  bool ever_connected_ = false;  // read-write: the first gives CONNECTED, later ones RECONNECTED
+  bool was_connected_ = false;   // read-write or read-only: a disconnect is SUSPENDED from then on
+  // shared: a listener that removes itself while it runs must not destroy its own closure (emit)
+  std::map<std::uint64_t, std::shared_ptr<StateCallback>> state_listeners_;
+  std::uint64_t next_listener_id_ = 1;
+  struct ConnWaiter {
+    unique_function<void(bool)> k;
+    std::unique_ptr<asio::steady_timer> timer;
+  };
+  std::map<std::uint64_t, ConnWaiter> conn_waiters_;
+  std::uint64_t next_waiter_id_ = 1;
+  // the public listeners and the blocking waits (any thread)
+  mutable std::mutex pub_mu_;
+  std::map<std::uint64_t, ConnectionStateListener> public_listeners_;
+  std::uint64_t next_public_id_ = 1;
+  asio::strand<asio::any_io_executor> listener_strand_;
+  std::mutex state_mu_;
+  std::condition_variable state_cv_;
+
+  // retry_loop.cpp
+  std::map<std::uint64_t, asio::steady_timer*> sleepers_;
+  std::uint64_t next_sleeper_id_ = 1;
+
+  // namespace_acl.cpp
+  bool ns_ready_ = false;
+  bool ns_in_progress_ = false;
+  std::vector<unique_function<void(int)>> ns_waiters_;
+
+  // guaranteed_delete.cpp (the count: read on any thread)
+  std::atomic<std::size_t> pending_delete_count_{0};
+  std::multiset<std::string> pending_deletes_;
+
+  // watch_registry.cpp
+  std::unordered_map<WatchId, WatchEntry> watches_;
+  WatchId next_watch_id_ = 1;
+};
+
+}  // namespace zkr::detail

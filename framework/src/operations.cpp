@@ -1,0 +1,141 @@
+// The plain operations: the reads (exists, get_data, get_children, each with its optional one-shot watch),
+// and set_data, multi and sync. Each is one request under the namespace and the retry loop; create and
+// delete, which carry more, are in protected_create.cpp and guaranteed_delete.cpp.
+
+#include "core_impl.hpp"
+
+namespace zkr::detail {
+
+template <class Request, class Result, class Fill>
+WatchId CoreImpl::read(std::string path, WatchCallback watch, zk::WatchKind kind, bool keep_watch_on_no_node,
+                       unique_function<void(error_code, Result)> cb, RequestOptions ro, Fill fill) {
+  if (auto ec = gate(path)) {
+    post_result(std::move(cb), ec, Result{});
+    return 0;
+  }
+  const WatchId id = add_watch(std::move(watch), path, kind);
+  auto full = fix(path);
+  auto result = std::make_shared<Result>();
+  auto attempt = std::make_shared<Attempt>([this, full, id, result, fill](unique_function<void(int)> k) {
+    session_->submit(Request{full, id}, [result, fill, k = std::move(k)](zk::Reply r) mutable {
+      fill(*result, r);
+      k(r.rc);
+    });
+  });
+  with_retry(ro, in_namespace(std::move(attempt)),
+             [this, id, keep_watch_on_no_node, result, cb = std::move(cb)](int rc) mutable {
+               if (rc != ZOK && !(keep_watch_on_no_node && rc == ZNONODE)) watches_.erase(id);
+               cb(map_rc(rc), std::move(*result));
+             });
+  return id;
+}
+
+WatchId CoreImpl::exists(std::string path, WatchCallback watch, StatCallback cb, RequestOptions ro) {
+  // An exists watch stays on no-node: it waits for the node's create.
+  return read<zk::Exists>(std::move(path), std::move(watch), zk::WatchKind::data, true, std::move(cb), ro,
+                          [](zkr::Stat& s, zk::Reply& r) { s = r.stat; });
+}
+
+WatchId CoreImpl::get_data(std::string path, WatchCallback watch, DataCallback cb, RequestOptions ro) {
+  return read<zk::GetData>(std::move(path), std::move(watch), zk::WatchKind::data, false, std::move(cb), ro,
+                           [](NodeData& d, zk::Reply& r) {
+                             d.data = std::move(r.data);
+                             d.stat = r.stat;
+                           });
+}
+
+WatchId CoreImpl::get_children(std::string path, WatchCallback watch, ChildrenCallback cb,
+                               RequestOptions ro) {
+  return read<zk::GetChildren>(std::move(path), std::move(watch), zk::WatchKind::children, false,
+                               std::move(cb), ro, [](Children& c, zk::Reply& r) {
+                                 c.names = std::move(r.children);
+                                 c.stat = r.stat;
+                               });
+}
+
+void CoreImpl::set_data(std::string path, std::string data, int version, StatCallback cb, RequestOptions ro) {
+  if (auto ec = gate(path)) return post_result(std::move(cb), ec, zkr::Stat{});
+  if (data.size() > cfg_.max_data_size)
+    return post_result(std::move(cb), error_code(errc::data_too_large), zkr::Stat{});
+  auto full = fix(path);
+  auto result = std::make_shared<zkr::Stat>();
+  auto d = std::make_shared<std::string>(std::move(data));
+  auto attempt = std::make_shared<Attempt>([this, full, d, version, result](unique_function<void(int)> k) {
+    session_->submit(zk::SetData{full, *d, version}, [result, k = std::move(k)](zk::Reply r) mutable {
+      *result = r.stat;
+      k(r.rc);
+    });
+  });
+  with_retry(ro, in_namespace(std::move(attempt)),
+             [this, result, cb = std::move(cb)](int rc) mutable { cb(map_rc(rc), *result); });
+}
+
+void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) {
+  if (closed_) return post_result(std::move(cb), error_code(errc::closed), std::vector<OpResult>{});
+  if (!started_) return post_result(std::move(cb), error_code(errc::not_started), std::vector<OpResult>{});
+  for (auto& op : ops) {
+    // The C client 3.8 misreads multi replies for container and TTL creates: refuse them here.
+    if (op.kind == Op::Kind::create &&
+        (op.mode == CreateMode::container || op.mode == CreateMode::persistent_with_ttl ||
+         op.mode == CreateMode::persistent_sequential_with_ttl))
+      return post_result(std::move(cb), error_code(errc::invalid_argument), std::vector<OpResult>{});
+    if (path_error(op.path, op.kind == Op::Kind::create && is_sequential(op.mode)))
+      return post_result(std::move(cb), error_code(errc::invalid_path), std::vector<OpResult>{});
+    if (op.data.size() > cfg_.max_data_size)
+      return post_result(std::move(cb), error_code(errc::data_too_large), std::vector<OpResult>{});
+  }
+  if (ops.empty()) return post_result(std::move(cb), error_code{}, std::vector<OpResult>{});
+  struct MultiState {
+    std::vector<Op> ops;            // as given (un-namespaced)
+    std::vector<std::string> full;  // their full paths
+    std::vector<OpResult> out;
+    std::vector<error_code> errors;  // the last try's per-op errors (none when it was never sent)
+  };
+  auto st = std::make_shared<MultiState>();
+  st->ops = std::move(ops);
+  for (const auto& op : st->ops) st->full.push_back(fix(op.path));
+  auto attempt = std::make_shared<Attempt>([this, st](unique_function<void(int)> k) {
+    zk::Multi request;
+    request.ops.reserve(st->ops.size());
+    for (std::size_t i = 0; i < st->ops.size(); ++i) {
+      auto& op = request.ops.emplace_back(st->ops[i]);
+      op.path = st->full[i];
+      op.acl = acl_for(op.path, st->ops[i].acl);  // asked again on each try
+    }
+    st->errors.clear();
+    session_->submit(std::move(request), [st, k = std::move(k)](zk::Reply r) mutable {
+      if (!r.results.empty()) {
+        for (const auto& o : r.results) st->errors.push_back(o.ec);
+        st->out = std::move(r.results);
+      }
+      k(r.rc);
+    });
+  });
+  // A transaction fails as a whole with the first failing operation's error: the root may be gone when that
+  // operation is a create right under it.
+  std::function<bool(int)> root_gone = [this, st](int rc) {
+    if (rc != ZNONODE) return false;
+    for (std::size_t i = 0; i < st->errors.size(); ++i)
+      if (st->errors[i] == zk_errc::no_node)
+        return st->ops[i].kind == Op::Kind::create && under_namespace_root(st->full[i]);
+    return false;
+  };
+  auto tried = in_namespace(std::move(attempt), std::move(root_gone));
+  with_retry(ro, std::move(tried), [this, st, cb = std::move(cb)](int rc) mutable {
+    for (auto& o : st->out)
+      if (!o.path.empty()) o.path = unfix(o.path);
+    cb(map_rc(rc), std::move(st->out));
+  });
+}
+
+void CoreImpl::sync(std::string path, VoidCallback cb, RequestOptions ro) {
+  if (auto ec = gate(path)) return post_result(std::move(cb), ec);
+  auto full = fix(path);
+  auto attempt = std::make_shared<Attempt>([this, full](unique_function<void(int)> k) {
+    session_->submit(zk::Sync{full}, [k = std::move(k)](zk::Reply r) mutable { k(r.rc); });
+  });
+  with_retry(ro, in_namespace(std::move(attempt)),
+             [this, cb = std::move(cb)](int rc) mutable { cb(map_rc(rc)); });
+}
+
+}  // namespace zkr::detail

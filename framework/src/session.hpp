@@ -1,0 +1,121 @@
+#pragma once
+// The session seam: what the framework above needs from a ZooKeeper client library. "Send this request, call
+// me with its reply" (`Session::submit`, one path for every request type) and "the session changed / a watch
+// fired" (`SessionEvents`). Everything above it (the connection-state machine, the retry loop, namespaces,
+// protected create, guaranteed delete, the watch registry) talks to ZooKeeper only through it; only an
+// implementation of it calls the C client's zoo_a* functions. Today's implementation is `StSession`
+// (st_session.hpp): the single-threaded C client driven from the client's Asio I/O thread.
+//
+// Threading: every member is called on the client's I/O thread (`submit_from_caller` excepted), and every
+// reply and event is delivered there, in a handler of its own, never inline from the call that caused it.
+// Paths are full (the namespace applied); result codes are ZooKeeper's (ZOK, ZNONODE, ...).
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+#include <zkr/framework/detail/core.hpp>
+#include <zkr/framework/types.hpp>
+
+namespace zkr::detail {
+
+/// The requests, one description per ZooKeeper request type.
+namespace zk {
+struct Create {
+  std::string path;
+  std::string data;
+  AclList acl;
+  CreateMode mode = CreateMode::persistent;
+  std::int64_t ttl_ms = 0;  // TTL modes only
+};
+struct Delete {
+  std::string path;
+  int version = -1;
+};
+/// `watch` != 0 sets a one-shot watch reported as `SessionEvents::on_watch_event(watch, ...)`.
+struct Exists {
+  std::string path;
+  WatchId watch = 0;
+};
+struct GetData {
+  std::string path;
+  WatchId watch = 0;
+};
+struct GetChildren {
+  std::string path;
+  WatchId watch = 0;
+};
+struct SetData {
+  std::string path;
+  std::string data;
+  int version = -1;
+};
+/// Every op's path full and its ACL resolved.
+struct Multi {
+  std::vector<Op> ops;
+};
+struct Sync {
+  std::string path;
+};
+enum class WatchKind { data, children, any };
+/// `watch` != 0: that one watch of ours on `path` (of `kind`); 0: every watch of `kind` on `path`.
+struct RemoveWatches {
+  std::string path;
+  WatchKind kind = WatchKind::any;
+  WatchId watch = 0;
+};
+using Request =
+    std::variant<Create, Delete, Exists, GetData, GetChildren, SetData, Multi, Sync, RemoveWatches>;
+
+/// A reply; which fields beyond `rc` are filled depends on the request (and on success).
+struct Reply {
+  int rc = 0;                         // ZooKeeper's result code
+  std::string path;                   // Create: the created path
+  std::string data;                   // GetData
+  std::vector<std::string> children;  // GetChildren
+  Stat stat;                          // Create, Exists, GetData, GetChildren, SetData
+  /// Multi: one per op, when the server answered (empty when the request was never sent).
+  std::vector<OpResult> results;
+};
+using ReplyCallback = unique_function<void(Reply)>;
+}  // namespace zk
+
+/// The session's state as its client library reports it.
+enum class SessionState { connecting, connected, read_only, expired, auth_failed };
+
+/// What a session reports to the framework above it (I/O thread, in handlers of their own).
+class SessionEvents {
+ public:
+  virtual ~SessionEvents() = default;
+  virtual void on_session_state(SessionState state) = 0;
+  /// A one-shot watch set by a request fired (`node_*`), or is gone (`session_lost`).
+  virtual void on_watch_event(WatchId watch, EventType type) = 0;
+  /// The server refused our auth info: the session is over for good (called from inside the session's work).
+  virtual void on_auth_failed() = 0;
+  /// Whether the framework counts the session as connected now (the session reports a silent disconnect).
+  virtual bool believes_connected() const = 0;
+  /// The code a request gets while there is no session (closed, auth failed, being replaced).
+  virtual int no_session_rc() const = 0;
+};
+
+class Session {
+ public:
+  virtual ~Session() = default;
+  /// Starts a new session (connecting in the background); false when the client library refused.
+  virtual bool open() = 0;
+  /// Ends the session; every pending request completes (ZCLOSING). No-op without one.
+  virtual void close() = 0;
+  /// Whether a session is open (between `open` and `close`).
+  virtual bool is_open() const = 0;
+  /// Sends `request`; `reply` runs once with its reply (posted; an empty `reply` is not called).
+  virtual void submit(zk::Request request, zk::ReplyCallback reply) = 0;
+  /// `submit` from a thread other than the I/O thread, for a `Delete` or a `Multi` only: sends at once from
+  /// the calling thread. False (and `reply` left untouched) when it cannot send; `reply` runs on the I/O
+  /// thread.
+  virtual bool submit_from_caller(zk::Request& request, zk::ReplyCallback& reply) = 0;
+  /// The session id and the negotiated session timeout, once connected.
+  virtual std::int64_t session_id() const = 0;
+  virtual int negotiated_timeout_ms() const = 0;
+};
+
+}  // namespace zkr::detail
