@@ -11,7 +11,6 @@
 #include <cstdio>
 
 #include "core_impl.hpp"
-#include "st_session.hpp"
 
 namespace zkr::detail {
 
@@ -59,7 +58,7 @@ bool valid_connect_string(std::string_view cs) {
 
 }  // namespace
 
-CoreImpl::CoreImpl(ClientConfig cfg)
+CoreImpl::CoreImpl(ClientConfig cfg, const SessionFactory& make_session)
     : rt_(std::make_shared<IoRuntime>()),
       cfg_(std::move(cfg)),
       suspended_timer_(rt_->ioc),
@@ -77,7 +76,7 @@ CoreImpl::CoreImpl(ClientConfig cfg)
   completion_ex_ = cfg_.executor ? *cfg_.executor : asio::any_io_executor(rt_->ioc.get_executor());
   negotiated_timeout_ms_ = static_cast<int>(cfg_.session_timeout.count());
   work_.emplace(rt_->ioc.get_executor());
-  session_ = std::make_unique<StSession>(rt_->ioc, cfg_, *log_, *this);
+  session_ = make_session(rt_->ioc, cfg_, *log_, *this);
   std::promise<void> ready;
   auto fut = ready.get_future();
   rt_->thread = std::thread([rt = rt_, log = log_.get(), &ready] {

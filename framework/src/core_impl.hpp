@@ -63,7 +63,9 @@ struct IoRuntime {
 class CoreImpl final : public Core, public SessionEvents, public std::enable_shared_from_this<CoreImpl> {
  public:
   friend class zkr::CuratorFramework;  // async_block_until_connected waits through when_connected
-  explicit CoreImpl(ClientConfig cfg);
+  explicit CoreImpl(ClientConfig cfg) : CoreImpl(std::move(cfg), make_default_session) {}
+  /// A client over the session `make_session` makes (tests: a fake session).
+  CoreImpl(ClientConfig cfg, const SessionFactory& make_session);
   ~CoreImpl() override;
 
   // Core

@@ -11,11 +11,24 @@
 // Paths are full (the namespace applied); result codes are ZooKeeper's (ZOK, ZNONODE, ...).
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
 #include <zkr/framework/detail/core.hpp>
 #include <zkr/framework/types.hpp>
+
+namespace spdlog {
+class logger;
+}
+namespace boost::asio {
+class io_context;
+}
+
+namespace zkr {
+struct ClientConfig;
+}
 
 namespace zkr::detail {
 
@@ -117,5 +130,15 @@ class Session {
   virtual std::int64_t session_id() const = 0;
   virtual int negotiated_timeout_ms() const = 0;
 };
+
+/// Makes a client's session. `config`, `log` and `events` outlive it; it delivers on `ioc`'s (single) thread.
+using SessionFactory = std::function<std::unique_ptr<Session>(boost::asio::io_context& ioc,
+                                                              const ClientConfig& config, spdlog::logger& log,
+                                                              SessionEvents& events)>;
+
+/// The session over the C client this build links (`ZKR_ZOOKEEPER_CLIENT`): defined by that flavour's
+/// transport.
+std::unique_ptr<Session> make_default_session(boost::asio::io_context& ioc, const ClientConfig& config,
+                                              spdlog::logger& log, SessionEvents& events);
 
 }  // namespace zkr::detail

@@ -212,6 +212,11 @@ int send(zhandle_t* zh, Pending& p) {
 
 }  // namespace
 
+std::unique_ptr<Session> make_default_session(asio::io_context& ioc, const ClientConfig& config,
+                                              spdlog::logger& log, SessionEvents& events) {
+  return std::make_unique<StSession>(ioc, config, log, events);
+}
+
 StSession::StSession(asio::io_context& ioc, const ClientConfig& config, spdlog::logger& log,
                      SessionEvents& events)
     : ioc_(ioc), cfg_(config), log_(log), events_(events), sd_(ioc), pump_timer_(ioc) {
