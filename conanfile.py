@@ -4,20 +4,14 @@
     conan create . -o zkrecipes/*:zookeeper_client=system-st
 
 About the ZooKeeper C client flavour
------------------------------------
-zkrecipes drives the *single-threaded* C client (libzookeeper_st: zookeeper_interest/zookeeper_process) from its
-own Asio event loop. Conan Center's ``zookeeper-client-c`` is the *multi-threaded* build: upstream compiles it with
-``-DTHREADED`` (WANT_SYNCAPI=ON), the recipe does not export that define, and ``zookeeper.h`` declares the sync API
-only under ``#ifdef THREADED`` -- while it declares zookeeper_interest/zookeeper_process only under
-``#ifndef THREADED``. So:
+------------------------------------
+zkrecipes runs over either flavour of the ZooKeeper C client (docs/architecture.md, "Two C clients"):
 
-* ``zookeeper_client=system-st`` (default): links the system's libzookeeper_st (Debian/Ubuntu:
-  libzookeeper-st-dev) found by cmake/FindZooKeeper.cmake; THREADED is not defined.
-* ``zookeeper_client=conan-mt``: requires zookeeper-client-c/3.8.1 and defines ``THREADED`` (for our build through
-  cmake/ZkrConanZooKeeper.cmake, and for consumers through the framework component). The framework's event loop
-  needs zookeeper_interest/zookeeper_process, which that header hides under THREADED, so this configuration is
-  refused in validate() until Conan Center ships a single-threaded build of the client (kept so the wiring is
-  ready; see docs/architecture.md for why zkrecipes drives the single-threaded client).
+* ``zookeeper_client=conan-mt`` (default): requires Conan Center's ``zookeeper-client-c``, the multi-threaded
+  build of the client. That package does not export the ``THREADED`` define its header needs;
+  cmake/ZkrConanZooKeeper.cmake adds it for our build and chooses the multi-threaded session.
+* ``zookeeper_client=system-st``: links the system's single-threaded libzookeeper_st (Debian/Ubuntu:
+  libzookeeper-st-dev), found by cmake/FindZooKeeper.cmake, driven from zkrecipes' own event loop.
 """
 import os
 import re
@@ -45,7 +39,7 @@ class ZkrecipesConan(ConanFile):
     default_options = {
         "shared": False,
         "fPIC": True,
-        "zookeeper_client": "system-st",
+        "zookeeper_client": "conan-mt",
     }
     exports_sources = (
         "CMakeLists.txt",
@@ -90,11 +84,6 @@ class ZkrecipesConan(ConanFile):
         if self.settings.os != "Linux":
             # zkrecipes::testing spawns ZooKeeper servers with fork/exec and PR_SET_PDEATHSIG.
             raise ConanInvalidConfiguration("zkrecipes supports Linux only")
-        if self.options.zookeeper_client == "conan-mt":
-            raise ConanInvalidConfiguration(
-                "zookeeper_client=conan-mt: zkrecipes drives the single-threaded ZooKeeper C client from its own "
-                "event loop, and Conan Center's zookeeper-client-c is the multi-threaded build only; use "
-                "zookeeper_client=system-st (libzookeeper-st-dev)")
 
     def generate(self):
         tc = CMakeToolchain(self)
@@ -129,9 +118,8 @@ class ZkrecipesConan(ConanFile):
         framework.libs = ["zkrecipes_framework"]
         framework.requires = ["boost::headers", "spdlog::spdlog"]
         if self.options.zookeeper_client == "conan-mt":
+            # The framework's private dependency; no public header includes <zookeeper.h>.
             framework.requires.append("zookeeper-client-c::zookeeper-client-c")
-            # Conan Center's package is the multi-threaded client, built with THREADED but not exporting it.
-            framework.defines = ["THREADED"]
         else:
             framework.system_libs.append("zookeeper_st")
         framework.system_libs.append("pthread")

@@ -5,10 +5,10 @@
 #   ${CMAKE_INSTALL_LIBDIR}/cmake/zkrecipes. Shared builds (BUILD_SHARED_LIBS=ON) install versioned libraries
 #   that find each other through $ORIGIN (zkr_set_library_properties).
 #
-# ZooKeeper::zookeeper_st is a PRIVATE dependency of zkr_framework, but a static zkr_framework still carries it
-# as $<LINK_ONLY:ZooKeeper::zookeeper_st> in the exported link interface (and a shared one records it for the
-# runtime search path), so zkrecipesConfig.cmake always finds ZooKeeper through the installed Find module before
-# it loads the targets. No public header includes <zookeeper.h>, so consumers never need its include directory.
+# ZooKeeper::zookeeper_<flavour> is a PRIVATE dependency of zkr_framework, but a static zkr_framework still
+# carries it as $<LINK_ONLY:...> in the exported link interface (and a shared one records it for the runtime
+# search path), so zkrecipesConfig.cmake always finds that flavour through the installed Find module before it
+# loads the targets. No public header includes <zookeeper.h>, so consumers never need its include directory.
 include(CMakePackageConfigHelpers)
 
 set(ZKR_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/zkrecipes"

@@ -8,7 +8,8 @@
 #
 # Variables (-D): ZKR_BUILD_DIR, ZKR_CONSUMER_SOURCE_DIR, ZKR_WORK_DIR (wiped first), ZKR_CONFIG (build type of a
 # multi-config build, may be empty), ZKR_GENERATOR, ZKR_CXX_COMPILER, ZKR_CXX_FLAGS (e.g. sanitizer flags, which
-# a consumer of a sanitized build must use too).
+# a consumer of a sanitized build must use too), ZKR_ZOOKEEPER_CLIENT (the C client flavour, st or mt: the shared
+# build's, and the one the consumer must find recorded in the installed package).
 cmake_minimum_required(VERSION 3.20)
 
 foreach(var ZKR_BUILD_DIR ZKR_CONSUMER_SOURCE_DIR ZKR_WORK_DIR)
@@ -42,7 +43,7 @@ if(DEFINED ZKR_SHARED_SOURCE_DIR AND NOT ZKR_SHARED_SOURCE_DIR STREQUAL "")
   message(STATUS "packaging.consumer: building ${ZKR_SHARED_SOURCE_DIR} as shared libraries in ${ZKR_BUILD_DIR}")
   zkr_run(shared-configure "${CMAKE_COMMAND}" -S "${ZKR_SHARED_SOURCE_DIR}" -B "${ZKR_BUILD_DIR}" ${generator_args}
     ${compiler_args} -DBUILD_SHARED_LIBS=ON -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0"
-    -DZKR_BUILD_TESTS=OFF -DZKR_BUILD_TOOLS=OFF -DZKR_BUILD_BENCH=OFF)
+    -DZKR_BUILD_TESTS=OFF -DZKR_BUILD_TOOLS=OFF -DZKR_BUILD_BENCH=OFF "-DZKR_ZOOKEEPER_CLIENT=${ZKR_ZOOKEEPER_CLIENT}")
   zkr_run(shared-build "${CMAKE_COMMAND}" --build "${ZKR_BUILD_DIR}" --parallel 2)
   set(ZKR_CONFIG "")
 endif()
@@ -84,7 +85,8 @@ zkr_run(configure "${CMAKE_COMMAND}" -S "${ZKR_CONSUMER_SOURCE_DIR}" -B "${consu
   "-DCMAKE_BUILD_TYPE=${build_type}"
   "-DCMAKE_PREFIX_PATH=${prefix}"
   "-DCMAKE_CXX_FLAGS=${ZKR_CXX_FLAGS}"
-  "-DCMAKE_EXE_LINKER_FLAGS=${ZKR_CXX_FLAGS}")
+  "-DCMAKE_EXE_LINKER_FLAGS=${ZKR_CXX_FLAGS}"
+  "-DZKR_EXPECT_ZOOKEEPER_CLIENT=${ZKR_ZOOKEEPER_CLIENT}")
 
 message(STATUS "packaging.consumer: building")
 zkr_run(build "${CMAKE_COMMAND}" --build "${consumer_build}" ${config_args})

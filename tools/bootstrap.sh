@@ -21,12 +21,16 @@ done
 
 packages=(
   build-essential cmake ninja-build pkg-config
-  libboost1.81-dev libzookeeper-st-dev libspdlog-dev catch2 libcli11-dev doxygen
+  libboost1.81-dev libzookeeper-st-dev libzookeeper-mt2 libspdlog-dev catch2 libcli11-dev doxygen
   zookeeper default-jre-headless default-jdk-headless libcurator-recipes-java
   python3-kazoo python3 procps iproute2 gnuplot-nox
 )
+# The ZooKeeper C client in both flavours: the single-threaded development package and the multi-threaded
+# runtime library, which installs beside it (both flavours share one zookeeper.h; the build defines THREADED
+# for the multi-threaded one). The suite runs on both (tools/test.sh).
+#
 # libboost1.81-dev cannot be installed with Debian's default Boost (1.74); the -st and -mt ZooKeeper C client
-# headers conflict with each other.
+# development packages conflict with each other.
 conflicts=(libboost-dev libboost1.74-dev libzookeeper-mt-dev)
 
 if ! command -v dpkg-query > /dev/null || ! command -v apt-get > /dev/null; then
@@ -56,7 +60,8 @@ done
 if [ "${#present[@]}" -gt 0 ]; then
   echo "bootstrap: installed package(s) conflict with zkrecipes' dependencies: ${present[*]}" >&2
   echo "  (libboost-dev/libboost1.74-dev conflict with libboost1.81-dev; libzookeeper-mt-dev conflicts with" >&2
-  echo "   libzookeeper-st-dev, the single-threaded C client zkrecipes uses)" >&2
+  echo "   libzookeeper-st-dev, which the test suite needs beside the multi-threaded runtime libzookeeper-mt2;" >&2
+  echo "   to only build zkrecipes on the multi-threaded client, no script is needed: cmake finds it)" >&2
   if [ "$force" -eq 1 ]; then
     echo "bootstrap: --force: removing ${present[*]}" >&2
     "${apt[@]}" remove -y "${present[@]}"

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine (tools/bootstrap.sh) and runs the whole zkrecipes test suite:
-#   1. build/       RelWithDebInfo, warnings as errors (ZKR_WERROR=ON); ctest -j2
-#   2. build-asan/  Debug with AddressSanitizer + UndefinedBehaviorSanitizer (ZKR_SANITIZE=ON, no benchmarks);
-#                   ctest -j2 with leak detection
+#   1. build/       RelWithDebInfo, warnings as errors (ZKR_WERROR=ON), on the single-threaded ZooKeeper C
+#                   client; ctest -j2
+#   2. build-asan/  Debug with AddressSanitizer + UndefinedBehaviorSanitizer (ZKR_SANITIZE=ON, no benchmarks),
+#                   on the multi-threaded C client, so that every test runs on both flavours; ctest -j2 with
+#                   leak detection
 #   The integration tests start real ZooKeeper JVMs on a 2-core machine. No test is re-run: a test that fails
 #   on a loaded machine is a bug in the library or in the test's bounds, and fails the run.
 #   3. build-fuzz/  clang with -DZKR_FUZZ=ON: only the libFuzzer targets, 20 s each (ctest -L fuzz); skipped
@@ -17,7 +19,7 @@ quick=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
-    -h | --help) sed -n '2,9s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,14s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done
@@ -64,7 +66,8 @@ export ZKR_REQUIRE_CURATOR_PEER=1
 
 # 1. The release-ish build, warnings as errors.
 # shellcheck disable=SC2046
-if step configure cmake -S . -B build $(generator_for build) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZKR_WERROR=ON &&
+if step configure cmake -S . -B build $(generator_for build) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZKR_WERROR=ON \
+  -DZKR_ZOOKEEPER_CLIENT=st &&
   step build cmake --build build -j2; then
   step ctest ctest --test-dir build --output-on-failure --no-tests=error -j2
 else
@@ -77,7 +80,7 @@ if [ "$quick" -eq 1 ]; then
 else
   # shellcheck disable=SC2046
   if step asan-configure cmake -S . -B build-asan $(generator_for build-asan) -DCMAKE_BUILD_TYPE=Debug \
-    -DZKR_SANITIZE=ON -DZKR_BUILD_BENCH=OFF -DZKR_WERROR=ON &&
+    -DZKR_SANITIZE=ON -DZKR_BUILD_BENCH=OFF -DZKR_WERROR=ON -DZKR_ZOOKEEPER_CLIENT=mt &&
     step asan-build cmake --build build-asan -j2; then
     step asan-ctest env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
       UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -12,7 +12,9 @@
 //   guaranteed_delete.cpp         delete, with the guarantee: the background delete, deletes from the caller
 //   operations.cpp                exists, get_data, get_children, set_data, multi, sync
 //   watch_registry.cpp            the one-shot watches and their events
-//   st_session.cpp                the session over the single-threaded C client (the pump)
+//   c_session.cpp                 what both C-client sessions share: the handle, the callbacks, the requests
+//   st_session.cpp                the session over the single-threaded C client (the pump), or
+//   mt_session.cpp                the session over the multi-threaded C client (ZKR_ZOOKEEPER_CLIENT)
 //   curator_framework.cpp         the public twins of CuratorFramework over this
 
 #include <spdlog/spdlog.h>

@@ -1,7 +1,6 @@
 #pragma once
 // The session over the single-threaded ZooKeeper C client, driven from the client's Asio I/O thread (the
-// pump), with the handshake bound (see docs/architecture.md). The only code that calls the C client's zoo_a*
-// functions.
+// pump), with the handshake bound (see docs/architecture.md). Its requests go through c_session.hpp.
 
 #include <spdlog/logger.h>
 #include <sys/stat.h>
@@ -15,12 +14,11 @@
 #include <mutex>
 #include <zkr/framework/curator_framework.hpp>
 
-#include "session.hpp"
-#include "zk_glue.hpp"
+#include "c_session.hpp"
 
 namespace zkr::detail {
 
-class StSession final : public Session {
+class StSession final : public CSession {
  public:
   /// `config`, `log` and `events` outlive the session; it runs on `ioc`'s (single) thread.
   StSession(boost::asio::io_context& ioc, const ClientConfig& config, spdlog::logger& log,
@@ -29,22 +27,8 @@ class StSession final : public Session {
 
   bool open() override;
   void close() override;
-  bool is_open() const override { return zh_ != nullptr; }
   void submit(zk::Request request, zk::ReplyCallback reply) override;
   bool submit_from_caller(zk::Request& request, zk::ReplyCallback& reply) override;
-  std::int64_t session_id() const override;
-  int negotiated_timeout_ms() const override;
-
-  // C-client callback entry points (inside zookeeper_process, on the I/O thread).
-  void on_c_session_event(std::uint64_t generation, int state);
-  void on_c_watch_event(WatchId id, int type);
-
-  /// What the C client's thread-less callbacks carry as their context; the generation tells a closed handle's
-  /// events apart from the current one's.
-  struct HandleCtx {
-    StSession* session;
-    std::uint64_t generation;
-  };
 
  private:
   void pump();
@@ -55,18 +39,7 @@ class StSession final : public Session {
   std::chrono::milliseconds handshake_bound() const;
   void cork_turn();
   void uncork();
-  /// Maps a zoo_a* call's refusal (under the C-client mutex): ZINVALIDSTATE means the session is gone, or the
-  /// server refused our auth info.
-  int refused_rc(int rc) const;
 
-  boost::asio::io_context& ioc_;
-  const ClientConfig& cfg_;
-  spdlog::logger& log_;
-  SessionEvents& events_;
-
-  zhandle_t* zh_ = nullptr;
-  HandleCtx* handle_ctx_ = nullptr;
-  std::uint64_t generation_ = 0;
   boost::asio::posix::stream_descriptor sd_;
   int sd_fd_ = -1;
   ino_t sd_ino_ = 0;
@@ -85,7 +58,8 @@ class StSession final : public Session {
   std::chrono::steady_clock::time_point handshake_since_{};
   int handshakes_abandoned_ = 0;
   // sd_'s own descriptor (our duplicate), for submit_from_caller on other threads: written on the I/O thread
-  // under sd_mu_, which is held while sd_ is assigned or closed (never while holding the C-client mutex).
+  // under sd_mu_, which is held while sd_ is assigned or closed and while zh_ is written (never taken while
+  // holding the C-client mutex).
   std::mutex sd_mu_;
   int sd_own_fd_ = -1;
 };

@@ -57,8 +57,12 @@ int to_c_mode(CreateMode m) noexcept;
 /// C client holds this mutex; the calls are short and never re-enter (callbacks only post).
 std::mutex& c_client_mutex() noexcept;
 
-/// Routes the C client's log of the current thread to `logger` (null: to nowhere).
+/// Routes the C client's log of the current thread to `logger` (null: to the fallback below).
 void set_thread_log_target(spdlog::logger* logger) noexcept;
+/// The multi-threaded C client logs from threads of its own, which have no target: their lines go to the
+/// newest logger added here and not yet removed (a client's, while its handle is open), or nowhere.
+void add_log_fallback(spdlog::logger* logger);
+void remove_log_fallback(spdlog::logger* logger) noexcept;
 /// The C client's log callback, routing to the thread's target.
 void route_c_log(const char* message);
 

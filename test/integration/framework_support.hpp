@@ -46,6 +46,11 @@ namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
+/// Whether this build runs over the multi-threaded C client (ZKR_ZOOKEEPER_CLIENT, test/CMakeLists.txt). The
+/// few behaviours only the single-threaded session has (the handshake bound, one segment per request) are
+/// skipped there, with a warning that says so.
+bool on_mt_client();  // client_flavour.cpp
+
 /// A logger for test clients: silent unless ZKR_TEST_LOG is set (then to stderr at that level, e.g. "debug").
 inline std::shared_ptr<spdlog::logger> test_logger() {
   static const std::shared_ptr<spdlog::logger> log = [] {

@@ -1,0 +1,296 @@
+// The C-client sessions' shared part (see c_session.hpp): the handle with our watchers, the C client's
+// callbacks mapped to `SessionEvents`, and the one submit path (a request description sent by `send`, and a
+// completion adapter per C completion signature that turns the C client's answer into a posted `zk::Reply`).
+
+#include "c_session.hpp"
+
+#include <boost/asio/post.hpp>
+#include <cerrno>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+namespace asio = boost::asio;
+
+namespace zkr::detail {
+
+struct Pending {
+  asio::io_context* ioc;
+  zk::Request request;
+  zk::ReplyCallback cb;
+  zk::Reply reply;
+  // Multi: the op array, the results and created paths the C client fills, the ACLs it reads.
+  std::vector<std::unique_ptr<CAclVector>> cacls;
+  std::vector<std::vector<char>> path_bufs;
+  std::vector<::Stat> stats;
+  std::vector<zoo_op_t> cops;
+  std::vector<zoo_op_result_t> results;
+};
+
+void PendingDeleter::operator()(Pending* p) const noexcept { delete p; }
+
+PendingPtr make_pending(asio::io_context& ioc, zk::Request request, zk::ReplyCallback reply) {
+  return PendingPtr(new Pending{&ioc, std::move(request), std::move(reply), {}, {}, {}, {}, {}, {}});
+}
+
+void deliver(PendingPtr p, int rc) {
+  p->reply.rc = rc;
+  if (!p->cb) return;
+  auto* ioc = p->ioc;
+  asio::post(*ioc, [cb = std::move(p->cb), reply = std::move(p->reply)]() mutable { cb(std::move(reply)); });
+}
+
+void take_back(PendingPtr p, zk::Request& request, zk::ReplyCallback& reply) {
+  request = std::move(p->request);
+  reply = std::move(p->cb);
+}
+
+namespace {
+
+/// The completion's context back as the request in flight.
+PendingPtr take(const void* data) { return PendingPtr(static_cast<Pending*>(const_cast<void*>(data))); }
+
+void global_watcher(zhandle_t*, int type, int state, const char*, void* ctx) {
+  if (type != ZOO_SESSION_EVENT) return;
+  auto* h = static_cast<const CSession::HandleCtx*>(ctx);
+  if (h) h->session->on_c_session_event(h->generation, state);
+}
+
+void node_watcher(zhandle_t* zh, int type, int, const char*, void* ctx) {
+  if (type == ZOO_SESSION_EVENT) return;  // session events are handled by the global watcher
+  auto* h = static_cast<const CSession::HandleCtx*>(zoo_get_context(zh));
+  if (h)
+    h->session->on_c_watch_event(h->generation, static_cast<WatchId>(reinterpret_cast<std::uintptr_t>(ctx)),
+                                 type);
+}
+
+void* watch_ctx(WatchId id) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(id)); }
+
+// The completion adapters, one per C completion signature.
+void void_done(int rc, const void* data) { deliver(take(data), rc); }
+void stat_done(int rc, const ::Stat* stat, const void* data) {
+  auto p = take(data);
+  if (rc == ZOK) p->reply.stat = to_stat(stat);
+  deliver(std::move(p), rc);
+}
+void string_stat_done(int rc, const char* value, const ::Stat* stat, const void* data) {
+  auto p = take(data);
+  p->reply.path = value ? value : "";
+  if (rc == ZOK) p->reply.stat = to_stat(stat);
+  deliver(std::move(p), rc);
+}
+void string_done(int rc, const char*, const void* data) { deliver(take(data), rc); }
+void data_done(int rc, const char* value, int len, const ::Stat* stat, const void* data) {
+  auto p = take(data);
+  if (rc == ZOK && value && len > 0) p->reply.data.assign(value, static_cast<std::size_t>(len));
+  if (rc == ZOK) p->reply.stat = to_stat(stat);
+  deliver(std::move(p), rc);
+}
+void children_done(int rc, const String_vector* strings, const ::Stat* stat, const void* data) {
+  auto p = take(data);
+  if (rc == ZOK && strings) {
+    p->reply.children.reserve(static_cast<std::size_t>(strings->count));
+    for (int i = 0; i < strings->count; ++i) p->reply.children.emplace_back(strings->data[i]);
+  }
+  if (rc == ZOK) p->reply.stat = to_stat(stat);
+  deliver(std::move(p), rc);
+}
+void multi_done(int rc, const void* data) {
+  auto p = take(data);
+  const auto& ops = std::get<zk::Multi>(p->request).ops;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    OpResult o;
+    o.ec = zk_error(p->results[i].err);
+    if (ops[i].kind == Op::Kind::create && p->results[i].err == ZOK) o.path = p->path_bufs[i].data();
+    if (ops[i].kind == Op::Kind::set_data && p->results[i].err == ZOK) o.stat = to_stat(&p->stats[i]);
+    p->reply.results.push_back(std::move(o));
+  }
+  deliver(std::move(p), rc);
+}
+/// The remove-watches calls' prototypes say `void_completion_t*`, but the C client calls the argument itself
+/// as the function (and asserts on a missing one): pass the function.
+void_completion_t* remove_watches_completion() {
+  const void_completion_t f = void_done;
+  return reinterpret_cast<void_completion_t*>(f);
+}
+
+ZooWatcherType to_c_watch_type(zk::WatchKind k) {
+  switch (k) {
+    case zk::WatchKind::data:
+      return ZWATCHTYPE_DATA;
+    case zk::WatchKind::children:
+      return ZWATCHTYPE_CHILD;
+    case zk::WatchKind::any:
+      return ZWATCHTYPE_ANY;
+  }
+  return ZWATCHTYPE_ANY;
+}
+
+/// Hands `p`'s request to the C client (under the C-client mutex); `p` is the completion's context. Returns
+/// the call's code: anything but ZOK means the C client refused it and will not call the completion.
+int send(zhandle_t* zh, Pending& p) {
+  return std::visit(
+      [&](auto& r) -> int {
+        using R = std::decay_t<decltype(r)>;
+        void* ctx = &p;
+        if constexpr (std::is_same_v<R, zk::Create>) {
+          const CAclVector acl(r.acl);
+          const int mode = to_c_mode(r.mode);
+          const int len = static_cast<int>(r.data.size());
+          if (mode == ZOO_PERSISTENT_WITH_TTL || mode == ZOO_PERSISTENT_SEQUENTIAL_WITH_TTL)
+            return zoo_acreate2_ttl(zh, r.path.c_str(), r.data.data(), len, acl.get(), mode, r.ttl_ms,
+                                    string_stat_done, ctx);
+          return zoo_acreate2(zh, r.path.c_str(), r.data.data(), len, acl.get(), mode, string_stat_done, ctx);
+        } else if constexpr (std::is_same_v<R, zk::Delete>) {
+          return zoo_adelete(zh, r.path.c_str(), r.version, void_done, ctx);
+        } else if constexpr (std::is_same_v<R, zk::Exists>) {
+          return zoo_awexists(zh, r.path.c_str(), r.watch ? node_watcher : nullptr, watch_ctx(r.watch),
+                              stat_done, ctx);
+        } else if constexpr (std::is_same_v<R, zk::GetData>) {
+          return zoo_awget(zh, r.path.c_str(), r.watch ? node_watcher : nullptr, watch_ctx(r.watch),
+                           data_done, ctx);
+        } else if constexpr (std::is_same_v<R, zk::GetChildren>) {
+          return zoo_awget_children2(zh, r.path.c_str(), r.watch ? node_watcher : nullptr, watch_ctx(r.watch),
+                                     children_done, ctx);
+        } else if constexpr (std::is_same_v<R, zk::SetData>) {
+          return zoo_aset(zh, r.path.c_str(), r.data.data(), static_cast<int>(r.data.size()), r.version,
+                          stat_done, ctx);
+        } else if constexpr (std::is_same_v<R, zk::Multi>) {
+          const auto n = r.ops.size();
+          p.stats.assign(n, ::Stat{});
+          p.cops.assign(n, zoo_op_t{});
+          p.results.assign(n, zoo_op_result_t{});
+          p.path_bufs.reserve(n);  // the C client keeps pointers into them: no reallocation
+          for (std::size_t i = 0; i < n; ++i) {
+            auto& op = r.ops[i];
+            const char* path = op.path.c_str();
+            // The C client truncates a created path to its buffer: room for the path, a sequence suffix, the
+            // NUL.
+            p.path_bufs.emplace_back(op.kind == Op::Kind::create ? op.path.size() + 11 + 1 : 0, '\0');
+            switch (op.kind) {
+              case Op::Kind::create:
+                // The ACL vector points into the op's ACL, which lives in `p` until the completion.
+                if (!op.acl) op.acl = open_acl_unsafe();
+                p.cacls.push_back(std::make_unique<CAclVector>(*op.acl));
+                zoo_create_op_init(&p.cops[i], path, op.data.data(), static_cast<int>(op.data.size()),
+                                   p.cacls.back()->get(), to_c_mode(op.mode), p.path_bufs[i].data(),
+                                   static_cast<int>(p.path_bufs[i].size()));
+                break;
+              case Op::Kind::remove:
+                zoo_delete_op_init(&p.cops[i], path, op.version);
+                break;
+              case Op::Kind::set_data:
+                zoo_set_op_init(&p.cops[i], path, op.data.data(), static_cast<int>(op.data.size()),
+                                op.version, &p.stats[i]);
+                break;
+              case Op::Kind::check:
+                zoo_check_op_init(&p.cops[i], path, op.version);
+                break;
+            }
+          }
+          return zoo_amulti(zh, static_cast<int>(n), p.cops.data(), p.results.data(), multi_done, ctx);
+        } else if constexpr (std::is_same_v<R, zk::Sync>) {
+          return zoo_async(zh, r.path.c_str(), string_done, ctx);
+        } else {
+          static_assert(std::is_same_v<R, zk::RemoveWatches>);
+          if (r.watch != 0)
+            return zoo_aremove_watches(zh, r.path.c_str(), to_c_watch_type(r.kind), node_watcher,
+                                       watch_ctx(r.watch), 0, remove_watches_completion(), ctx);
+          return zoo_aremove_all_watches(zh, r.path.c_str(), to_c_watch_type(r.kind), 0,
+                                         remove_watches_completion(), ctx);
+        }
+      },
+      p.request);
+}
+
+}  // namespace
+
+int send_pending(zhandle_t* zh, PendingPtr& p) {
+  const int rc = send(zh, *p);
+  if (rc == ZOK) (void)p.release();  // owned by the C client's completion now
+  return rc;
+}
+
+CSession::CSession(asio::io_context& ioc, const ClientConfig& config, spdlog::logger& log,
+                   SessionEvents& events)
+    : ioc_(ioc), cfg_(config), log_(log), events_(events) {
+  // The C client's log level is process-wide: the last client made sets it.
+  const auto level = log_.should_log(spdlog::level::debug)  ? ZOO_LOG_LEVEL_DEBUG
+                     : log_.should_log(spdlog::level::info) ? ZOO_LOG_LEVEL_INFO
+                                                            : ZOO_LOG_LEVEL_WARN;
+  zoo_set_debug_level(level);
+}
+
+std::int64_t CSession::session_id() const {
+  const clientid_t* cid = zh_ ? zoo_client_id(zh_) : nullptr;
+  return cid ? cid->client_id : 0;
+}
+
+int CSession::negotiated_timeout_ms() const { return zh_ ? zoo_recv_timeout(zh_) : 0; }
+
+int CSession::refused_rc(int rc) const {
+  if (rc != ZINVALIDSTATE) return rc;
+  return zh_ && zoo_state(zh_) == ZOO_AUTH_FAILED_STATE ? ZAUTHFAILED : ZSESSIONEXPIRED;
+}
+
+bool CSession::is_connected_state(int state) noexcept {
+  return state == ZOO_CONNECTED_STATE || state == ZOO_READONLY_STATE;
+}
+
+void CSession::on_c_session_event(std::uint64_t generation, int state) {
+  asio::post(ioc_, [this, generation, state] {
+    if (generation != generation_ || !zh_) return;
+    if (state == ZOO_CONNECTED_STATE)
+      events_.on_session_state(SessionState::connected);
+    else if (state == ZOO_READONLY_STATE)
+      events_.on_session_state(SessionState::read_only);
+    else if (state == ZOO_CONNECTING_STATE || state == ZOO_ASSOCIATING_STATE)
+      events_.on_session_state(SessionState::connecting);
+    else if (state == ZOO_EXPIRED_SESSION_STATE)
+      events_.on_session_state(SessionState::expired);
+    else if (state == ZOO_AUTH_FAILED_STATE)
+      events_.on_session_state(SessionState::auth_failed);
+  });
+}
+
+void CSession::on_c_watch_event(std::uint64_t generation, WatchId id, int type) {
+  EventType ev = EventType::session_lost;  // ZOO_NOTWATCHING_EVENT: the watch is gone
+  if (type == ZOO_CREATED_EVENT)
+    ev = EventType::node_created;
+  else if (type == ZOO_DELETED_EVENT)
+    ev = EventType::node_deleted;
+  else if (type == ZOO_CHANGED_EVENT)
+    ev = EventType::node_data_changed;
+  else if (type == ZOO_CHILD_EVENT)
+    ev = EventType::node_children_changed;
+  asio::post(ioc_, [this, generation, id, ev] {
+    if (generation == generation_ && zh_) events_.on_watch_event(id, ev);
+  });
+}
+
+zhandle_t* CSession::init_handle() {
+  handle_ctx_ = new HandleCtx{this, ++generation_};
+  zhandle_t* zh = zookeeper_init2(cfg_.connect_string.c_str(), global_watcher,
+                                  static_cast<int>(cfg_.session_timeout.count()), nullptr, handle_ctx_,
+                                  cfg_.can_be_read_only ? ZOO_READONLY : 0, route_c_log);
+  if (!zh) {
+    log_.error("zookeeper_init failed for '{}': {}", cfg_.connect_string, std::strerror(errno));
+    free_handle_ctx();
+    return nullptr;
+  }
+  // The C client's default re-resolves the connect string (getaddrinfo: a netlink dump and more) every time
+  // it is asked which events to wait for (zookeeper_interest: our pump, or the multi-threaded client's I/O
+  // loop), so about six system calls per request, a third of an uncontended lock pair's client time on the
+  // single-threaded client. -1 resolves when connecting, as the Java client does.
+  zoo_set_servers_resolution_delay(zh, -1);
+  for (const auto& a : cfg_.auth)
+    zoo_add_auth(zh, a.scheme.c_str(), a.auth.data(), static_cast<int>(a.auth.size()), nullptr, nullptr);
+  return zh;
+}
+
+void CSession::free_handle_ctx() noexcept {
+  delete handle_ctx_;
+  handle_ctx_ = nullptr;
+}
+
+}  // namespace zkr::detail
