@@ -2,6 +2,8 @@
 
 #include <zkr/framework/paths.hpp>
 
+#include "thread_holds.hpp"
+
 namespace zkr {
 
 InterProcessMutex::InterProcessMutex(CuratorFramework& client, std::string path)
@@ -56,15 +58,7 @@ AcquireOptions InterProcessMutex::make_options(std::optional<std::chrono::steady
 
 bool InterProcessMutex::internal_lock(std::optional<std::chrono::milliseconds> timeout, error_code& ec) {
   ec = {};
-  const auto me = std::this_thread::get_id();
-  {
-    std::lock_guard lk(mu_);
-    auto it = holds_.find(me);
-    if (it != holds_.end()) {  // re-entering: no I/O
-      ++it->second.count;
-      return true;
-    }
-  }
+  if (detail::reenter_hold(mu_, holds_)) return true;
   if (auto e = acquire_precondition()) {
     ec = e;
     return false;
@@ -74,7 +68,7 @@ bool InterProcessMutex::internal_lock(std::optional<std::chrono::milliseconds> t
   Lease lease = engine_->acquire_blocking(make_options(deadline), ec);
   if (ec || !lease) return false;
   std::lock_guard lk(mu_);
-  holds_[me] = Hold{std::move(lease), 1};
+  holds_[std::this_thread::get_id()] = Hold{std::move(lease), 1};
   return true;
 }
 
@@ -96,20 +90,9 @@ bool InterProcessMutex::timed_acquire(std::chrono::milliseconds timeout) {
 
 void InterProcessMutex::release(error_code& ec) {
   ec = {};
-  Lease lease;
-  {
-    std::lock_guard lk(mu_);
-    auto it = holds_.find(std::this_thread::get_id());
-    if (it == holds_.end()) {
-      ec = errc::not_owner;
-      return;
-    }
-    if (--it->second.count > 0) return;
-    lease = std::move(it->second.lease);
-    holds_.erase(it);  // forgotten even if the delete fails (Curator: CURATOR-678 semantics)
-    revocation_listener_ = nullptr;  // Curator clears revocability on every release
-  }
-  lease.release(ec);
+  // The last level clears revocability, as Curator's releaseLock does.
+  auto lease = detail::leave_hold(mu_, holds_, ec, [this] { revocation_listener_ = nullptr; });
+  if (lease) lease->release(ec);
 }
 void InterProcessMutex::release() {
   error_code ec;
