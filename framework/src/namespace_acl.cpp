@@ -54,9 +54,11 @@ std::shared_ptr<CoreImpl::Attempt> CoreImpl::in_namespace(std::shared_ptr<Attemp
       if (rc != ZOK) return k(rc);
       if (!root_gone) return (*attempt)(std::move(k));
       (*attempt)([this, attempt, root_gone, k = std::move(k)](int rc) mutable {
-        if (rc == ZOK || !ns_ready_ || !root_gone(rc)) return k(rc);
-        log_->info("namespace {} is gone (an empty container is deleted by the server): making it again",
-                   ns_prefix_);
+        if (rc == ZOK || !root_gone(rc)) return k(rc);
+        // Not ready: another operation found the root gone first; this one waits for it to be made again.
+        if (ns_ready_)
+          log_->info("namespace {} is gone (an empty container is deleted by the server): making it again",
+                     ns_prefix_);
         ns_ready_ = false;
         ensure_namespace([attempt, k = std::move(k)](int rc) mutable {
           if (rc != ZOK) return k(rc);
