@@ -79,9 +79,11 @@ CLIENT_JARS = ["curator-recipes", "curator-framework", "curator-client", "zookee
                "guava", "slf4j-api", "slf4j-nop"]
 # "zkrecipes-standard": zkr_bench with --lock-driver standard (StandardLockDriver: Curator's request pattern,
 # no pre-watch), run only where a case names it (the queues where the pre-watch changes the hand-off).
-LIBRARIES = ["zkrecipes", "zkrecipes-standard", "curator", "kazoo"]
-DEFAULT_LIBRARIES = ["zkrecipes", "curator", "kazoo"]  # the libraries of a case that names none
-WITH_STANDARD = ["zkrecipes", "zkrecipes-standard", "curator", "kazoo"]
+# "zkrecipes-mt": a zkr_bench built on the multi-threaded ZooKeeper C client (--zkr-bench-mt), beside
+# "zkrecipes" on the single-threaded one (docs/architecture.md, "Two C clients").
+LIBRARIES = ["zkrecipes", "zkrecipes-mt", "zkrecipes-standard", "curator", "kazoo"]
+DEFAULT_LIBRARIES = ["zkrecipes", "zkrecipes-mt", "curator", "kazoo"]  # the libraries of a case that names none
+WITH_STANDARD = ["zkrecipes", "zkrecipes-mt", "zkrecipes-standard", "curator", "kazoo"]
 WATCH_KEYS = ("zk_sum_node_created_watch_count", "zk_sum_node_deleted_watch_count",
               "zk_sum_node_changed_watch_count", "zk_sum_node_children_watch_count")
 
@@ -324,26 +326,36 @@ def find_kazoo_python():
     return None
 
 
+def zkr_driver(name, path, notes, flag):
+    """A zkr_bench driver, and its --help text (which tells the options it has); (None, "") if unusable."""
+    if not path:
+        notes.append("%s skipped: no %s given" % (name, flag))
+        return None, ""
+    if not os.access(path, os.X_OK):
+        notes.append("%s skipped: %s is not an executable" % (name, path))
+        return None, ""
+    try:
+        h = subprocess.run([path, "--help"], capture_output=True, text=True, timeout=20)
+        help_text = h.stdout + h.stderr
+    except (OSError, subprocess.TimeoutExpired):
+        help_text = ""
+    return Driver(name, [str(Path(path).resolve())], "--mntr" in help_text), help_text
+
+
 def make_drivers(args, notes):
     drivers = {}
     wanted = args.libraries
     if "zkrecipes" in wanted:
-        if args.zkr_bench and os.access(args.zkr_bench, os.X_OK):
-            try:
-                h = subprocess.run([args.zkr_bench, "--help"], capture_output=True, text=True, timeout=20)
-                help_text = h.stdout + h.stderr
-            except (OSError, subprocess.TimeoutExpired):
-                help_text = ""
-            drivers["zkrecipes"] = Driver("zkrecipes", [str(Path(args.zkr_bench).resolve())],
-                                          "--mntr" in help_text)
+        d, help_text = zkr_driver("zkrecipes", args.zkr_bench, notes, "--zkr-bench")
+        if d:
+            drivers["zkrecipes"] = d
             if "zkrecipes-standard" in wanted and "--lock-driver" in help_text:
-                drivers["zkrecipes-standard"] = Driver(
-                    "zkrecipes-standard", drivers["zkrecipes"].argv + ["--lock-driver", "standard"],
-                    drivers["zkrecipes"].supports_mntr)
-        elif args.zkr_bench:
-            notes.append("zkrecipes skipped: %s is not an executable" % args.zkr_bench)
-        else:
-            notes.append("zkrecipes skipped: no --zkr-bench given")
+                drivers["zkrecipes-standard"] = Driver("zkrecipes-standard", d.argv + ["--lock-driver", "standard"],
+                                                       d.supports_mntr)
+    if "zkrecipes-mt" in wanted:
+        d, _ = zkr_driver("zkrecipes-mt", args.zkr_bench_mt, notes, "--zkr-bench-mt")
+        if d:
+            drivers["zkrecipes-mt"] = d
     java, javac = shutil.which("java"), shutil.which("javac")
     if "curator" in wanted:
         if not java or not javac:
@@ -803,11 +815,12 @@ def write_plot(png, rows, libs):
 
 
 # ----------------------------------------------------------------------------------------------
-# Targets of issue 5, checked on the medians of this run (ratios against Curator taken in the same run)
+# Targets of issues 5 and 25, checked on the medians of this run (ratios against Curator, or between the two C
+# client flavours, taken in the same run)
 
 
 def targets(rows):
-    """[(target, measured, verdict)] for the targets of issue 5; verdict is "met", "missed" or "n/a"."""
+    """[(target, measured, verdict)] for the targets of issues 5 and 25; verdict is "met", "missed" or "n/a"."""
     by = {(r["case"], r["library"], r["row"]): r for r in rows}
 
     def get(case, lib, suffix=None):
@@ -908,6 +921,22 @@ def targets(rows):
                        fmt(one["ops_per_sec"]), fmt(big["writes_per_op"], 1), n),
                     verdict(r is not None and r <= 1.5 and n >= 8) if n >= 8 else
                     "n/a (N=%d only in this run)" % n))
+    z, m = get("uncontended", "zkrecipes"), get("uncontended", "zkrecipes-mt")
+    if z and m:
+        r = ratio(m["p50_us"], z["p50_us"])
+        out.append(("multi-threaded C client: uncontended pair p50 ≤ 1.25× the single-threaded one's",
+                    "p50 %s µs vs %s µs (%s×); CPU %s vs %s µs/pair"
+                    % (fmt(m["p50_us"]), fmt(z["p50_us"]), fmt(r, 2), fmt(m["cpu_us_per_op"]),
+                       fmt(z["cpu_us_per_op"])),
+                    verdict(r is not None and r <= 1.25)))
+    z, m = get("contended-8", "zkrecipes"), get("contended-8", "zkrecipes-mt")
+    if z and m:
+        r = ratio(m["ops_per_sec"], z["ops_per_sec"])
+        out.append(("multi-threaded C client: contended K=8 handoffs/s ≥ 0.9× the single-threaded one's",
+                    "%s/s vs %s/s (%s×); CPU %s vs %s µs/handoff"
+                    % (fmt(m["ops_per_sec"]), fmt(z["ops_per_sec"]), fmt(r, 2), fmt(m["cpu_us_per_op"]),
+                       fmt(z["cpu_us_per_op"])),
+                    verdict(r is not None and r >= 0.9)))
     z, c = get("contended-8", "zkrecipes"), get("contended-8", "curator")
     if z and c:
         r = ratio(z["cpu_us_per_op"], c["cpu_us_per_op"])
@@ -922,7 +951,8 @@ def targets_markdown(rows):
     if not t:
         return []
     lines = ["## Targets", "",
-             "The targets of issue 5, checked automatically on this run's medians (ratios against Curator "
+             "The targets of issue 5 (and issue 25's, between the two C client flavours), checked automatically "
+             "on this run's medians (ratios against Curator "
              "from the same run).", "",
              "| target | measured | verdict |", "|---|---|---|"]
     lines += ["| %s | %s | %s |" % row for row in t]
@@ -1048,6 +1078,8 @@ def write_markdown(path, table, meta, notes, plot_note, png_name, rows=(), ftabl
         "zkrecipes async case's drain is queued with one blocked thread per waiter on as many sessions (4), "
         "trying the largest W first and smaller ones only while a run fails (one rep each); its peak RSS and "
         "thread count stand beside the zkrecipes case's in the targets below.",
+        "- zkrecipes is built on the single-threaded ZooKeeper C client, zkrecipes-mt on the multi-threaded one "
+        "(the same source; `--zkr-bench-mt`, docs/architecture.md \"Two C clients\").",
         "- zkrecipes-standard: zkrecipes with `StandardLockDriver` (Curator's request pattern: re-list after each "
         "wake-up) instead of the mutexes' default `PrewatchLockDriver`; run only where the pre-watch changes a "
         "hand-off (K=8, K=32, the long drain).",
@@ -1087,6 +1119,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(description="zkrecipes lock benchmarks: zkrecipes vs Curator vs kazoo")
     p.add_argument("--quick", action="store_true", help="tiny sizes, one rep: a smoke test")
     p.add_argument("--zkr-bench", help="path of the C++ zkr_bench driver")
+    p.add_argument("--zkr-bench-mt", help="path of a zkr_bench built on the multi-threaded ZooKeeper C client "
+                   "(-DZKR_ZOOKEEPER_CLIENT=mt), run as the library zkrecipes-mt")
     p.add_argument("--out", default=str(REPO / "docs" / "benchmarks"),
                    help="output prefix: writes <out>.md, <out>.csv and <out>.png")
     p.add_argument("--reps", type=int, help="runs per case and library (default 3, --quick 1)")

@@ -233,6 +233,16 @@ void StSession::uncork() {
   corked_fd_ = -1;
 }
 
+void StSession::arm_wait(asio::posix::descriptor_base::wait_type type, bool& armed) {
+  if (armed || !sd_.is_open()) return;
+  armed = true;
+  sd_.async_wait(type, [this, &armed, g = sd_gen_](error_code ec) {
+    if (g != sd_gen_) return;
+    armed = false;
+    if (!ec) pump();
+  });
+}
+
 void StSession::pump() {
   pump_posted_ = false;
   if (!zh_ || in_pump_) return;
@@ -313,22 +323,10 @@ void StSession::pump() {
       continue;
     }
     // Nothing to do now: arm the waits.
-    if (fd >= 0 && (interest & ZOOKEEPER_READ) && !read_armed_ && sd_.is_open()) {
-      read_armed_ = true;
-      sd_.async_wait(asio::posix::stream_descriptor::wait_read, [this, g = sd_gen_](error_code ec) {
-        if (g != sd_gen_) return;
-        read_armed_ = false;
-        if (!ec) pump();
-      });
-    }
-    if (fd >= 0 && (interest & ZOOKEEPER_WRITE) && !write_armed_ && sd_.is_open()) {
-      write_armed_ = true;
-      sd_.async_wait(asio::posix::stream_descriptor::wait_write, [this, g = sd_gen_](error_code ec) {
-        if (g != sd_gen_) return;
-        write_armed_ = false;
-        if (!ec) pump();
-      });
-    }
+    if (fd >= 0 && (interest & ZOOKEEPER_READ))
+      arm_wait(asio::posix::stream_descriptor::wait_read, read_armed_);
+    if (fd >= 0 && (interest & ZOOKEEPER_WRITE))
+      arm_wait(asio::posix::stream_descriptor::wait_write, write_armed_);
     // The C client's next deadline (pings, timeouts). A timer already due earlier is kept: it pumps, and the
     // pump arms the next one (re-arming on every pump would cost a timerfd_settime per request).
     auto deadline = now + std::chrono::seconds(tv.tv_sec) + std::chrono::microseconds(tv.tv_usec);

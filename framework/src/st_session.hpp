@@ -39,6 +39,8 @@ class StSession final : public CSession {
   std::chrono::milliseconds handshake_bound() const;
   void cork_turn();
   void uncork();
+  /// Arms one wait (read or write) on the socket unless `armed` says it is pending; its handler pumps.
+  void arm_wait(boost::asio::posix::descriptor_base::wait_type type, bool& armed);
 
   boost::asio::posix::stream_descriptor sd_;
   int sd_fd_ = -1;
