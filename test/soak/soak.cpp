@@ -19,10 +19,14 @@
 // blocking, half the time each). Locks
 // are always taken in ascending path order, as a program must to avoid deadlocks. A fifth way takes one of
 // L semaphore mutexes (their own paths), blocking or asynchronously.
-
-#include <boost/asio/use_future.hpp>
+//
+// A watchdog ends a run that has not finished two minutes after its faults stopped: it prints what each
+// worker thread and the main thread were doing (and since when), then aborts, so that a hang names its place.
 
 #include <atomic>
+#include <boost/asio/use_future.hpp>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -61,15 +65,22 @@ Options parse(int argc, char** argv) {
       }
       return std::strtol(argv[++i], nullptr, 10);
     };
-    if (a == "--seconds") o.seconds = static_cast<int>(next());
-    else if (a == "--sessions") o.sessions = static_cast<int>(next());
-    else if (a == "--threads") o.threads = static_cast<int>(next());
-    else if (a == "--locks") o.locks = static_cast<int>(next());
-    else if (a == "--seed") o.seed = static_cast<unsigned>(next());
-    else if (a == "--mixed") o.mixed = true;
+    if (a == "--seconds")
+      o.seconds = static_cast<int>(next());
+    else if (a == "--sessions")
+      o.sessions = static_cast<int>(next());
+    else if (a == "--threads")
+      o.threads = static_cast<int>(next());
+    else if (a == "--locks")
+      o.locks = static_cast<int>(next());
+    else if (a == "--seed")
+      o.seed = static_cast<unsigned>(next());
+    else if (a == "--mixed")
+      o.mixed = true;
     else {
-      std::fprintf(stderr,
-                   "usage: zkr_soak [--seconds N] [--sessions S] [--threads T] [--locks L] [--seed X] [--mixed]\n");
+      std::fprintf(
+          stderr,
+          "usage: zkr_soak [--seconds N] [--sessions S] [--threads T] [--locks L] [--seed X] [--mixed]\n");
       std::exit(2);
     }
   }
@@ -109,7 +120,8 @@ int main(int argc, char** argv) {
       mutexes[s].push_back(s % 2 ? std::make_unique<InterProcessMutex>(*clients[s], p, standard)
                                  : std::make_unique<InterProcessMutex>(*clients[s], p));
   // --mixed: one semaphore mutex object per (session, semaphore path), shared by that session's threads (a
-  // blocking hold belongs to the object: one thread of the session takes it blocking at a time, guarded here).
+  // blocking hold belongs to the object: one thread of the session takes it blocking at a time, guarded
+  // here).
   struct SessionSem {
     std::unique_ptr<InterProcessSemaphoreMutex> sem;
     std::mutex blocking;
@@ -122,25 +134,61 @@ int main(int argc, char** argv) {
     }
 
   std::mutex side_mu;
-  std::map<std::size_t, std::int64_t> grant_session;                 // grant id -> session of its node
+  std::map<std::size_t, std::int64_t> grant_session;  // grant id -> session of its node
   std::vector<std::pair<std::int64_t, GrantChecker::Clock::time_point>> expired;  // session, when
   std::atomic<bool> stop{false};
   std::atomic<std::size_t> errors{0}, timeouts{0}, fence_rejects{0};
   std::atomic<long> longest_ms{0};
 
+  // What each worker (and, last, the main thread) is doing, for the watchdog: a literal and when it began.
+  struct Stage {
+    std::atomic<const char*> what{"starting"};
+    std::atomic<std::int64_t> since_ms{0};
+    void at(const char* w) {
+      since_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::steady_clock::now().time_since_epoch())
+                     .count();
+      what = w;
+    }
+  };
+  std::vector<Stage> stages(static_cast<std::size_t>(opt.sessions * opt.threads) + 1);
+  Stage& main_stage = stages.back();
+  std::mutex done_mu;
+  std::condition_variable done_cv;
+  bool done = false;
+  std::thread watchdog([&] {
+    std::unique_lock lk(done_mu);
+    if (done_cv.wait_for(lk, std::chrono::seconds(opt.seconds) + 120s, [&] { return done; })) return;
+    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::steady_clock::now().time_since_epoch())
+                         .count();
+    std::printf("zkr_soak: WATCHDOG: not finished %d s after the start; what each thread is doing:\n",
+                opt.seconds + 120);
+    for (std::size_t i = 0; i < stages.size(); ++i)
+      std::printf("  %s: %s, for %lld ms\n",
+                  i + 1 == stages.size() ? "main" : ("worker " + std::to_string(i)).c_str(),
+                  stages[i].what.load(), static_cast<long long>(now - stages[i].since_ms.load()));
+    std::fflush(stdout);
+    std::abort();
+  });
+
   std::vector<std::thread> workers;
   for (int s = 0; s < opt.sessions; ++s)
     for (int t = 0; t < opt.threads; ++t)
       workers.emplace_back([&, s, t] {
+        Stage& stage = stages[static_cast<std::size_t>(s * opt.threads + t)];
         std::mt19937 rng(opt.seed * 31u + static_cast<unsigned>(s * 101 + t));
         const std::string name = "s" + std::to_string(s) + "t" + std::to_string(t);
         std::string how;  // the way of the current acquire, in the checker's holder names
-        // Records the grants of one acquire with the checker, holds them 0-20 ms with fenced writes, ends them.
+        // Records the grants of one acquire with the checker, holds them 0-20 ms with fenced writes, ends
+        // them.
         auto hold = [&](const std::vector<std::pair<std::string, const Lease*>>& grants) {
           std::vector<std::size_t> ids;
           for (const auto& [path, lease] : grants) {
-            const std::string holder = name + "/" + how + (lease->status() == LeaseStatus::lost ? "(lost)" : "");
-            const auto id = checker.begin(path, holder, GrantChecker::Kind::exclusive, lease->fencing_token());
+            const std::string holder =
+                name + "/" + how + (lease->status() == LeaseStatus::lost ? "(lost)" : "");
+            const auto id =
+                checker.begin(path, holder, GrantChecker::Kind::exclusive, lease->fencing_token());
             {
               std::lock_guard lk(side_mu);
               grant_session[id] = lease->session_id();
@@ -148,20 +196,23 @@ int main(int argc, char** argv) {
             if (!checker.fenced_write(path, lease->fencing_token())) ++fence_rejects;
             ids.push_back(id);
           }
+          stage.at("holding");
           std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 21));
           for (std::size_t i = 0; i < grants.size(); ++i) {
             const auto& [path, lease] = grants[i];
-            if (lease->status() == LeaseStatus::lost) checker.mark_lost(ids[i]);
-            else if (!checker.fenced_write(path, lease->fencing_token())) ++fence_rejects;
+            if (lease->status() == LeaseStatus::lost)
+              checker.mark_lost(ids[i]);
+            else if (!checker.fenced_write(path, lease->fencing_token()))
+              ++fence_rejects;
             checker.end(ids[i]);
           }
         };
         auto timed = [&](auto&& acquire) {
           const auto t0 = std::chrono::steady_clock::now();
           acquire();
-          const long took = static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                  std::chrono::steady_clock::now() - t0)
-                                                  .count());
+          const long took = static_cast<long>(
+              std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+                  .count());
           for (auto cur = longest_ms.load(); took > cur && !longest_ms.compare_exchange_weak(cur, took);) {
           }
         };
@@ -173,12 +224,19 @@ int main(int argc, char** argv) {
             mode = static_cast<int>(rng() % 5);
             if (paths.size() < 2 && (mode == 2 || mode == 3)) mode = 0;
           }
-          how = mode == 0 ? "blocking" : mode == 1 ? "async" : mode == 2 ? "multi-paths" : mode == 3 ? "multi-locks"
-                                                                                               : "semaphore";
+          how = mode == 0   ? "blocking"
+                : mode == 1 ? "async"
+                : mode == 2 ? "multi-paths"
+                : mode == 3 ? "multi-locks"
+                            : "semaphore";
           // Two distinct locks in ascending order, for the multi-locks.
           auto a = rng() % paths.size(), b = rng() % paths.size();
           if (a == b) b = (a + 1) % paths.size();
           if (a > b) std::swap(a, b);
+          static constexpr const char* acquiring[] = {"blocking: acquire", "async: acquire",
+                                                      "multi-paths: acquire", "multi-locks: acquire",
+                                                      "semaphore: acquire"};
+          stage.at(acquiring[mode]);
           try {
             if (mode == 0) {
               error_code ec;
@@ -190,6 +248,7 @@ int main(int argc, char** argv) {
                 continue;
               }
               hold({{paths[l], m.lease()}});
+              stage.at("blocking: release");
               m.release(ec);
             } else if (mode == 1) {
               const auto wait = rng() % 4 == 0 ? std::chrono::milliseconds(rng() % 10) : 3000ms;
@@ -200,11 +259,18 @@ int main(int argc, char** argv) {
                 continue;
               }
               hold({{paths[l], &lease}});
+              stage.at("async: release");
               error_code ec;
               switch (rng() % 3) {
-                case 0: lease.release(ec); break;
-                case 1: lease = Lease(); break;  // dropped: the destructor gives it back
-                default: lease.async_release(boost::asio::use_future).get(); break;
+                case 0:
+                  lease.release(ec);
+                  break;
+                case 1:
+                  lease = Lease();
+                  break;  // dropped: the destructor gives it back
+                default:
+                  lease.async_release(boost::asio::use_future).get();
+                  break;
               }
             } else if (mode == 4) {
               auto& ss = *sems[s][l];
@@ -223,6 +289,7 @@ int main(int argc, char** argv) {
                   continue;
                 }
                 hold({{sem_paths[l], ss.sem->lease()}});
+                stage.at("semaphore: release");
                 ss.sem->release(ec);
                 continue;
               }
@@ -231,6 +298,7 @@ int main(int argc, char** argv) {
                 continue;
               }
               hold({{sem_paths[l], &lease}});
+              stage.at("semaphore: release");
               error_code ec;
               lease.release(ec);
             } else if (mode == 3 && rng() % 2 == 0) {
@@ -247,13 +315,15 @@ int main(int argc, char** argv) {
                 continue;
               }
               hold({{paths[a], mutexes[s][a]->lease()}, {paths[b], mutexes[s][b]->lease()}});
+              stage.at("multi-locks: release");
               multi.release(ec);
             } else {
               std::optional<InterProcessMultiLock> multi;
               if (mode == 2)
                 multi.emplace(*clients[s], std::vector<std::string>{paths[a], paths[b]});
               else
-                multi.emplace(std::vector<std::reference_wrapper<InterProcessLock>>{*mutexes[s][a], *mutexes[s][b]});
+                multi.emplace(
+                    std::vector<std::reference_wrapper<InterProcessLock>>{*mutexes[s][a], *mutexes[s][b]});
               MultiLease grant;
               timed([&] { grant = multi->async_try_acquire_for(3s, boost::asio::use_future).get(); });
               if (!grant) {
@@ -261,20 +331,25 @@ int main(int argc, char** argv) {
                 continue;
               }
               std::vector<std::pair<std::string, const Lease*>> grants;
-              const auto& mine = multi->paths().empty() ? std::vector<std::string>{paths[a], paths[b]}
-                                                        : multi->paths();
-              for (std::size_t i = 0; i < grant.size(); ++i) grants.emplace_back(mine.at(i), &grant.leases()[i]);
+              const auto& mine =
+                  multi->paths().empty() ? std::vector<std::string>{paths[a], paths[b]} : multi->paths();
+              for (std::size_t i = 0; i < grant.size(); ++i)
+                grants.emplace_back(mine.at(i), &grant.leases()[i]);
               hold(grants);
+              stage.at("multi: release");
               error_code ec;
               grant.release(ec);
             }
           } catch (const std::exception&) {
+            stage.at("after an error");
             ++errors;
             std::this_thread::sleep_for(50ms);
           }
         }
+        stage.at("stopped");
       });
 
+  main_stage.at("faults");
   std::thread faults([&] {
     std::mt19937 rng(opt.seed);
     const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(opt.seconds);
@@ -302,10 +377,14 @@ int main(int argc, char** argv) {
   });
   faults.join();
   stop = true;
+  main_stage.at("joining the workers");
   for (auto& w : workers) w.join();
+  main_stage.at("destroying the lock objects");
   mutexes.clear();
   sems.clear();
+  main_stage.at("closing the clients");
   for (auto& c : clients) c->close();
+  main_stage.at("checking that no node is left");
 
   // Grants whose session was expired by a fault count as lost from the fault on.
   for (auto& [sid, at] : expired)
@@ -332,8 +411,16 @@ int main(int argc, char** argv) {
       20s);
   for (auto& n : left) std::printf("zkr_soak: left behind: %s\n", n.c_str());
 
-  std::printf("zkr_soak: %zu acquire errors, %zu timeouts, %zu fenced writes rejected, longest acquire call %ld ms\n",
-              errors.load(), timeouts.load(), fence_rejects.load(), longest_ms.load());
+  {
+    std::lock_guard lk(done_mu);
+    done = true;
+  }
+  done_cv.notify_all();
+  watchdog.join();
+
+  std::printf(
+      "zkr_soak: %zu acquire errors, %zu timeouts, %zu fenced writes rejected, longest acquire call %ld ms\n",
+      errors.load(), timeouts.load(), fence_rejects.load(), longest_ms.load());
   const auto v = checker.report("zkr_soak:");
   return v.empty() && clean ? 0 : 1;
 }
