@@ -39,12 +39,13 @@ LogFallbacks& log_fallbacks() {
 
 void log_c_line(spdlog::logger& log, std::string_view m) {
   while (!m.empty() && (m.back() == '\n' || m.back() == '\r')) m.remove_suffix(1);
+  // The C client's lines read "<time>:<pid>(<thread>):ZOO_<LEVEL>@<function>@<line>: <text>".
   auto level = spdlog::level::info;
-  if (m.find(":ERROR@") != std::string_view::npos)
+  if (m.find(":ZOO_ERROR@") != std::string_view::npos)
     level = spdlog::level::err;
-  else if (m.find(":WARN@") != std::string_view::npos)
+  else if (m.find(":ZOO_WARN@") != std::string_view::npos)
     level = spdlog::level::warn;
-  else if (m.find(":DEBUG@") != std::string_view::npos)
+  else if (m.find(":ZOO_DEBUG@") != std::string_view::npos)
     level = spdlog::level::debug;
   if (log.should_log(level)) log.log(level, "zookeeper-c: {}", m);
 }
