@@ -2,8 +2,6 @@
 // `openssl s_client`.
 
 #include <catch2/catch.hpp>
-#include <fstream>
-#include <sstream>
 #include <zkr/testing/test_certificates.hpp>
 #include <zkr/testing/testing_cluster.hpp>
 #include <zkr/testing/testing_server.hpp>
@@ -20,15 +18,9 @@ using zkr::testing::TestingError;
 using zkr::testing::TestingServer;
 namespace t = zkr::testing::test;
 namespace fs = std::filesystem;
+using t::read_file;
 
 namespace {
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // One set of certificates for the whole test process: making them takes about 2 s.
 TestCertificates& certificates() {
   static TestCertificates certs;
