@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <string>
+#include <string_view>
 #include <zkr/testing/test_certificates.hpp>
 #include <zkr/testing/testing_server.hpp>
 
@@ -19,13 +20,13 @@ namespace t = zkr::testing::test;
 namespace {
 
 #ifdef ZKR_TLS_CONNECT_PATH
-constexpr const char* connect_program = ZKR_TLS_CONNECT_PATH;
+constexpr std::string_view connect_program = ZKR_TLS_CONNECT_PATH;
 #else
-constexpr const char* connect_program = nullptr;
+constexpr std::string_view connect_program;  // not built
 #endif
 
 bool have_tls_client() {
-  if (connect_program) return true;
+  if (!connect_program.empty()) return true;
   WARN(
       "skipped: no TLS-capable ZooKeeper C client; run tools/build-zookeeper-tls.sh (or point the CMake "
       "cache variable ZKR_TLS_CLIENT_PREFIX at its prefix) and reconfigure");
@@ -34,8 +35,9 @@ bool have_tls_client() {
 
 // One zkr_tls_connect run: connect within `seconds`, create/read the ACL of/delete an ephemeral node.
 t::CommandResult tls_session(const std::string& connect, const TlsClientFiles& client, int seconds) {
-  return t::run_command("timeout " + std::to_string(seconds + 15) + " '" + connect_program + "' " + connect +
-                        " '" + client.c_client_cert_string() + "' " + std::to_string(seconds) + " 2>&1");
+  return t::run_command("timeout " + std::to_string(seconds + 15) + " '" + std::string(connect_program) +
+                        "' " + connect + " '" + client.c_client_cert_string() + "' " +
+                        std::to_string(seconds) + " 2>&1");
 }
 
 // A TLS server (plain port kept) and its certificates.
