@@ -64,6 +64,23 @@ bool picks_client_ports(const ServerOptions& options) {
   return (!plain || options.port == 0) && (!options.tls || options.tls->secure_port == 0);
 }
 
+namespace {
+void check_tls_options(const TlsServerOptions& tls) {
+  auto need = [](const fs::path& file, const char* field) {
+    std::error_code ec;
+    if (file.empty() || !fs::is_regular_file(file, ec)) {
+      throw TestingError(std::string("ServerOptions::tls: ") + field + " '" + file.string() +
+                         "' is not a file (TestCertificates::server_options() makes them all)");
+    }
+  };
+  need(tls.key_store, "key_store");
+  need(tls.trust_store, "trust_store");
+  need(tls.probe.ca, "probe.ca");
+  need(tls.probe.certificate, "probe.certificate");
+  need(tls.probe.key, "probe.key");
+}
+}  // namespace
+
 ServerInstance::ServerInstance(const ServerOptions& options, fs::path java, std::string classpath,
                                InstanceConfig config)
     : java_(std::move(java)),
@@ -75,7 +92,9 @@ ServerInstance::ServerInstance(const ServerOptions& options, fs::path java, std:
       force_sync_(options.force_sync),
       jvm_flags_(options.jvm_flags),
       extra_config_(options.extra_config),
-      tls_(options.tls) {}
+      tls_(options.tls) {
+  if (tls_) check_tls_options(*tls_);
+}
 
 ServerInstance::~ServerInstance() {
   if (auto c = child()) c->kill_and_wait();
@@ -225,8 +244,7 @@ void ServerInstance::wait_until_answering(Clock::time_point deadline, bool servi
     }
     auto left = std::clamp(std::chrono::duration_cast<milliseconds>(deadline - Clock::now()), milliseconds{0},
                            milliseconds{1000});
-    // A TLS probe starts openssl and makes a handshake, which a freshly started JVM serves slowly (up to ~1
-    // s).
+    // A TLS probe runs openssl, and a fresh JVM takes up to about 1 s for its first TLS handshake.
     const auto tls_left = std::max(left, milliseconds{3000});
     if (tls_ && config_.client_port == 0) left = tls_left;
     try {

@@ -139,6 +139,14 @@ TEST_CASE("A TLS-only TestingServer has no plain port and answers four-letter wo
   CHECK(t::tls_exchange(secure, certificates().client("client-a"), "ruok").output == "imok");
 }
 
+TEST_CASE("TLS options naming no stores fail at once", "[tls]") {
+  ServerOptions options;
+  options.tls.emplace();
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH(TestingServer(options), Catch::Matchers::Contains("ServerOptions::tls: key_store"));
+  CHECK(t::seconds_since(start) < 5);
+}
+
 TEST_CASE("A TestingServer without TLS has no secure port", "[tls]") {
   TestingServer server;
   CHECK(server.secure_port() == 0);

@@ -32,8 +32,9 @@ class TestingServer {
  public:
   /// Starts the server and waits until it answers `ruok` with `imok` and serves requests (`srvr` reports
   /// "Mode: standalone"), so a client can connect at once.
-  /// \throws TestingError when Java or the jars are missing, the port is in use, the server exits during
-  ///         start-up or does not answer within `options.start_timeout` (it is killed first).
+  /// \throws TestingError when Java or the jars are missing, a file named by `options.tls` is missing (at
+  ///         once), the port is in use, the server exits during start-up or does not answer within
+  ///         `options.start_timeout` (it is killed first).
   explicit TestingServer(ServerOptions options = {});
   /// Kills the server (SIGKILL, by its own pid), reaps it and removes its temporary directory. Never throws.
   ~TestingServer();
