@@ -35,7 +35,7 @@ bool have_tls_client() {
 
 // One zkr_tls_connect run: connect within `seconds`, create/read the ACL of/delete an ephemeral node.
 t::CommandResult tls_session(const std::string& connect, const TlsClientFiles& client, int seconds) {
-  return t::run_command("timeout " + std::to_string(seconds + 15) + " '" + std::string(connect_program) +
+  return t::run_command("timeout " + std::to_string(seconds + 20) + " '" + std::string(connect_program) +
                         "' " + connect + " '" + client.c_client_cert_string() + "' " +
                         std::to_string(seconds) + " 2>&1");
 }
@@ -77,18 +77,19 @@ TEST_CASE("The TLS C client gets no session with a certificate of another CA, no
   if (!have_tls_client()) return;
   TlsServer fixture;
   auto& [certs, server] = fixture;
-  const auto start = std::chrono::steady_clock::now();
 
   const auto foreign = tls_session(server.secure_connect_string(),
                                    certs.client("x", {.issuer = CertificateAuthority::foreign}), 3);
   INFO(foreign.output);
   CHECK(foreign.exit_status == 2);  // refused, and retried silently until the program gave up
+  // ZSSLCONNECTIONERROR from zookeeper_process(), never a session event (TLS 1.2; a TLS 1.3 server would make
+  // the refusal a connection loss, -4: docs/tls.md).
+  CHECK(foreign.output.find("last zookeeper_process rc=-15\n") != std::string::npos);
   CHECK(foreign.output.find("connected\n") == std::string::npos);
 
   const auto plain_port = tls_session(server.connect_string(), certs.client("a"), 3);
   INFO(plain_port.output);
   CHECK(plain_port.exit_status == 2);
-  CHECK(t::seconds_since(start) < 20);
 
   // The server still serves the right client.
   CHECK(tls_session(server.secure_connect_string(), certs.client("a"), 20).exit_status == 0);

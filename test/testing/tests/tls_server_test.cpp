@@ -101,8 +101,8 @@ TEST_CASE("A TLS TestingServer refuses a client certificate from another CA and 
           "[tls]") {
   auto& certs = certificates();
   TestingServer server(tls_options());
-  const auto start = std::chrono::steady_clock::now();
 
+  // Each exchange is bounded by `timeout` (exit status 124): a refusal ends it before that.
   const auto foreign = t::tls_exchange(
       server.secure_port(), certs.client("client-x", {.issuer = CertificateAuthority::foreign}), "ruok");
   INFO(foreign.output);
@@ -116,7 +116,6 @@ TEST_CASE("A TLS TestingServer refuses a client certificate from another CA and 
   CHECK(wrong_port.exit_status != 0);
   CHECK(wrong_port.exit_status != 124);
   CHECK(wrong_port.output.find("imok") == std::string::npos);
-  CHECK(t::seconds_since(start) < 15);
 
   // The server is still fine.
   CHECK(t::tls_exchange(server.secure_port(), certs.client("client-a"), "ruok").output == "imok");

@@ -5,7 +5,7 @@
  * PATH (default /zkr-tls-connect) with ZOO_CREATOR_ALL_ACL, prints its ACL ("acl <scheme>:<id>"), deletes it
  * and exits 0. Exits 2 when no session is made within SECONDS (the C client retries a refused handshake
  * forever and tells no watcher: this program is the one that gives up), printing the last error of
- * zookeeper_process; 3 when an operation fails. A SIGALRM a few seconds after SECONDS bounds the run even if
+ * zookeeper_process; 3 when an operation fails. A SIGALRM 10 s after SECONDS bounds the run even if
  * the handshake blocks inside zookeeper_process. SIGPIPE is ignored: the C client's TLS writes can raise it.
  */
 #include <poll.h>
@@ -66,7 +66,7 @@ int main(int argc, char **argv) {
   }
   const int seconds = atoi(argv[3]);
   signal(SIGPIPE, SIG_IGN);
-  alarm((unsigned)seconds + 5);
+  alarm((unsigned)seconds + 10);
   zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
   zhandle_t *zh =
       zookeeper_init_ssl(argv[1], argv[2], watcher, 10000, NULL, argc == 5 ? argv[4] : "/zkr-tls-connect", 0);
