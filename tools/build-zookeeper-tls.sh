@@ -71,12 +71,18 @@ fi
 mkdir -p "$work" || die "cannot create the work directory $work"
 cd "$work"
 t_start=$(date +%s)
-system_sources=/etc/apt/sources.list.d/debian.sources
-[ -f "$system_sources" ] || die "$system_sources not found (a Debian 12 deb822 sources file is expected)"
-# Same mirrors, with source indexes added.
-sed -e 's/^Types:.*$/Types: deb deb-src/' "$system_sources" > deb-src.sources
+# The system's mirrors, with source indexes added: Debian 12's deb822 file, else a one-line sources.list.
+if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+  private_sources=$work/deb-src.sources
+  sed -e 's/^Types:.*$/Types: deb deb-src/' /etc/apt/sources.list.d/debian.sources > "$private_sources"
+elif grep -q '^deb ' /etc/apt/sources.list 2> /dev/null; then
+  private_sources=$work/deb-src.list
+  sed -n -e 's/^deb \(.*\)$/deb \1\ndeb-src \1/p' /etc/apt/sources.list > "$private_sources"
+else
+  die "no Debian mirror found in /etc/apt/sources.list.d/debian.sources or /etc/apt/sources.list"
+fi
 mkdir -p apt/lists/partial apt/cache/archives/partial
-apt_private=(-o "Dir::Etc::sourcelist=$work/deb-src.sources" -o "Dir::Etc::sourceparts=-"
+apt_private=(-o "Dir::Etc::sourcelist=$private_sources" -o "Dir::Etc::sourceparts=-"
   -o "Dir::State::Lists=$work/apt/lists" -o "Dir::Cache=$work/apt/cache")
 rm -rf src && mkdir src
 echo "build-zookeeper-tls: fetching Debian's zookeeper source package"
@@ -137,7 +143,7 @@ for f in "${flavours[@]}"; do
   # one archive from the two the build makes
   printf 'CREATE %s\nADDLIB %s\nADDLIB %s\nSAVE\nEND\n' "$lib.a" "$b/libzookeeper.a" "$b/libhashtable.a" |
     ar -M || die "merging the static archives ($f) failed"
-  gcc -shared -Wl,-soname,libzookeeper_$f.so.2 -o "$lib.so.2.0.0" \
+  gcc -shared "-Wl,-soname,libzookeeper_$f.so.2" -o "$lib.so.2.0.0" \
     -Wl,--whole-archive "$lib.a" -Wl,--no-whole-archive -lssl -lcrypto -lm "${threads[@]}" ||
     die "linking libzookeeper_$f.so failed"
   ln -sf "libzookeeper_$f.so.2.0.0" "$lib.so.2"
