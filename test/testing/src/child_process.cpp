@@ -24,6 +24,7 @@ namespace {
 struct SpawnRequest {
   std::vector<char*> argv;  // null-terminated, pointing into the caller's strings
   std::string log;
+  std::string input;
   pid_t pid = -1;
   int error = 0;
   const char* step = "";
@@ -45,7 +46,7 @@ int high_fd(int fd) {
 }
 
 // Runs in the forked child: only async-signal-safe calls until execve.
-[[noreturn]] void exec_child(const SpawnRequest& r, pid_t parent, int log_fd, int null_fd,
+[[noreturn]] void exec_child(const SpawnRequest& r, pid_t parent, int log_fd, int input_fd,
                              int report_fd) noexcept {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(127);  // the parent died before prctl took effect
@@ -59,7 +60,7 @@ int high_fd(int fd) {
     if (sig != SIGKILL && sig != SIGSTOP) ::sigaction(sig, &dfl, nullptr);
   }
 
-  if (::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0) child_fail(report_fd);
+  if (::dup2(input_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0) child_fail(report_fd);
   if (::dup3(report_fd, 3, O_CLOEXEC) < 0) child_fail(report_fd);
   report_fd = 3;
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
@@ -78,13 +79,13 @@ void spawn_now(SpawnRequest& r) noexcept {
     r.step = "open the log file";
     return;
   }
-  const int null_fd = high_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  const int input_fd = high_fd(::open(r.input.c_str(), O_RDONLY | O_CLOEXEC));
   int report[2] = {-1, -1};
-  if (null_fd < 0 || ::pipe2(report, O_CLOEXEC) != 0) {
+  if (input_fd < 0 || ::pipe2(report, O_CLOEXEC) != 0) {
     r.error = errno;
-    r.step = "open /dev/null or a pipe";
+    r.step = "open the input file or a pipe";
     ::close(log_fd);
-    if (null_fd >= 0) ::close(null_fd);
+    if (input_fd >= 0) ::close(input_fd);
     return;
   }
   report[0] = high_fd(report[0]);
@@ -92,11 +93,11 @@ void spawn_now(SpawnRequest& r) noexcept {
 
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
-  if (pid == 0) exec_child(r, parent, log_fd, null_fd, report[1]);
+  if (pid == 0) exec_child(r, parent, log_fd, input_fd, report[1]);
   const int fork_errno = errno;
   ::close(report[1]);
   ::close(log_fd);
-  ::close(null_fd);
+  ::close(input_fd);
   if (pid < 0) {
     ::close(report[0]);
     r.error = fork_errno;
@@ -162,12 +163,14 @@ class Spawner {
 
 }  // namespace
 
-ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::filesystem::path& log) {
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::filesystem::path& log,
+                           const std::filesystem::path& input) {
   if (argv.empty()) throw TestingError("ChildProcess: empty command line");
   SpawnRequest request;
   for (const auto& arg : argv) request.argv.push_back(const_cast<char*>(arg.c_str()));
   request.argv.push_back(nullptr);
   request.log = log.string();
+  request.input = input.string();
   Spawner::instance().spawn(request);
   if (request.pid < 0) {
     throw TestingError("cannot start " + argv[0] + ": " + request.step +
@@ -223,6 +226,12 @@ void ChildProcess::kill_and_wait() noexcept {
   } catch (...) {
     // Never throws: a child we cannot reap is abandoned (the kernel kills it with us anyway).
   }
+}
+
+std::optional<int> ChildProcess::exit_code() const {
+  std::lock_guard lock(mutex_);
+  if (!wait_status_ || !WIFEXITED(*wait_status_)) return std::nullopt;
+  return WEXITSTATUS(*wait_status_);
 }
 
 std::string ChildProcess::describe_exit() const {

@@ -12,10 +12,12 @@ namespace zkr::testing::detail {
 
 class ChildProcess {
  public:
-  /// Starts `argv[0]` (an absolute path) with `argv`, stdin from /dev/null and stdout/stderr appended to
-  /// `log`. The child gets no other descriptor of ours, default signal handling, and is killed (SIGKILL) by
-  /// the kernel when this process dies. \throws TestingError if it cannot be started (e.g. exec fails).
-  ChildProcess(const std::vector<std::string>& argv, const std::filesystem::path& log);
+  /// Starts `argv[0]` (an absolute path) with `argv`, stdin from `input` (default /dev/null) and
+  /// stdout/stderr appended to `log`. The child gets no other descriptor of ours, default signal handling,
+  /// and is killed (SIGKILL) by the kernel when this process dies. \throws TestingError if it cannot be
+  /// started (e.g. exec fails).
+  ChildProcess(const std::vector<std::string>& argv, const std::filesystem::path& log,
+               const std::filesystem::path& input = "/dev/null");
   /// SIGKILL and reap if still running. Never throws.
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
@@ -30,6 +32,8 @@ class ChildProcess {
   bool wait_for_exit(std::chrono::milliseconds timeout);
   /// SIGKILL and wait (bounded; a child that cannot be reaped after 10 s is abandoned).
   void kill_and_wait() noexcept;
+  /// The exit status once the child has exited normally; empty while it runs or if a signal ended it.
+  std::optional<int> exit_code() const;
   /// "exited with status N" / "was killed by signal N (SIGKILL)" / "is running".
   std::string describe_exit() const;
 

@@ -1,19 +1,15 @@
-#include <unistd.h>
-
 #include <cstdlib>
 #include <string_view>
 #include <zkr/testing/java.hpp>
 #include <zkr/testing/server_options.hpp>
 
+#include "run_tool.hpp"
+
 namespace zkr::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool is_executable_file(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
-}
+using detail::is_executable_file;
 
 // `<dir>/<name>.jar`, else the first `<dir>/<name>-<digit>...jar` in name order.
 std::optional<fs::path> find_jar(const fs::path& dir, std::string_view name) {
@@ -47,15 +43,7 @@ fs::path find_java(const std::optional<fs::path>& explicit_path) {
     if (is_executable_file(candidate)) return candidate;
     looked = candidate.string() + " ($JAVA_HOME), ";
   }
-  const char* path_env = std::getenv("PATH");
-  const std::string_view path = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
-  for (std::size_t pos = 0; pos <= path.size();) {
-    const std::size_t end = std::min(path.find(':', pos), path.size());
-    const std::string_view entry = path.substr(pos, end - pos);
-    const fs::path candidate = fs::path(entry.empty() ? "." : std::string(entry)) / "java";
-    if (is_executable_file(candidate)) return fs::absolute(candidate);
-    pos = end + 1;
-  }
+  if (auto on_path = detail::find_on_path("java")) return *on_path;
   throw TestingError("Java not found: no java in " + looked + "$PATH; " + std::string(hint) +
                      " or set ServerOptions::java");
 }

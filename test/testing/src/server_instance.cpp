@@ -10,6 +10,7 @@
 
 #include "child_process.hpp"
 #include "net.hpp"
+#include "tls_four_letter_word.hpp"
 
 namespace zkr::testing::detail {
 namespace fs = std::filesystem;
@@ -48,6 +49,38 @@ char proc_state(int pid) {
 
 }  // namespace
 
+ClientPorts pick_client_ports(const ServerOptions& options, std::size_t member) {
+  auto pick = [&](std::uint16_t fixed) {
+    return fixed != 0 ? static_cast<std::uint16_t>(fixed + member) : free_port();
+  };
+  ClientPorts ports;
+  if (!options.tls || options.tls->plain_port) ports.plain = pick(options.port);
+  if (options.tls) ports.secure = pick(options.tls->secure_port);
+  return ports;
+}
+
+bool picks_client_ports(const ServerOptions& options) {
+  const bool plain = !options.tls || options.tls->plain_port;
+  return (!plain || options.port == 0) && (!options.tls || options.tls->secure_port == 0);
+}
+
+namespace {
+void check_tls_options(const TlsServerOptions& tls) {
+  auto need = [](const fs::path& file, const char* field) {
+    std::error_code ec;
+    if (file.empty() || !fs::is_regular_file(file, ec)) {
+      throw TestingError(std::string("ServerOptions::tls: ") + field + " '" + file.string() +
+                         "' is not a file (TestCertificates::server_options() makes them all)");
+    }
+  };
+  need(tls.key_store, "key_store");
+  need(tls.trust_store, "trust_store");
+  need(tls.probe.ca, "probe.ca");
+  need(tls.probe.certificate, "probe.certificate");
+  need(tls.probe.key, "probe.key");
+}
+}  // namespace
+
 ServerInstance::ServerInstance(const ServerOptions& options, fs::path java, std::string classpath,
                                InstanceConfig config)
     : java_(std::move(java)),
@@ -58,7 +91,10 @@ ServerInstance::ServerInstance(const ServerOptions& options, fs::path java, std:
       start_timeout_(options.start_timeout),
       force_sync_(options.force_sync),
       jvm_flags_(options.jvm_flags),
-      extra_config_(options.extra_config) {}
+      extra_config_(options.extra_config),
+      tls_(options.tls) {
+  if (tls_) check_tls_options(*tls_);
+}
 
 ServerInstance::~ServerInstance() {
   if (auto c = child()) c->kill_and_wait();
@@ -72,7 +108,10 @@ std::shared_ptr<ChildProcess> ServerInstance::child() const {
 std::string ServerInstance::describe(bool with_pid) const {
   std::string s = "ZooKeeper server";
   if (config_.myid != 0) s += " " + std::to_string(config_.myid);
-  s += " on 127.0.0.1:" + std::to_string(config_.client_port);
+  if (config_.client_port != 0) s += " on 127.0.0.1:" + std::to_string(config_.client_port);
+  if (config_.secure_port != 0)
+    s += (config_.client_port != 0 ? " and TLS port " : " on TLS port 127.0.0.1:") +
+         std::to_string(config_.secure_port);
   if (auto c = child(); c && with_pid) s += " (pid " + std::to_string(c->pid()) + ")";
   return s;
 }
@@ -89,10 +128,11 @@ void ServerInstance::write_config() const {
       << "tickTime=" << tick << '\n'
       << "initLimit=10\n"
       << "syncLimit=5\n"
-      << "dataDir=" << data.string() << '\n'
-      << "clientPort=" << config_.client_port << '\n'
-      << "clientPortAddress=127.0.0.1\n"
-      << "maxClientCnxns=0\n"
+      << "dataDir=" << data.string() << '\n';
+  if (config_.client_port != 0)
+    cfg << "clientPort=" << config_.client_port << '\n' << "clientPortAddress=127.0.0.1\n";
+  if (tls_) write_tls_config(cfg);
+  cfg << "maxClientCnxns=0\n"
       << "4lw.commands.whitelist=*\n"
       << "extendedTypesEnabled=true\n"
       << "admin.enableServer=false\n"
@@ -107,11 +147,30 @@ void ServerInstance::write_config() const {
   if (config_.myid != 0) write_file(data / "myid", std::to_string(config_.myid) + "\n");
 }
 
+void ServerInstance::write_tls_config(std::ostream& cfg) const {
+  // TLS needs the Netty connection factory, which then serves the plain port too. zookeeper.jar's manifest
+  // leaves out netty-codec and netty-resolver, which the TLS pipeline needs: zookeeper_classpath() adds them.
+  // Unknown zoo.cfg keys become zookeeper.* system properties, hence ssl.* here.
+  cfg << "secureClientPort=" << config_.secure_port << '\n'
+      << "secureClientPortAddress=127.0.0.1\n"
+      << "serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory\n"
+      << "ssl.keyStore.location=" << tls_->key_store.string() << '\n'
+      << "ssl.keyStore.password=" << tls_->store_password << '\n'
+      << "ssl.keyStore.type=PKCS12\n"
+      << "ssl.trustStore.location=" << tls_->trust_store.string() << '\n'
+      << "ssl.trustStore.password=" << tls_->store_password << '\n'
+      << "ssl.trustStore.type=PKCS12\n"
+      << "ssl.clientAuth=" << tls_->client_auth << '\n'
+      << "authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider\n";
+}
+
 void ServerInstance::launch() {
   std::lock_guard control(control_mutex_);
   if (auto c = child(); c && c->running()) return;
 
-  std::vector<std::pair<std::uint16_t, const char*>> ports{{config_.client_port, "client"}};
+  std::vector<std::pair<std::uint16_t, const char*>> ports;
+  if (config_.client_port != 0) ports.emplace_back(config_.client_port, "client");
+  if (config_.secure_port != 0) ports.emplace_back(config_.secure_port, "TLS client");
   for (const auto& peer : config_.peers) {
     if (peer.id == config_.myid) {
       ports.emplace_back(peer.quorum_port, "quorum");
@@ -183,12 +242,18 @@ void ServerInstance::wait_until_answering(Clock::time_point deadline, bool servi
       }
       throw TestingError(message + tail);
     }
-    const auto left = std::clamp(std::chrono::duration_cast<milliseconds>(deadline - Clock::now()),
-                                 milliseconds{0}, milliseconds{1000});
+    auto left = std::clamp(std::chrono::duration_cast<milliseconds>(deadline - Clock::now()), milliseconds{0},
+                           milliseconds{1000});
+    // A TLS probe runs openssl, and a fresh JVM takes up to about 1 s for its first TLS handshake.
+    const auto tls_left = std::max(left, milliseconds{3000});
+    if (tls_ && config_.client_port == 0) left = tls_left;
     try {
       // `ruok` is answered as soon as the port is open; `srvr` tells whether requests are served yet.
       answered = answered || four_letter_word("ruok", left) == "imok";
-      if (answered && (!serving || !mode(left).empty())) return;
+      // With both ports, also one answer over TLS: the first TLS handshake of a fresh JVM is the slow one.
+      if (answered && (!serving || !mode(left).empty()) &&
+          (!tls_ || config_.client_port == 0 || tls_ruok(tls_left)))
+        return;
     } catch (const TestingError&) {
       // not listening yet
     }
@@ -258,7 +323,17 @@ int ServerInstance::pid() const {
 }
 
 std::string ServerInstance::four_letter_word(std::string_view cmd, milliseconds timeout) const {
+  if (config_.client_port == 0 && tls_)
+    return tls_four_letter_word(config_.secure_port, cmd, tls_->probe, config_.dir, timeout);
   return detail::four_letter_word(config_.client_port, cmd, timeout);
+}
+
+bool ServerInstance::tls_ruok(milliseconds timeout) const {
+  try {
+    return tls_four_letter_word(config_.secure_port, "ruok", tls_->probe, config_.dir, timeout) == "imok";
+  } catch (const TestingError&) {
+    return false;
+  }
 }
 
 std::string ServerInstance::mode(milliseconds timeout) const {

@@ -4,8 +4,10 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <iosfwd>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,11 +30,23 @@ struct QuorumPeer {
 };
 
 struct InstanceConfig {
-  std::filesystem::path dir;  // zoo.cfg, server.log, data/
-  std::uint16_t client_port = 0;
+  std::filesystem::path dir;      // zoo.cfg, server.log, data/
+  std::uint16_t client_port = 0;  // 0: no plain client port (TLS only)
   int myid = 0;                   // 0 for a standalone server
   std::vector<QuorumPeer> peers;  // the whole ensemble (this member included); empty for standalone
+  std::uint16_t secure_port = 0;  // the TLS client port; 0 without TLS
 };
+
+struct ClientPorts {
+  std::uint16_t plain = 0;   // 0 when the plain port is disabled
+  std::uint16_t secure = 0;  // 0 without TLS
+};
+
+/// The client ports of a new server, or of cluster member `member`: the fixed ports of `options` (plus
+/// `member`), or free ones where those are 0.
+ClientPorts pick_client_ports(const ServerOptions& options, std::size_t member = 0);
+/// Whether every port `pick_client_ports` returns is picked (so a port clash is worth another try).
+bool picks_client_ports(const ServerOptions& options);
 
 using Clock = std::chrono::steady_clock;
 
@@ -64,9 +78,11 @@ class ServerInstance {
   /// The `Mode:` of `srvr` ("leader", "follower", "standalone", ...) or "" when not serving / not answering.
   std::string mode(std::chrono::milliseconds timeout) const;
   std::uint16_t client_port() const noexcept { return config_.client_port; }
+  std::uint16_t secure_port() const noexcept { return config_.secure_port; }
   const std::filesystem::path& dir() const noexcept { return config_.dir; }
   std::filesystem::path log_file() const { return config_.dir / "server.log"; }
   /// "ZooKeeper server <id> on 127.0.0.1:<port> (pid <pid of the last process started>)".
+  /// With TLS: "ZooKeeper server <id> on 127.0.0.1:<port> and TLS port <secure> (pid ...)".
   std::string describe(bool with_pid = true) const;
   /// The last lines of this start's part of the server log, framed for an error message.
   std::string log_tail() const;
@@ -75,6 +91,8 @@ class ServerInstance {
  private:
   std::shared_ptr<ChildProcess> child() const;
   void write_config() const;
+  void write_tls_config(std::ostream& cfg) const;
+  bool tls_ruok(std::chrono::milliseconds timeout) const;
   void wait_for_state(bool stopped) const;
 
   std::filesystem::path java_;
@@ -86,6 +104,7 @@ class ServerInstance {
   bool force_sync_;
   std::vector<std::string> jvm_flags_;
   std::vector<std::string> extra_config_;
+  std::optional<TlsServerOptions> tls_;
 
   std::mutex control_mutex_;        // serializes start/stop/kill/pause/resume
   mutable std::mutex state_mutex_;  // guards child_

@@ -27,7 +27,6 @@ TestingCluster::TestingCluster(std::size_t size, ServerOptions options)
   const auto java = find_java(options.java);
   const auto classpath = zookeeper_classpath();
   dir_ = std::make_unique<detail::ScratchDir>(options.data_dir, "cluster");
-  const bool pick_ports = options.port == 0;
 
   for (int attempt = 1;; ++attempt) {
     std::vector<detail::QuorumPeer> peers;
@@ -36,9 +35,9 @@ TestingCluster::TestingCluster(std::size_t size, ServerOptions options)
     if (size == 1) peers.clear();  // one member: a standalone server
     members_.clear();
     for (std::size_t i = 0; i < size; ++i) {
-      detail::InstanceConfig config{dir_->path() / ("member-" + std::to_string(i)),
-                                    pick_ports ? free_port() : static_cast<std::uint16_t>(options.port + i),
-                                    size == 1 ? 0 : static_cast<int>(i + 1), peers};
+      const auto ports = detail::pick_client_ports(options, i);
+      detail::InstanceConfig config{dir_->path() / ("member-" + std::to_string(i)), ports.plain,
+                                    size == 1 ? 0 : static_cast<int>(i + 1), peers, ports.secure};
       members_.push_back(
           std::make_unique<detail::ServerInstance>(options, java, classpath, std::move(config)));
     }
@@ -72,10 +71,27 @@ std::string TestingCluster::connect_string() const {
   return s;
 }
 
+std::string TestingCluster::secure_connect_string() const {
+  std::string s;
+  for (std::size_t i = 0; i < members_.size(); ++i) s += (i ? "," : "") + member_secure_connect_string(i);
+  return s;
+}
+
 std::size_t TestingCluster::size() const { return members_.size(); }
 
 std::string TestingCluster::member_connect_string(std::size_t i) const {
+  if (member_port(i) == 0) throw TestingError("TestingCluster: the members have no plain client port");
   return "127.0.0.1:" + std::to_string(member_port(i));
+}
+
+std::string TestingCluster::member_secure_connect_string(std::size_t i) const {
+  if (member_secure_port(i) == 0) throw TestingError("TestingCluster: the members run without TLS");
+  return "127.0.0.1:" + std::to_string(member_secure_port(i));
+}
+
+std::uint16_t TestingCluster::member_secure_port(std::size_t i) const {
+  check_index(i);
+  return members_[i]->secure_port();
 }
 
 std::uint16_t TestingCluster::member_port(std::size_t i) const {

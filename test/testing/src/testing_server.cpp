@@ -10,9 +10,10 @@ TestingServer::TestingServer(ServerOptions options) {
   const auto java = find_java(options.java);
   const auto classpath = zookeeper_classpath();
   dir_ = std::make_unique<detail::ScratchDir>(options.data_dir, "server");
-  const bool pick_port = options.port == 0;
+  const bool pick_port = detail::picks_client_ports(options);
   for (int attempt = 1;; ++attempt) {
-    detail::InstanceConfig config{dir_->path(), pick_port ? free_port() : options.port, 0, {}};
+    const auto ports = detail::pick_client_ports(options);
+    detail::InstanceConfig config{dir_->path(), ports.plain, 0, {}, ports.secure};
     server_ = std::make_unique<detail::ServerInstance>(options, java, classpath, std::move(config));
     try {
       server_->start();
@@ -29,8 +30,16 @@ TestingServer::~TestingServer() = default;  // ServerInstance kills, then Scratc
 TestingServer::TestingServer(TestingServer&&) noexcept = default;
 TestingServer& TestingServer::operator=(TestingServer&&) noexcept = default;
 
-std::string TestingServer::connect_string() const { return "127.0.0.1:" + std::to_string(port()); }
+std::string TestingServer::connect_string() const {
+  if (port() == 0) throw TestingError("TestingServer::connect_string: the server has no plain client port");
+  return "127.0.0.1:" + std::to_string(port());
+}
 std::uint16_t TestingServer::port() const { return server_->client_port(); }
+std::string TestingServer::secure_connect_string() const {
+  if (secure_port() == 0) throw TestingError("TestingServer::secure_connect_string: the server has no TLS");
+  return "127.0.0.1:" + std::to_string(secure_port());
+}
+std::uint16_t TestingServer::secure_port() const { return server_->secure_port(); }
 void TestingServer::stop() { server_->stop(); }
 void TestingServer::start() { server_->start(); }
 void TestingServer::restart() {

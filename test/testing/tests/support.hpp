@@ -2,37 +2,67 @@
 // Helpers for the tests of zkr::testing: ZooKeeper's own Java CLI as an independent client, process checks.
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <zkr/testing/java.hpp>
 
 namespace zkr::testing::test {
 
+/// The whole content of a file ("" when it cannot be read).
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct CommandResult {
+  int exit_status = -1;  // the shell's exit status (124 when coreutils `timeout` ended the command)
+  std::string output;    // what it printed
+};
+
+/// Runs `cmd` with /bin/sh and returns what it printed on stdout (add `2>&1` for stderr) and its status.
+inline CommandResult run_command(const std::string& cmd) {
+  CommandResult result;
+  if (FILE* pipe = ::popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    while (std::size_t n = std::fread(buf, 1, sizeof buf, pipe)) result.output.append(buf, n);
+    const int status = ::pclose(pipe);
+    result.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  return result;
+}
+
+/// A file for one command's input, unique in this process, under the system temporary directory.
+inline std::filesystem::path input_file(const std::string& kind, const std::string& content) {
+  static std::atomic<int> counter = 0;
+  const auto path =
+      std::filesystem::temp_directory_path() /
+      ("zkr-" + kind + "-" + std::to_string(::getpid()) + "-" + std::to_string(++counter) + ".txt");
+  std::ofstream(path) << content;
+  return path;
+}
+
 /// Runs `org.apache.zookeeper.ZooKeeperMain -server <connect>` with `commands` (one per line) on stdin and
 /// returns everything it printed. Bounded by coreutils `timeout`.
 inline std::string zk_cli(const std::string& connect, const std::string& commands) {
-  static int counter = 0;
-  const auto input = std::filesystem::temp_directory_path() /
-                     ("zkr-cli-" + std::to_string(::getpid()) + "-" + std::to_string(++counter) + ".txt");
-  std::ofstream(input) << commands << "\nquit\n";
+  const auto input = input_file("cli", commands + "\nquit\n");
   const std::string cmd =
       "timeout 60 '" + find_java().string() + "' -Xmx128m -XX:+UseSerialGC -cp '" + zookeeper_classpath() +
       "' -Dorg.slf4j.simpleLogger.defaultLogLevel=warn org.apache.zookeeper.ZooKeeperMain "
       "-server " +
       connect + " < '" + input.string() + "' 2>&1";
-  std::string output;
-  if (FILE* pipe = ::popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    while (std::size_t n = std::fread(buf, 1, sizeof buf, pipe)) output.append(buf, n);
-    ::pclose(pipe);
-  }
+  std::string output = run_command(cmd).output;
   std::filesystem::remove(input);
   return output;
 }

@@ -15,15 +15,9 @@ using zkr::testing::TestingError;
 using zkr::testing::TestingServer;
 namespace t = zkr::testing::test;
 namespace fs = std::filesystem;
+using t::read_file;
 
 namespace {
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string cmdline(int pid) {
   std::string s = read_file("/proc/" + std::to_string(pid) + "/cmdline");
   for (char& c : s) c = c == '\0' ? ' ' : c;

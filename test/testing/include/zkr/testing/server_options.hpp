@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include <zkr/testing/tls_options.hpp>
 
 namespace zkr::testing {
 
@@ -42,6 +43,9 @@ struct ServerOptions {
   std::vector<std::string> extra_config;
   /// Extra JVM flags, placed before the class path. The defaults keep each server small and light on CPU.
   std::vector<std::string> jvm_flags{"-Xmx512m", "-XX:+UseSerialGC", "-XX:-UsePerfData"};
+  /// When set, the server also (or, with `plain_port` off, only) serves TLS clients on a secure port; see
+  /// `TlsServerOptions` and `TestCertificates`, which makes the stores and client certificates.
+  std::optional<TlsServerOptions> tls;
 };
 
 /// Thrown for every set-up or control failure of a test server: Java or the ZooKeeper jars missing, a port in

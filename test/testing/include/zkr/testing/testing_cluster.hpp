@@ -40,12 +40,20 @@ class TestingCluster {
   TestingCluster& operator=(const TestingCluster&) = delete;
 
   /// All members, comma separated: "127.0.0.1:<p0>,127.0.0.1:<p1>,...".
+  /// \throws TestingError when the plain ports are disabled (`TlsServerOptions`).
   std::string connect_string() const;
+  /// The members' TLS ports, as `connect_string()`. \throws TestingError without `ServerOptions::tls`.
+  std::string secure_connect_string() const;
   std::size_t size() const;
-  /// "127.0.0.1:<port of member i>". \throws std::out_of_range for a bad index (as every `i` below).
+  /// "127.0.0.1:<port of member i>". \throws std::out_of_range for a bad index (as every `i` below),
+  /// TestingError as `connect_string()`.
   std::string member_connect_string(std::size_t i) const;
-  /// The client port of member `i`.
+  /// The client port of member `i`; 0 when the plain ports are disabled.
   std::uint16_t member_port(std::size_t i) const;
+  /// "127.0.0.1:<TLS port of member i>". \throws TestingError as `secure_connect_string()`.
+  std::string member_secure_connect_string(std::size_t i) const;
+  /// The TLS client port of member `i`; 0 without `ServerOptions::tls`.
+  std::uint16_t member_secure_port(std::size_t i) const;
 
   /// SIGKILL member `i` and wait for its exit.
   void kill(std::size_t i);

@@ -18,7 +18,8 @@ class ServerInstance;
 class ScratchDir;
 }  // namespace detail
 
-/// A standalone ZooKeeper server (Debian's `zookeeper` package, run by `java`) listening on 127.0.0.1 only.
+/// A standalone ZooKeeper server (Debian's `zookeeper` package, run by `java`) listening on 127.0.0.1 only;
+/// with `ServerOptions::tls`, also (or only) on a TLS port (see `TestCertificates`).
 ///
 /// The server is a child process started with the jars of `/usr/share/java` (or of the directory named by the
 /// environment variable `ZKR_ZOOKEEPER_LIB_DIR`); its output goes to `server.log` in `data_dir()`. Only the
@@ -31,8 +32,9 @@ class TestingServer {
  public:
   /// Starts the server and waits until it answers `ruok` with `imok` and serves requests (`srvr` reports
   /// "Mode: standalone"), so a client can connect at once.
-  /// \throws TestingError when Java or the jars are missing, the port is in use, the server exits during
-  ///         start-up or does not answer within `options.start_timeout` (it is killed first).
+  /// \throws TestingError when Java or the jars are missing, a file named by `options.tls` is missing (at
+  ///         once), the port is in use, the server exits during start-up or does not answer within
+  ///         `options.start_timeout` (it is killed first).
   explicit TestingServer(ServerOptions options = {});
   /// Kills the server (SIGKILL, by its own pid), reaps it and removes its temporary directory. Never throws.
   ~TestingServer();
@@ -41,10 +43,14 @@ class TestingServer {
   TestingServer(const TestingServer&) = delete;
   TestingServer& operator=(const TestingServer&) = delete;
 
-  /// "127.0.0.1:<port>".
+  /// "127.0.0.1:<port>". \throws TestingError when the plain port is disabled (`TlsServerOptions`).
   std::string connect_string() const;
-  /// The client port.
+  /// The plain client port; 0 when it is disabled.
   std::uint16_t port() const;
+  /// "127.0.0.1:<secure port>" for TLS clients. \throws TestingError when the server runs without TLS.
+  std::string secure_connect_string() const;
+  /// The TLS client port (`secureClientPort`); 0 without `ServerOptions::tls`.
+  std::uint16_t secure_port() const;
 
   /// Graceful stop: SIGTERM, then SIGKILL if the server has not exited after a few seconds. Does nothing if
   /// the server is not running. A paused server is resumed first.
@@ -69,7 +75,8 @@ class TestingServer {
   int pid() const;
 
   /// Sends a four-letter word (`ruok`, `srvr`, `stat`, `mntr`, `cons`, `dump`, ...) and returns the whole
-  /// answer. \throws TestingError if the server cannot be reached or does not answer within `timeout`.
+  /// answer. Without a plain port it goes over TLS (`openssl s_client` with `TlsServerOptions::probe`).
+  /// \throws TestingError if the server cannot be reached or does not answer within `timeout`.
   std::string four_letter_word(std::string_view cmd,
                                std::chrono::milliseconds timeout = std::chrono::seconds{5}) const;
   /// The `mntr` answer parsed into key/value pairs (`zk_znode_count`, `zk_server_state`, ...).
