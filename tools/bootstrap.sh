@@ -24,7 +24,11 @@ packages=(
   libboost1.81-dev libzookeeper-st-dev libzookeeper-mt2 libspdlog-dev catch2 libcli11-dev doxygen
   zookeeper default-jre-headless default-jdk-headless libcurator-recipes-java
   python3-kazoo python3 procps iproute2 gnuplot-nox
+  openssl libssl-dev dpkg-dev
 )
+# openssl, libssl-dev and dpkg-dev: the TLS test servers' certificates, and the TLS-capable C client the tests
+# build from Debian's source package (tools/build-zookeeper-tls.sh).
+#
 # The ZooKeeper C client in both flavours: the single-threaded development package and the multi-threaded
 # runtime library, which installs beside it (both flavours share one zookeeper.h; the build defines THREADED
 # for the multi-threaded one). The suite runs on both (tools/test.sh).

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sets up a fresh Debian 12 machine (tools/bootstrap.sh) and runs the whole zkrecipes test suite:
+# Sets up a fresh Debian 12 machine (tools/bootstrap.sh), builds the TLS-capable C client the TLS tests use
+# (tools/build-zookeeper-tls.sh) and runs the whole zkrecipes test suite:
 #   1. build/       RelWithDebInfo, warnings as errors (ZKR_WERROR=ON), on the single-threaded ZooKeeper C
 #                   client; ctest -j2
 #   2. build-asan/  Debug with AddressSanitizer + UndefinedBehaviorSanitizer (ZKR_SANITIZE=ON, no benchmarks),
@@ -19,7 +20,7 @@ quick=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
-    -h | --help) sed -n '2,14s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,15s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done
@@ -60,6 +61,10 @@ generator_for() { [ -f "$1/CMakeCache.txt" ] || echo "-G Ninja"; }  # keep an ex
 if ! step bootstrap bash tools/bootstrap.sh; then
   summary
 fi
+
+# The TLS-capable ZooKeeper C client the TLS tests use (Debian's own is built without OpenSSL): built from
+# Debian's source package into build-tls-client/prefix, where the test build finds it (ZKR_TLS_CLIENT_PREFIX).
+step tls-client bash tools/build-zookeeper-tls.sh
 
 # The interop tests fail, instead of skipping, when the Java Curator peer cannot run (test/integration/curator_peer.hpp).
 export ZKR_REQUIRE_CURATOR_PEER=1
