@@ -88,6 +88,7 @@ else
     -DZKR_SANITIZE=ON -DZKR_BUILD_BENCH=OFF -DZKR_WERROR=ON -DZKR_ZOOKEEPER_CLIENT=mt &&
     step asan-build cmake --build build-asan -j2; then
     step asan-ctest env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
+      LSAN_OPTIONS="suppressions=$PWD/test/lsan.supp" \
       UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       ctest --test-dir build-asan --output-on-failure --no-tests=error -j2
   else

@@ -16,6 +16,7 @@ namespace zkr::detail {
 
 struct Pending {
   asio::io_context* ioc;
+  InFlight* in_flight;
   zk::Request request;
   zk::ReplyCallback cb;
   zk::Reply reply;
@@ -29,8 +30,29 @@ struct Pending {
 
 void PendingDeleter::operator()(Pending* p) const noexcept { delete p; }
 
-PendingPtr make_pending(asio::io_context& ioc, zk::Request request, zk::ReplyCallback reply) {
-  return PendingPtr(new Pending{&ioc, std::move(request), std::move(reply), {}, {}, {}, {}, {}, {}});
+PendingPtr make_pending(asio::io_context& ioc, zk::Request request, zk::ReplyCallback reply,
+                        InFlight* in_flight) {
+  return PendingPtr(
+      new Pending{&ioc, in_flight, std::move(request), std::move(reply), {}, {}, {}, {}, {}, {}});
+}
+
+void InFlight::add(Pending* p) {
+  const std::lock_guard lock(mu_);
+  pending_.insert(p);
+}
+
+void InFlight::remove(Pending* p) {
+  const std::lock_guard lock(mu_);
+  pending_.erase(p);
+}
+
+std::vector<PendingPtr> InFlight::take_all() {
+  const std::lock_guard lock(mu_);
+  std::vector<PendingPtr> out;
+  out.reserve(pending_.size());
+  for (Pending* p : pending_) out.emplace_back(p);
+  pending_.clear();
+  return out;
 }
 
 void deliver(PendingPtr p, int rc) {
@@ -48,7 +70,11 @@ void take_back(PendingPtr p, zk::Request& request, zk::ReplyCallback& reply) {
 namespace {
 
 /// The completion's context back as the request in flight.
-PendingPtr take(const void* data) { return PendingPtr(static_cast<Pending*>(const_cast<void*>(data))); }
+PendingPtr take(const void* data) {
+  PendingPtr p(static_cast<Pending*>(const_cast<void*>(data)));
+  if (p->in_flight) p->in_flight->remove(p.get());
+  return p;
+}
 
 void global_watcher(zhandle_t*, int type, int state, const char*, void* ctx) {
   if (type != ZOO_SESSION_EVENT) return;
@@ -206,7 +232,10 @@ int send(zhandle_t* zh, Pending& p) {
 }  // namespace
 
 int send_pending(zhandle_t* zh, PendingPtr& p) {
+  // Registered before the call: the completion may run on another thread before it returns.
+  if (p->in_flight) p->in_flight->add(p.get());
   const int rc = send(zh, *p);
+  if (rc != ZOK && p->in_flight) p->in_flight->remove(p.get());
   if (rc == ZOK) (void)p.release();  // owned by the C client's completion now
   return rc;
 }

@@ -13,6 +13,9 @@
 #include <boost/asio/io_context.hpp>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <unordered_set>
+#include <vector>
 #include <zkr/framework/curator_framework.hpp>
 
 #include "session.hpp"
@@ -27,8 +30,24 @@ struct PendingDeleter {
 };
 using PendingPtr = std::unique_ptr<Pending, PendingDeleter>;
 
-/// A request whose reply is to be posted to `ioc`.
-PendingPtr make_pending(boost::asio::io_context& ioc, zk::Request request, zk::ReplyCallback reply);
+/// The requests a session has handed to the C client and whose completion has not run yet, for a session
+/// that completes the C client's leftovers itself (MtSession::close). Thread-safe.
+class InFlight {
+ public:
+  void add(Pending* p);
+  void remove(Pending* p);
+  /// Every request still registered, now the caller's.
+  std::vector<PendingPtr> take_all();
+
+ private:
+  std::mutex mu_;
+  std::unordered_set<Pending*> pending_;
+};
+
+/// A request whose reply is to be posted to `ioc`; registered in `in_flight` (if any) while the C client
+/// holds it.
+PendingPtr make_pending(boost::asio::io_context& ioc, zk::Request request, zk::ReplyCallback reply,
+                        InFlight* in_flight = nullptr);
 /// Hands `p`'s request to the C client. ZOK: `p` is released to the completion, which posts the reply.
 /// Anything else: the C client refused it, will not call the completion, and `p` is still the caller's.
 int send_pending(zhandle_t* zh, PendingPtr& p);

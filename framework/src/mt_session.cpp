@@ -49,17 +49,23 @@ void MtSession::close() {
   zookeeper_close(zh);
   free_handle_ctx();
   remove_log_fallback(&log_);
+  // The requests whose completion the C client dropped (mt_session.hpp).
+  auto left = in_flight_.take_all();
+  if (!left.empty() && log_.should_log(spdlog::level::debug))
+    log_.debug("the C client closed with {} request(s) not completed: completing them (ZCLOSING)",
+               left.size());
+  for (auto& p : left) deliver(std::move(p), ZCLOSING);
 }
 
 void MtSession::submit(zk::Request request, zk::ReplyCallback reply) {
-  auto p = make_pending(ioc_, std::move(request), std::move(reply));
+  auto p = make_pending(ioc_, std::move(request), std::move(reply), &in_flight_);
   if (!zh_) return deliver(std::move(p), events_.no_session_rc());
   const int rc = send_pending(zh_, p);
   if (rc != ZOK) deliver(std::move(p), refused_rc(rc));
 }
 
 bool MtSession::submit_from_caller(zk::Request& request, zk::ReplyCallback& reply) {
-  auto p = make_pending(ioc_, std::move(request), std::move(reply));
+  auto p = make_pending(ioc_, std::move(request), std::move(reply), &in_flight_);
   int rc = ZINVALIDSTATE;
   {
     const std::lock_guard lock(handle_mu_);
