@@ -2,6 +2,7 @@
 
     conan create . --build=missing            # builds, packages, then runs test_package/
     conan create . -o zkrecipes/*:zookeeper_client=system-st
+    conan create . -o zkrecipes/*:tls=True     # TLS to the ensemble (docs/tls.md, "Conan")
 
 About the ZooKeeper C client flavour
 ------------------------------------
@@ -12,6 +13,23 @@ zkrecipes runs over either flavour of the ZooKeeper C client (docs/architecture.
   cmake/ZkrConanZooKeeper.cmake adds it for our build and chooses the multi-threaded session.
 * ``zookeeper_client=system-st``: links the system's single-threaded libzookeeper_st (Debian/Ubuntu:
   libzookeeper-st-dev), found by cmake/FindZooKeeper.cmake, driven from zkrecipes' own event loop.
+
+About TLS
+---------
+``tls=True`` builds zkrecipes with the C client's TLS support (``ZKR_ZOOKEEPER_TLS=ON``: configuring fails
+rather than building without it), so that ``ClientConfig::tls`` works and ``zkr::tls_supported()`` is true.
+With ``tls=False`` (default) the build is the plain one (``ZKR_ZOOKEEPER_TLS=OFF``), whatever client is found.
+
+* With ``conan-mt``, it builds Conan Center's ``zookeeper-client-c`` with ``with_openssl=True`` (validate()
+  refuses a graph where that option is False) and requires ``openssl`` itself: zkrecipes checks certificates
+  and keys with OpenSSL (framework/src/tls/), and the framework component links ``openssl::ssl`` and
+  ``openssl::crypto``. That package does not export ``HAVE_OPENSSL_H``, under which zookeeper.h declares
+  ``zookeeper_init_ssl``; cmake/ZkrConanZooKeeper.cmake adds it.
+* With ``system-st``, the system's libzookeeper_st must itself be built with OpenSSL, and the system's
+  libssl-dev is used. **Debian's and Ubuntu's packages are not built with it**, and a recipe cannot look at a
+  system library before the build: ``conan create`` then fails when CMake configures, with a message that
+  points at tools/build-zookeeper-tls.sh (docs/tls.md). Consumers link ``zookeeper_st``, ``ssl`` and
+  ``crypto`` by name, so that client must be the one the compiler, linker and loader find first.
 """
 import os
 import re
@@ -35,11 +53,13 @@ class ZkrecipesConan(ConanFile):
         "shared": [True, False],
         "fPIC": [True, False],
         "zookeeper_client": ["conan-mt", "system-st"],
+        "tls": [True, False],
     }
     default_options = {
         "shared": False,
         "fPIC": True,
         "zookeeper_client": "conan-mt",
+        "tls": False,
     }
     exports_sources = (
         "CMakeLists.txt",
@@ -65,6 +85,8 @@ class ZkrecipesConan(ConanFile):
     def configure(self):
         if self.options.shared:
             self.options.rm_safe("fPIC")
+        if self.options.tls and self.options.zookeeper_client == "conan-mt":
+            self.options["zookeeper-client-c"].with_openssl = True
 
     def layout(self):
         cmake_layout(self)
@@ -75,6 +97,11 @@ class ZkrecipesConan(ConanFile):
         self.requires("spdlog/1.10.0", transitive_headers=True)
         if self.options.zookeeper_client == "conan-mt":
             self.requires("zookeeper-client-c/3.8.1")
+            if self.options.tls:
+                # The framework calls OpenSSL itself (framework/src/tls/), and its component names
+                # openssl::ssl and openssl::crypto, which needs a direct requirement. The same range as
+                # zookeeper-client-c's, so that both resolve to one openssl.
+                self.requires("openssl/[>=1.1 <4]")
 
     def build_requirements(self):
         self.test_requires("catch2/2.13.10")
@@ -84,6 +111,13 @@ class ZkrecipesConan(ConanFile):
         if self.settings.os != "Linux":
             # zkrecipes::testing spawns ZooKeeper servers with fork/exec and PR_SET_PDEATHSIG.
             raise ConanInvalidConfiguration("zkrecipes supports Linux only")
+        if self.options.tls and self.options.zookeeper_client == "conan-mt":
+            # configure() asks for it, but a profile or the command line can still say otherwise.
+            if not self.dependencies["zookeeper-client-c"].options.with_openssl:
+                raise ConanInvalidConfiguration(
+                    "zkrecipes/*:tls=True needs zookeeper-client-c/*:with_openssl=True")
+        # With system-st, whether the system's libzookeeper_st speaks TLS cannot be known here; CMake checks it
+        # (ZKR_ZOOKEEPER_TLS=ON) and fails at configure time when it does not (Debian's does not).
 
     def generate(self):
         tc = CMakeToolchain(self)
@@ -91,9 +125,14 @@ class ZkrecipesConan(ConanFile):
         tc.cache_variables["ZKR_BUILD_TOOLS"] = False
         tc.cache_variables["ZKR_BUILD_BENCH"] = False
         tc.cache_variables["ZKR_INSTALL"] = True
+        # The option decides, not what CMake happens to find: package_info() must know what the build links.
+        tc.cache_variables["ZKR_ZOOKEEPER_TLS"] = "ON" if self.options.tls else "OFF"
         if self.options.zookeeper_client == "conan-mt":
             snippet = os.path.join(self.source_folder, "cmake", "ZkrConanZooKeeper.cmake")
             tc.cache_variables["CMAKE_PROJECT_zkrecipes_INCLUDE"] = snippet.replace("\\", "/")
+            # Read by that snippet: whether Conan's C client was built with OpenSSL.
+            with_openssl = bool(self.dependencies["zookeeper-client-c"].options.with_openssl)
+            tc.cache_variables["ZKR_CONAN_ZOOKEEPER_TLS"] = "ON" if with_openssl else "OFF"
         tc.generate()
         CMakeDeps(self).generate()
 
@@ -120,8 +159,13 @@ class ZkrecipesConan(ConanFile):
         if self.options.zookeeper_client == "conan-mt":
             # The framework's private dependency; no public header includes <zookeeper.h>.
             framework.requires.append("zookeeper-client-c::zookeeper-client-c")
+            if self.options.tls:
+                framework.requires.extend(["openssl::ssl", "openssl::crypto"])
         else:
             framework.system_libs.append("zookeeper_st")
+            if self.options.tls:
+                # The system's OpenSSL, which the system's TLS-capable libzookeeper_st was built against.
+                framework.system_libs.extend(["ssl", "crypto"])
         framework.system_libs.append("pthread")
 
         drivers = self.cpp_info.components["drivers"]

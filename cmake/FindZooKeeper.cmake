@@ -12,6 +12,11 @@
 #
 # Sets ZooKeeper_FOUND, ZooKeeper_st_FOUND and ZooKeeper_mt_FOUND. ZooKeeper_ROOT or CMAKE_PREFIX_PATH point it
 # at another installation. The upstream C client ships no CMake package configuration, hence this module.
+#
+# TLS: the C client speaks TLS only when it was built with OpenSSL (Debian's packages are not; see
+# docs/tls.md). For each flavour found, ZooKeeper_<flavour>_TLS is TRUE when its library links a call of
+# zookeeper_init_ssl; its target then carries HAVE_OPENSSL_H (the header declares the call only under it)
+# and links OpenSSL::SSL and OpenSSL::Crypto (which a static archive of the client does not carry).
 
 find_path(ZooKeeper_INCLUDE_DIR NAMES zookeeper/zookeeper.h)
 find_library(ZooKeeper_ST_LIBRARY NAMES zookeeper_st)
@@ -54,5 +59,49 @@ if(ZooKeeper_mt_FOUND AND NOT TARGET ZooKeeper::zookeeper_mt)
     INTERFACE_INCLUDE_DIRECTORIES "${ZooKeeper_INCLUDE_DIR}"
     INTERFACE_COMPILE_DEFINITIONS THREADED
     INTERFACE_LINK_LIBRARIES Threads::Threads)
+endif()
+
+# Whether a flavour's library is TLS-capable: link a call of zookeeper_init_ssl against it (and OpenSSL, for a
+# static archive). The answer is cached per library path.
+function(_zookeeper_check_tls flavour library)
+  string(TOUPPER "${flavour}" _up)
+  set(_cache_var "ZooKeeper_${_up}_TLS_CHECKED_${library}")
+  string(MAKE_C_IDENTIFIER "${_cache_var}" _cache_var)
+  set(ZooKeeper_${flavour}_TLS FALSE PARENT_SCOPE)
+  find_package(OpenSSL QUIET)
+  if(NOT OpenSSL_FOUND)
+    return()
+  endif()
+  if(NOT DEFINED ${_cache_var})
+    set(_defs -DHAVE_OPENSSL_H)
+    set(_libs "${library}" OpenSSL::SSL OpenSSL::Crypto m)
+    if(flavour STREQUAL "mt")
+      list(APPEND _defs -DTHREADED)
+      list(APPEND _libs Threads::Threads)
+    endif()
+    set(_src "${CMAKE_BINARY_DIR}${CMAKE_FILES_DIRECTORY}/zookeeper_tls_check_${flavour}.c")
+    file(WRITE "${_src}" "#include <zookeeper/zookeeper.h>\nint main(void) {\n  zhandle_t *zh = zookeeper_init_ssl(\"127.0.0.1:1\", \"a,b,c\", 0, 1000, 0, 0, 0);\n  return zh != 0;\n}\n")
+    try_compile(_ok "${CMAKE_BINARY_DIR}${CMAKE_FILES_DIRECTORY}/zookeeper_tls_check_${flavour}"
+      SOURCES "${_src}"
+      COMPILE_DEFINITIONS ${_defs}
+      CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${ZooKeeper_INCLUDE_DIR}"
+      LINK_LIBRARIES ${_libs})
+    set(${_cache_var} ${_ok} CACHE INTERNAL "whether ${library} is a TLS-capable ZooKeeper C client")
+  endif()
+  if(${_cache_var})
+    set(ZooKeeper_${flavour}_TLS TRUE PARENT_SCOPE)
+    set_property(TARGET ZooKeeper::zookeeper_${flavour} APPEND PROPERTY INTERFACE_COMPILE_DEFINITIONS HAVE_OPENSSL_H)
+    set_property(TARGET ZooKeeper::zookeeper_${flavour} APPEND PROPERTY INTERFACE_LINK_LIBRARIES
+      OpenSSL::SSL OpenSSL::Crypto)
+  endif()
+endfunction()
+if(ZooKeeper_st_FOUND AND NOT DEFINED ZooKeeper_st_TLS)
+  _zookeeper_check_tls(st "${ZooKeeper_ST_LIBRARY}")
+endif()
+if(ZooKeeper_mt_FOUND AND NOT DEFINED ZooKeeper_mt_TLS)
+  if(NOT TARGET Threads::Threads)
+    find_package(Threads QUIET)
+  endif()
+  _zookeeper_check_tls(mt "${ZooKeeper_MT_LIBRARY}")
 endif()
 mark_as_advanced(ZooKeeper_INCLUDE_DIR ZooKeeper_ST_LIBRARY ZooKeeper_MT_LIBRARY)

@@ -6,11 +6,27 @@
 # -DTHREADED) and does not export that define, although zookeeper.h declares the synchronous API only under
 # #ifdef THREADED and hides zookeeper_interest/zookeeper_process under it. We add THREADED ourselves, as
 # FindZooKeeper.cmake does for a system libzookeeper_mt.
+#
+# TLS: ZKR_CONAN_ZOOKEEPER_TLS (set by conanfile.py) says whether that package was built with_openssl. It
+# becomes ZooKeeper_mt_TLS, which FindZooKeeper.cmake would otherwise work out with a test link (it cannot
+# here: the library is a Conan target, not a file). With it, the target gets what FindZooKeeper.cmake gives a
+# TLS-capable client: HAVE_OPENSSL_H, under which zookeeper.h declares zookeeper_init_ssl (the package does
+# not export it either), and OpenSSL::SSL / OpenSSL::Crypto, from Conan's openssl package through CMakeDeps.
 find_package(zookeeper-client-c CONFIG REQUIRED)
+if(ZKR_CONAN_ZOOKEEPER_TLS)
+  find_package(OpenSSL REQUIRED)
+  set(ZooKeeper_mt_TLS TRUE)
+else()
+  set(ZooKeeper_mt_TLS FALSE)
+endif()
 if(NOT TARGET ZooKeeper::zookeeper_mt)
   add_library(ZooKeeper::zookeeper_mt INTERFACE IMPORTED)
   target_link_libraries(ZooKeeper::zookeeper_mt INTERFACE zookeeper-client-c::zookeeper-client-c)
   target_compile_definitions(ZooKeeper::zookeeper_mt INTERFACE THREADED)
+  if(ZooKeeper_mt_TLS)
+    target_compile_definitions(ZooKeeper::zookeeper_mt INTERFACE HAVE_OPENSSL_H)
+    target_link_libraries(ZooKeeper::zookeeper_mt INTERFACE OpenSSL::SSL OpenSSL::Crypto)
+  endif()
 endif()
 set(ZKR_ZOOKEEPER_CLIENT mt CACHE STRING "Provided by Conan" FORCE)
 # FindZooKeeper.cmake keeps an existing ZooKeeper::zookeeper_mt; these only satisfy its checks (find_path and

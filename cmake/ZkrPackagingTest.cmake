@@ -43,7 +43,8 @@ if(DEFINED ZKR_SHARED_SOURCE_DIR AND NOT ZKR_SHARED_SOURCE_DIR STREQUAL "")
   message(STATUS "packaging.consumer: building ${ZKR_SHARED_SOURCE_DIR} as shared libraries in ${ZKR_BUILD_DIR}")
   zkr_run(shared-configure "${CMAKE_COMMAND}" -S "${ZKR_SHARED_SOURCE_DIR}" -B "${ZKR_BUILD_DIR}" ${generator_args}
     ${compiler_args} -DBUILD_SHARED_LIBS=ON -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0"
-    -DZKR_BUILD_TESTS=OFF -DZKR_BUILD_TOOLS=OFF -DZKR_BUILD_BENCH=OFF "-DZKR_ZOOKEEPER_CLIENT=${ZKR_ZOOKEEPER_CLIENT}")
+    -DZKR_BUILD_TESTS=OFF -DZKR_BUILD_TOOLS=OFF -DZKR_BUILD_BENCH=OFF "-DZKR_ZOOKEEPER_CLIENT=${ZKR_ZOOKEEPER_CLIENT}"
+    "-DZKR_ZOOKEEPER_TLS=${ZKR_ZOOKEEPER_TLS}" "-DCMAKE_PREFIX_PATH=${ZKR_EXTRA_PREFIX_PATH}")
   zkr_run(shared-build "${CMAKE_COMMAND}" --build "${ZKR_BUILD_DIR}" --parallel 2)
   set(ZKR_CONFIG "")
 endif()
@@ -83,10 +84,11 @@ message(STATUS "packaging.consumer: configuring ${ZKR_CONSUMER_SOURCE_DIR}")
 zkr_run(configure "${CMAKE_COMMAND}" -S "${ZKR_CONSUMER_SOURCE_DIR}" -B "${consumer_build}" ${generator_args}
   ${compiler_args}
   "-DCMAKE_BUILD_TYPE=${build_type}"
-  "-DCMAKE_PREFIX_PATH=${prefix}"
+  "-DCMAKE_PREFIX_PATH=${prefix};${ZKR_EXTRA_PREFIX_PATH}"
   "-DCMAKE_CXX_FLAGS=${ZKR_CXX_FLAGS}"
   "-DCMAKE_EXE_LINKER_FLAGS=${ZKR_CXX_FLAGS}"
-  "-DZKR_EXPECT_ZOOKEEPER_CLIENT=${ZKR_ZOOKEEPER_CLIENT}")
+  "-DZKR_EXPECT_ZOOKEEPER_CLIENT=${ZKR_ZOOKEEPER_CLIENT}"
+  "-DZKR_EXPECT_ZOOKEEPER_TLS=${ZKR_ZOOKEEPER_TLS}")
 
 message(STATUS "packaging.consumer: building")
 zkr_run(build "${CMAKE_COMMAND}" --build "${consumer_build}" ${config_args})

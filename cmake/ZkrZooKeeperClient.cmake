@@ -4,6 +4,11 @@
 # single-threaded client where it is installed (the faster one here: docs/architecture.md), else the
 # multi-threaded one. A Conan build has mapped Conan Center's package onto ZooKeeper::zookeeper_mt before
 # this runs (cmake/ZkrConanZooKeeper.cmake).
+#
+# TLS (ZKR_ZOOKEEPER_TLS: auto, ON or OFF) sets ZKR_ZOOKEEPER_TLS_ENABLED: whether the framework is built with
+# the client's TLS support (docs/tls.md). `auto` takes it when the chosen flavour's library is TLS-capable
+# (ZooKeeper_<flavour>_TLS, from FindZooKeeper.cmake); ON fails here when it is not. Without it, a client
+# configured for TLS fails at start() with errc::tls_unsupported: it never falls back to plain text.
 if(NOT ZKR_ZOOKEEPER_CLIENT MATCHES "^(auto|st|mt)$")
   message(FATAL_ERROR "ZKR_ZOOKEEPER_CLIENT is '${ZKR_ZOOKEEPER_CLIENT}': use st, mt or auto")
 endif()
@@ -23,3 +28,18 @@ if(NOT TARGET ZooKeeper::zookeeper_${ZKR_ZOOKEEPER_FLAVOUR})
   message(FATAL_ERROR "zkrecipes: no ZooKeeper::zookeeper_${ZKR_ZOOKEEPER_FLAVOUR} target after finding ZooKeeper")
 endif()
 message(STATUS "zkrecipes: ZooKeeper C client flavour: ${ZKR_ZOOKEEPER_FLAVOUR}")
+
+if(NOT ZKR_ZOOKEEPER_TLS MATCHES "^(auto|ON|OFF)$")
+  message(FATAL_ERROR "ZKR_ZOOKEEPER_TLS is '${ZKR_ZOOKEEPER_TLS}': use auto, ON or OFF")
+endif()
+set(ZKR_ZOOKEEPER_TLS_ENABLED OFF)
+if(ZKR_ZOOKEEPER_TLS STREQUAL "ON" AND NOT ZooKeeper_${ZKR_ZOOKEEPER_FLAVOUR}_TLS)
+  message(FATAL_ERROR
+    "ZKR_ZOOKEEPER_TLS=ON, but the ZooKeeper C client found (ZooKeeper::zookeeper_${ZKR_ZOOKEEPER_FLAVOUR}) "
+    "has no TLS support, or OpenSSL (libssl-dev) is missing. Debian's packages are built without it: build "
+    "one with tools/build-zookeeper-tls.sh and point CMAKE_PREFIX_PATH at its prefix (docs/tls.md).")
+endif()
+if(NOT ZKR_ZOOKEEPER_TLS STREQUAL "OFF" AND ZooKeeper_${ZKR_ZOOKEEPER_FLAVOUR}_TLS)
+  set(ZKR_ZOOKEEPER_TLS_ENABLED ON)
+endif()
+message(STATUS "zkrecipes: TLS to the ensemble: ${ZKR_ZOOKEEPER_TLS_ENABLED}")

@@ -1,6 +1,7 @@
 // Smoke test of an installed zkrecipes: builds against the exported targets and exercises the parts that
 // need no ZooKeeper server, one symbol from each library (framework, drivers, recipes, testing), so a shared
-// build loads all four.
+// build loads all four. With ZKR_EXPECT_ZOOKEEPER_TLS (0 or 1, from CMakeLists.txt), it also checks that the
+// library linked speaks TLS exactly when the package says it does.
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -11,6 +12,9 @@
 #include <zkr/drivers/lock_driver.hpp>
 #include <zkr/recipes/lease.hpp>
 #include <zkr/testing/testing_server.hpp>
+#ifdef ZKR_EXPECT_ZOOKEEPER_TLS
+#include <zkr/framework/curator_framework.hpp>  // zkr::tls_supported()
+#endif
 
 int main() {
   int failures = 0;
@@ -43,6 +47,12 @@ int main() {
 
   const auto mntr = zkr::testing::parse_mntr("zk_server_state\tstandalone\n");
   check(mntr.count("zk_server_state") == 1, "zkrecipes::testing links");
+
+#ifdef ZKR_EXPECT_ZOOKEEPER_TLS
+  check(zkr::tls_supported() == (ZKR_EXPECT_ZOOKEEPER_TLS != 0),
+        ZKR_EXPECT_ZOOKEEPER_TLS != 0 ? "the package was built with TLS: zkr::tls_supported() is true"
+                                      : "the package was built without TLS: zkr::tls_supported() is false");
+#endif
 
   if (failures != 0) return EXIT_FAILURE;
   std::cout << "zkrecipes test_package: OK (" << (why ? *why : std::string()) << ")\n";

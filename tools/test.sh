@@ -2,10 +2,10 @@
 # Sets up a fresh Debian 12 machine (tools/bootstrap.sh), builds the TLS-capable C client the TLS tests use
 # (tools/build-zookeeper-tls.sh) and runs the whole zkrecipes test suite:
 #   1. build/       RelWithDebInfo, warnings as errors (ZKR_WERROR=ON), on the single-threaded ZooKeeper C
-#                   client; ctest -j2
+#                   client built with TLS (tools/build-zookeeper-tls.sh); ctest -j2
 #   2. build-asan/  Debug with AddressSanitizer + UndefinedBehaviorSanitizer (ZKR_SANITIZE=ON, no benchmarks),
-#                   on the multi-threaded C client, so that every test runs on both flavours; ctest -j2 with
-#                   leak detection
+#                   on Debian's multi-threaded C client (no TLS), so that every test runs on both flavours;
+#                   ctest -j2 with leak detection
 #   The integration tests start real ZooKeeper JVMs on a 2-core machine. No test is re-run: a test that fails
 #   on a loaded machine is a bug in the library or in the test's bounds, and fails the run.
 #   3. build-fuzz/  clang with -DZKR_FUZZ=ON: only the libFuzzer targets, 20 s each (ctest -L fuzz); skipped
@@ -71,8 +71,15 @@ export ZKR_REQUIRE_CURATOR_PEER=1
 
 # 1. The release-ish build, warnings as errors.
 # shellcheck disable=SC2046
+# On the single-threaded client with TLS: the one tools/build-zookeeper-tls.sh built from Debian's source
+# package (the same 3.8 client as Debian's, plus OpenSSL), so that the TLS tests run here; the sanitizer build
+# below links Debian's own multi-threaded client, without TLS (its TLS tests check the typed refusal). The
+# library paths are given, not only the prefix: a build directory configured before (tools/demo.sh) has
+# Debian's cached.
+tls_prefix=$PWD/build-tls-client/prefix
 if step configure cmake -S . -B build $(generator_for build) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZKR_WERROR=ON \
-  -DZKR_ZOOKEEPER_CLIENT=st &&
+  -DZKR_ZOOKEEPER_CLIENT=st -DZKR_ZOOKEEPER_TLS=ON "-DCMAKE_PREFIX_PATH=$tls_prefix" \
+  "-DZooKeeper_INCLUDE_DIR=$tls_prefix/include" "-DZooKeeper_ST_LIBRARY=$tls_prefix/lib/libzookeeper_st.so" &&
   step build cmake --build build -j2; then
   step ctest ctest --test-dir build --output-on-failure --no-tests=error -j2
 else
@@ -85,7 +92,7 @@ if [ "$quick" -eq 1 ]; then
 else
   # shellcheck disable=SC2046
   if step asan-configure cmake -S . -B build-asan $(generator_for build-asan) -DCMAKE_BUILD_TYPE=Debug \
-    -DZKR_SANITIZE=ON -DZKR_BUILD_BENCH=OFF -DZKR_WERROR=ON -DZKR_ZOOKEEPER_CLIENT=mt &&
+    -DZKR_SANITIZE=ON -DZKR_BUILD_BENCH=OFF -DZKR_WERROR=ON -DZKR_ZOOKEEPER_CLIENT=mt -DZKR_ZOOKEEPER_TLS=OFF &&
     step asan-build cmake --build build-asan -j2; then
     step asan-ctest env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
       LSAN_OPTIONS="suppressions=$PWD/test/lsan.supp" \

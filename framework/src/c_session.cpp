@@ -4,6 +4,8 @@
 
 #include "c_session.hpp"
 
+#include "tls/tls_checks.hpp"
+
 #include <boost/asio/post.hpp>
 #include <cerrno>
 #include <cstring>
@@ -299,9 +301,29 @@ void CSession::on_c_watch_event(std::uint64_t generation, WatchId id, int type) 
 
 zhandle_t* CSession::init_handle() {
   handle_ctx_ = new HandleCtx{this, ++generation_};
-  zhandle_t* zh = zookeeper_init2(cfg_.connect_string.c_str(), global_watcher,
-                                  static_cast<int>(cfg_.session_timeout.count()), nullptr, handle_ctx_,
-                                  cfg_.can_be_read_only ? ZOO_READONLY : 0, route_c_log);
+  const int timeout = static_cast<int>(cfg_.session_timeout.count());
+  const int flags = cfg_.can_be_read_only ? ZOO_READONLY : 0;
+  zhandle_t* zh = nullptr;
+  if (cfg_.tls) {
+#if ZKR_HAVE_ZOOKEEPER_TLS
+    // The files were checked (tls/tls_checks.hpp). The C client keeps its own copies of the string.
+    std::string cert = c_client_cert_string(*cfg_.tls);
+    route_c_log_stream();
+    zh = zookeeper_init_ssl(cfg_.connect_string.c_str(), cert.c_str(), global_watcher, timeout, nullptr,
+                            handle_ctx_, flags);
+    for (volatile char& c : cert) c = '\0';  // it held the key's password
+    // zookeeper_init_ssl takes no log callback: its lines until this one is set go through the C client's
+    // process-wide log stream, which route_c_log_stream has pointed at route_c_log.
+    if (zh) zoo_set_log_callback(zh, route_c_log);
+#else
+    log_.error("TLS was asked for, but this build's ZooKeeper C client has no TLS support");
+    free_handle_ctx();
+    return nullptr;
+#endif
+  } else {
+    zh = zookeeper_init2(cfg_.connect_string.c_str(), global_watcher, timeout, nullptr, handle_ctx_, flags,
+                         route_c_log);
+  }
   if (!zh) {
     log_.error("zookeeper_init failed for '{}': {}", cfg_.connect_string, std::strerror(errno));
     free_handle_ctx();

@@ -4,6 +4,8 @@
 
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <unistd.h>
@@ -11,6 +13,7 @@
 #include <cstdio>
 
 #include "core_impl.hpp"
+#include "tls/tls_checks.hpp"
 
 namespace zkr::detail {
 
@@ -63,7 +66,8 @@ CoreImpl::CoreImpl(ClientConfig cfg, const SessionFactory& make_session)
       cfg_(std::move(cfg)),
       suspended_timer_(rt_->ioc),
       listener_strand_(asio::make_strand(cfg_.executor ? *cfg_.executor
-                                                       : asio::any_io_executor(rt_->ioc.get_executor()))) {
+                                                       : asio::any_io_executor(rt_->ioc.get_executor()))),
+      preflight_timer_(rt_->ioc) {
   log_ = cfg_.logger;
   if (!log_) {
     log_ = std::make_shared<spdlog::logger>("zkrecipes",
@@ -77,10 +81,19 @@ CoreImpl::CoreImpl(ClientConfig cfg, const SessionFactory& make_session)
   negotiated_timeout_ms_ = static_cast<int>(cfg_.session_timeout.count());
   work_.emplace(rt_->ioc.get_executor());
   session_ = make_session(rt_->ioc, cfg_, *log_, *this);
+  if (cfg_.tls) preflight_ = std::make_unique<TlsPreflight>(rt_->ioc, cfg_, *log_);
   std::promise<void> ready;
   auto fut = ready.get_future();
   rt_->thread = std::thread([rt = rt_, log = log_.get(), &ready] {
     rt->thread_id = std::this_thread::get_id();
+    // The C client writes TLS records with write(2), which raises SIGPIPE when the server has closed first
+    // (its plain sends use MSG_NOSIGNAL): keep that signal from the application. Blocked here, it stays
+    // pending on this thread and the write fails with EPIPE; the multi-threaded client's threads, started
+    // from this thread, inherit the mask.
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
     set_thread_log_target(log);
     ready.set_value();
     for (;;) {
@@ -119,11 +132,20 @@ CoreImpl::~CoreImpl() {
   rt_->thread.join();
 }
 
-error_code CoreImpl::start() {
+error_code CoreImpl::start(std::string* subject) {
   if (closed_) return errc::closed;
   if (!valid_connect_string(cfg_.connect_string)) return errc::invalid_connect_string;
   if (cfg_.handshake_timeout < std::chrono::milliseconds::zero()) return errc::invalid_argument;
   if (!cfg_.namespace_name.empty() && path_error(ns_prefix_)) return errc::invalid_path;
+  if (cfg_.tls) {
+    // Before the C client sees them: it would spin on a bad file (docs/tls.md). Again before every session.
+    auto problem = check_tls_settings(*cfg_.tls);
+    if (problem.ec) {
+      log_->error("TLS settings refused: {}: {}", problem.subject, problem.reason);
+      if (subject) *subject = problem.subject;
+      return problem.ec;
+    }
+  }
   if (started_.exchange(true)) return {};
   error_code ec;
   run_blocking_void(
@@ -131,7 +153,7 @@ error_code CoreImpl::start() {
       [this](VoidCallback done) {
         // A close() that raced this start() (and saw it not started) finishes nothing: open no handle.
         if (closed_) return done(errc::closed);
-        done(session_->open() ? error_code{} : error_code(errc::invalid_connect_string));
+        done(open_session() ? error_code{} : error_code(errc::invalid_connect_string));
       },
       ec);
   if (ec) started_ = false;
@@ -157,6 +179,8 @@ void CoreImpl::close() noexcept {
   closed_ = true;
   auto finish = [this] {
     suspended_timer_.cancel();
+    preflight_timer_.cancel();
+    if (preflight_) preflight_->cancel();
     for (auto& [id, t] : sleepers_) t->cancel();
     fail_connection_waiters();
     auto ns_waiters = std::move(ns_waiters_);
@@ -193,7 +217,7 @@ void CoreImpl::close() noexcept {
 bool CoreImpl::block_until_connected(std::chrono::milliseconds timeout) {
   std::unique_lock lk(state_mu_);
   return state_cv_.wait_for(lk, timeout, [&] {
-    return connected_.load() || closed_.load() || auth_failed_.load();
+    return connected_.load() || closed_.load() || given_up_.load();
   }) && connected_;
 }
 
@@ -211,7 +235,7 @@ error_code CoreImpl::inject_session_expiration() {
       *this,
       [this](VoidCallback done) {
         if (!session_->is_open())
-          return done(auth_failed_ ? error_code(zk_errc::auth_failed) : error_code(errc::closed));
+          return done(given_up_ ? given_up_ec_ : error_code(errc::closed));
         handle_session_lost("session expiration injected");
         done({});
       },

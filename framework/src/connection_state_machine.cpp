@@ -1,6 +1,6 @@
 // The connection-state machine: the session's events become Curator's connection states (CONNECTED,
 // SUSPENDED, RECONNECTED, LOST, READ_ONLY), with the simulated session expiry while disconnected, the session
-// replaced after a loss, the auth failure that ends the client; the listeners of those states; and the waits
+// replaced after a loss, the auth failure (or TLS refusal) that ends the client; the listeners of those states; and the waits
 // for the connection that the retry loop and block_until_connected use.
 
 #include "core_impl.hpp"
@@ -52,26 +52,33 @@ void CoreImpl::on_session_state(SessionState state) {
 }
 
 // As ZooKeeper's Java client, which closes for good on AuthFailed: pending and new requests fail with
-// auth_failed and are not retried (Curator gets AuthFailedException). Curator reports no state for it; we
-// report LOST after an earlier state, as the session is given up and recipes holding locks must learn so.
+// auth_failed and are not retried (Curator gets AuthFailedException).
 void CoreImpl::handle_auth_failed() {
-  if (auth_failed_ || closed_ || !session_->is_open()) return;
-  log_->error(
-      "ZooKeeper authentication failed: the server refused the auth info; the client stops connecting "
-      "and its operations fail with auth_failed");
+  if (given_up_ || closed_ || !session_->is_open()) return;
+  give_up(zk_errc::auth_failed, "ZooKeeper authentication failed: the server refused the auth info");
+}
+
+// Curator reports no state for giving up; we report LOST after an earlier state, as the session is given up
+// and recipes holding locks must learn so. A TLS refusal ends the client the same way (session_opening.cpp).
+void CoreImpl::give_up(error_code ec, const std::string& why) {
+  if (given_up_ || closed_) return;
+  log_->error("{}; the client stops connecting and its operations fail with: {}", why, ec.message());
+  given_up_ec_ = ec;
   {
     std::lock_guard lk(state_mu_);
-    auth_failed_ = true;
+    given_up_ = true;
     connected_ = false;
   }
   state_cv_.notify_all();
   session_id_ = 0;
   suspended_timer_.cancel();
-  for (auto& [id, t] : sleepers_) t->cancel();  // sleeping retries end now, with auth_failed
+  preflight_timer_.cancel();
+  if (preflight_) preflight_->cancel();
+  for (auto& [id, t] : sleepers_) t->cancel();  // sleeping retries end now, with the reason
   fail_connection_waiters();
   if (last_state_ && last_state_ != ConnectionState::lost) emit(ConnectionState::lost);
   fail_all_watches();
-  end_session();  // pending requests complete with ZCLOSING, which with_retry reports as auth_failed
+  end_session();  // pending requests complete with ZCLOSING, which with_retry reports as the reason
 }
 
 void CoreImpl::fail_connection_waiters() {
@@ -91,7 +98,7 @@ void CoreImpl::handle_session_lost(const char* why) {
   fail_all_watches();
   // A fresh handle, hence a fresh session (Curator's handle reset).
   end_session();
-  if (!closed_) session_->open();
+  if (!closed_) open_session();
 }
 
 void CoreImpl::end_session() {
@@ -146,8 +153,8 @@ void CoreImpl::remove_public_listener(std::uint64_t id) {
 }
 
 std::uint64_t CoreImpl::when_connected(std::chrono::milliseconds timeout, unique_function<void(bool)> k) {
-  if (closed_ || connected_ || auth_failed_) {
-    post([k = std::move(k), ok = !closed_ && !auth_failed_]() mutable { k(ok); });
+  if (closed_ || connected_ || given_up_) {
+    post([k = std::move(k), ok = !closed_ && !given_up_]() mutable { k(ok); });
     return 0;
   }
   auto id = next_waiter_id_++;

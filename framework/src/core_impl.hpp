@@ -12,6 +12,7 @@
 //   guaranteed_delete.cpp         delete, with the guarantee: the background delete, deletes from the caller
 //   operations.cpp                exists, get_data, get_children, set_data, multi, sync
 //   watch_registry.cpp            the one-shot watches and their events
+//   session_opening.cpp           opening a session: at once, or after the TLS checks (tls/)
 //   c_session.cpp                 what both C-client sessions share: the handle, the callbacks, the requests
 //   st_session.cpp                the session over the single-threaded C client (the pump), or
 //   mt_session.cpp                the session over the multi-threaded C client (ZKR_ZOOKEEPER_CLIENT)
@@ -42,6 +43,7 @@
 #include <zkr/framework/paths.hpp>
 
 #include "session.hpp"
+#include "tls/tls_preflight.hpp"
 #include "zk_glue.hpp"
 
 namespace zkr::detail {
@@ -54,6 +56,8 @@ using Clock = std::chrono::steady_clock;
 inline constexpr int kConnectionTimeoutRc = -100000;
 /// Internal result code: the operation's stop was requested before a try (mapped to operation_aborted).
 inline constexpr int kAbortedRc = -100001;
+/// Internal result code: the client has given up connecting for good (mapped to the reason, `given_up_ec_`).
+inline constexpr int kGivenUpRc = -100002;
 
 struct IoRuntime {
   asio::io_context ioc{1};
@@ -103,7 +107,8 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   void remove_state_listener(std::uint64_t id) override;
 
   // Client-level (any thread)
-  error_code start();
+  /// `subject`, when given, names what a refusal is about (the TLS file at fault).
+  error_code start(std::string* subject = nullptr);
   void close() noexcept;
   bool block_until_connected(std::chrono::milliseconds timeout);
   std::uint64_t add_public_listener(ConnectionStateListener l);
@@ -123,7 +128,7 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   /// What a request gets when there is no session: the client closed, auth failed, or the session is being
   /// replaced after a loss.
   int no_session_rc() const override {
-    return closed_ ? ZCLOSING : auth_failed_ ? ZAUTHFAILED : ZSESSIONEXPIRED;
+    return closed_ ? ZCLOSING : given_up_ ? kGivenUpRc : ZSESSIONEXPIRED;
   }
 
  private:
@@ -141,6 +146,9 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   void emit(ConnectionState s);
   void handle_session_lost(const char* why);
   void handle_auth_failed();
+  /// The client stops connecting for good (the server refused our auth info, or TLS failed): operations
+  /// fail with `ec`, waits for the connection end, LOST follows an earlier state.
+  void give_up(error_code ec, const std::string& why);
   /// Ends the session (pending requests complete with ZCLOSING).
   void end_session();
   void fail_connection_waiters();
@@ -150,6 +158,12 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   /// Ends a wait of `when_connected` early: its `k(false)` runs now.
   void cancel_connection_wait(std::uint64_t id);
 
+  // session_opening.cpp
+  /// Opens a new session: at once, or with TLS after zkrecipes's own checks (the files, then a TLS handshake
+  /// with the ensemble: tls_preflight.hpp). False only when the C client refused the connect string.
+  bool open_session();
+  void preflight_round();
+  void on_preflight(TlsVerdict verdict);
   // retry_loop.cpp
   struct RetryState;
   /// Runs `attempt` under the retry policy (when `ro.retry`) after the connection wait; `done(rc)` once.
@@ -159,6 +173,7 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
     if (rc == ZCLOSING) return closed_ ? error_code(errc::closed) : error_code(zk_errc::session_expired);
     if (rc == kConnectionTimeoutRc) return errc::connection_timeout;
     if (rc == kAbortedRc) return asio::error::operation_aborted;
+    if (rc == kGivenUpRc) return given_up_ec_;
     return zk_error(rc);
   }
   /// Sleeping timers (retries, background deletes), cancelled all at once by a close or an auth failure.
@@ -226,7 +241,9 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
 
   // connection_state_machine.cpp (the atomics: read on any thread)
   std::atomic<bool> connected_{false};
-  std::atomic<bool> auth_failed_{false};  // the server refused our auth info: the session is over for good
+  // The client gave up connecting for good (give_up), and why; given_up_ec_ is written before the flag.
+  std::atomic<bool> given_up_{false};
+  error_code given_up_ec_;
   std::atomic<std::int64_t> session_id_{0};
   std::atomic<int> negotiated_timeout_ms_{0};
   std::unique_ptr<Session> session_;  // after rt_: its timers and socket are bound to the io_context
@@ -251,6 +268,11 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   std::mutex state_mu_;
   std::condition_variable state_cv_;
 
+  // session_opening.cpp: the TLS preflight of the session being opened
+  std::unique_ptr<TlsPreflight> preflight_;  // with TLS only
+  asio::steady_timer preflight_timer_;
+  Clock::time_point opening_since_{};
+  int preflight_rounds_ = 0;
   // retry_loop.cpp
   std::map<std::uint64_t, asio::steady_timer*> sleepers_;
   std::uint64_t next_sleeper_id_ = 1;

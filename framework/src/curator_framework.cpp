@@ -22,7 +22,11 @@ CuratorFramework::~CuratorFramework() { close(); }
 
 const std::shared_ptr<detail::Core>& CuratorFramework::core() const { return core_; }
 
-void CuratorFramework::start() { throw_if(impl_->start(), "start", impl_->config().connect_string); }
+void CuratorFramework::start() {
+  std::string subject;
+  const auto ec = impl_->start(&subject);
+  throw_if(ec, "start", subject.empty() ? impl_->config().connect_string : subject);
+}
 void CuratorFramework::start(error_code& ec) { ec = impl_->start(); }
 void CuratorFramework::close() noexcept {
   if (impl_) impl_->close();

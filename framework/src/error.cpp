@@ -62,6 +62,13 @@ class ZkrCategory final : public boost::system::error_category {
       case errc::invalid_argument: return "invalid argument";
       case errc::node_not_found_after_retries: return "sequential path not found: possible session loss";
       case errc::lock_lost: return "the lock was lost";
+      case errc::tls_unsupported:
+        return "TLS was asked for, but the ZooKeeper C client linked has no TLS support";
+      case errc::tls_file_error: return "a TLS file is missing, unreadable, not what it should be, or expired";
+      case errc::tls_key_error:
+        return "the TLS private key cannot be opened with the given password, or does not match the certificate";
+      case errc::tls_handshake_failed:
+        return "the TLS handshake with the ensemble failed (refused, certificate checks, or no TLS there)";
     }
     return "unknown zkrecipes error " + std::to_string(ev);
   }
@@ -95,7 +102,9 @@ bool is_session_lost(const error_code& ec) noexcept {
            ec.value() == static_cast<int>(zk_errc::auth_failed) ||  // the client gives the session up
            ec.value() == static_cast<int>(zk_errc::invalid_state) ||
            ec.value() == static_cast<int>(zk_errc::closing);
-  return ec == errc::closed;
+  // A client that gave its session up for good after a TLS refusal (as for an auth failure).
+  return ec == errc::closed || ec == errc::tls_handshake_failed || ec == errc::tls_file_error ||
+         ec == errc::tls_key_error;
 }
 
 bool is_connection_loss(const error_code& ec) noexcept {

@@ -7,7 +7,7 @@
 namespace zkr::detail {
 
 void CoreImpl::background_delete(std::string full_path, int attempt) {
-  if (closed_ || auth_failed_) {
+  if (closed_ || given_up_) {
     log_->warn("client {} with a guaranteed delete of {} pending",
                closed_ ? "closed" : "failed authentication", full_path);
     return;
@@ -22,13 +22,13 @@ void CoreImpl::background_delete(std::string full_path, int attempt) {
     --pending_delete_count_;
   };
   auto retry_later = [this, full_path, attempt, finish] {
-    if (closed_ || auth_failed_) return finish();
+    if (closed_ || given_up_) return finish();
     auto t = std::make_shared<asio::steady_timer>(
         rt_->ioc, std::chrono::milliseconds(std::min(1000, 50 << std::min(attempt, 5))));
     auto sid = add_sleeper(t.get());
     t->async_wait([this, t, sid, full_path, attempt, finish](error_code) {
       remove_sleeper(sid);
-      if (closed_ || auth_failed_) return finish();
+      if (closed_ || given_up_) return finish();
       background_delete(full_path, attempt + 1);
     });
   };

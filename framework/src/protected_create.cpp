@@ -128,7 +128,7 @@ void CoreImpl::find_protected(std::string full_path, std::string protected_id, b
 }
 
 void CoreImpl::find_and_delete_in_background(std::string parent_full, std::string protected_id, int attempt) {
-  if (closed_ || auth_failed_) return;
+  if (closed_ || given_up_) return;
   ++pending_delete_count_;
   auto retry_later = [this, parent_full, protected_id, attempt] {
     auto t = std::make_shared<asio::steady_timer>(
@@ -168,7 +168,7 @@ void CoreImpl::find_and_delete_in_background(std::string parent_full, std::strin
   };
   if (connected_) return go();
   when_connected(cfg_.connection_timeout, [this, go, retry_later](bool ok) mutable {
-    if (closed_ || auth_failed_) {
+    if (closed_ || given_up_) {
       --pending_delete_count_;
       return;
     }

@@ -40,13 +40,14 @@ void CoreImpl::with_retry(const RequestOptions& ro, std::shared_ptr<Attempt> att
   *run = [this, st, weak_run = std::weak_ptr(run)]() {
     auto self_run = weak_run.lock();
     if (closed_) return st->done(ZCLOSING);
-    if (auth_failed_) return st->done(ZAUTHFAILED);
+    if (given_up_) return st->done(kGivenUpRc);
     if (st->stopped()) return st->done(kAbortedRc);
     auto go = [this, st, self_run] {
       (*st->attempt)([this, st, self_run](int rc) {
-        // A request cut off by the auth failure (or refused after it) fails with it.
-        if (auth_failed_ && !closed_ && (rc == ZCLOSING || rc == ZINVALIDSTATE || is_retryable(zk_error(rc))))
-          rc = ZAUTHFAILED;
+        // A request cut off by the client giving up (an auth failure, a TLS refusal), or refused after it,
+        // fails with the reason.
+        if (given_up_ && !closed_ && (rc == ZCLOSING || rc == ZINVALIDSTATE || is_retryable(zk_error(rc))))
+          rc = kGivenUpRc;
         // A request cut off because we replaced the handle after a session loss (not because the client
         // closed) failed with its session: retry it like an expiry.
         if (rc == ZCLOSING && !closed_) rc = ZSESSIONEXPIRED;
@@ -77,7 +78,7 @@ void CoreImpl::with_retry(const RequestOptions& ro, std::shared_ptr<Attempt> att
     auto wid = when_connected(cfg_.connection_timeout, [this, st, go](bool ok) mutable {
       st->wake_on_stop({});
       if (closed_) return st->done(ZCLOSING);
-      if (auth_failed_) return st->done(ZAUTHFAILED);
+      if (given_up_) return st->done(kGivenUpRc);
       if (st->stopped()) return st->done(kAbortedRc);
       if (!ok) return st->done(kConnectionTimeoutRc);
       go();

@@ -15,6 +15,8 @@
 #include <boost/asio/post.hpp>
 #include <cstring>
 
+#include "socket_watchdog.hpp"
+
 namespace asio = boost::asio;
 
 namespace zkr::detail {
@@ -25,6 +27,9 @@ void set_cork(int fd, bool on) {
   const int v = on ? 1 : 0;
   (void)::setsockopt(fd, IPPROTO_TCP, TCP_CORK, &v, sizeof v);
 }
+
+// ZOO_SSL_CONNECTING_STATE: the C client exports it but its header does not declare it (docs/tls.md).
+constexpr int kSslConnectingState = 7;
 
 }  // namespace
 
@@ -197,6 +202,20 @@ std::chrono::milliseconds StSession::handshake_bound() const {
   return cfg_.handshake_timeout * (1 << std::clamp(handshakes_abandoned_ - 1, 0, 4));
 }
 
+// The longest the I/O thread waits in the C client's TLS handshake: the attempt's bound, at most twice the
+// configured handshake timeout (2 s when that is left to the C client). A warm server takes 40-80 ms.
+std::chrono::milliseconds StSession::tls_handshake_bound() const {
+  const auto cap = cfg_.handshake_timeout > std::chrono::milliseconds::zero() ? 2 * cfg_.handshake_timeout
+                                                                              : std::chrono::milliseconds(2000);
+  return cfg_.handshake_timeout > std::chrono::milliseconds::zero() ? std::min(handshake_bound(), cap) : cap;
+}
+
+std::string StSession::current_server() {
+  const std::lock_guard c_lock(c_client_mutex());  // its text is in a buffer shared by all handles
+  const char* s = zh_ ? zoo_get_current_server(zh_) : nullptr;
+  return s ? s : "?";
+}
+
 bool StSession::handshake_overdue(int fd, int state, std::chrono::steady_clock::time_point now) {
   const bool attempting = fd >= 0 && sd_.is_open() && fd == sd_fd_ && state != ZOO_CONNECTED_STATE &&
                           state != ZOO_READONLY_STATE && state != ZOO_EXPIRED_SESSION_STATE &&
@@ -282,13 +301,8 @@ void StSession::pump() {
     if (handshake_overdue(fd, state_after, now)) {
       // Shut the socket down (through our duplicate: same socket): the C client reads end-of-stream at once,
       // drops the connection as lost and connects again.
-      std::string server;
-      {
-        const std::lock_guard c_lock(c_client_mutex());  // its text is in a buffer shared by all handles
-        server = zoo_get_current_server(zh_);
-      }
-      log_.info("no answer to the connection handshake with {} within {} ms: connecting again", server,
-                handshake_bound().count());
+      log_.info("no answer to the connection handshake with {} within {} ms: connecting again",
+                current_server(), handshake_bound().count());
       ++handshakes_abandoned_;
       handshake_ino_ = 0;
       (void)::shutdown(sd_.native_handle(), SHUT_RDWR);
@@ -314,9 +328,27 @@ void StSession::pump() {
               ? sd_.native_handle()
               : -1;
       if (cork >= 0) set_cork(cork, true);
+      // Over TLS, the C client runs its whole handshake inside this call, blocking (docs/tls.md): bounded
+      // by the watchdog, which shuts the socket down (our duplicate of it, open until this returns).
+      std::uint64_t watch = 0;
+      if (cfg_.tls && state_after == kSslConnectingState && (ready & ZOOKEEPER_WRITE) && sd_own_fd_ >= 0)
+        watch = SocketWatchdog::instance().arm(sd_own_fd_, now + tls_handshake_bound());
       {
         const std::lock_guard c_lock(c_client_mutex());
         zookeeper_process(zh_, ready);
+      }
+      if (watch != 0) {
+        if (SocketWatchdog::instance().disarm(watch)) {
+          log_.info("the TLS handshake with {} took longer than {} ms: connecting again", current_server(),
+                    tls_handshake_bound().count());
+          ++handshakes_abandoned_;
+          handshake_ino_ = 0;
+        } else if (log_.should_log(spdlog::level::debug)) {
+          const auto took = std::chrono::duration_cast<std::chrono::microseconds>(
+              std::chrono::steady_clock::now() - now);
+          log_.debug("the TLS handshake with {} held the I/O thread {:.1f} ms", current_server(),
+                     static_cast<double>(took.count()) / 1000.0);
+        }
       }
       if (cork >= 0 && sd_.is_open() && sd_.native_handle() == cork) set_cork(cork, false);
       if (!zh_) break;

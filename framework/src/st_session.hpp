@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <zkr/framework/curator_framework.hpp>
 
 #include "c_session.hpp"
@@ -37,6 +38,8 @@ class StSession final : public CSession {
   void release_descriptor();
   bool handshake_overdue(int fd, int state, std::chrono::steady_clock::time_point now);
   std::chrono::milliseconds handshake_bound() const;
+  std::chrono::milliseconds tls_handshake_bound() const;
+  std::string current_server();
   void cork_turn();
   void uncork();
   /// Arms one wait (read or write) on the socket unless `armed` says it is pending; its handler pumps.

@@ -29,7 +29,7 @@ void CoreImpl::remove_all_watches(std::string path, VoidCallback cb) {
     it = it->second.path == path ? watches_.erase(it) : std::next(it);
   if (!session_->is_open())
     return post_result(std::move(cb),
-                       auth_failed_ ? error_code(zk_errc::auth_failed) : error_code(errc::closed));
+                       given_up_ ? given_up_ec_ : error_code(errc::closed));
   session_->submit(
       zk::RemoveWatches{fix(path), zk::WatchKind::any},
       [cb = std::move(cb)](zk::Reply r) mutable { cb(r.rc == ZNOWATCHER ? error_code{} : zk_error(r.rc)); });

@@ -65,5 +65,9 @@ void add_log_fallback(spdlog::logger* logger);
 void remove_log_fallback(spdlog::logger* logger) noexcept;
 /// The C client's log callback, routing to the thread's target.
 void route_c_log(const char* message);
+/// Points the C client's process-wide log stream (used for lines of a handle without a log callback) at
+/// `route_c_log`, once. `zookeeper_init_ssl` takes no log callback: without this, its first lines would go to
+/// stderr before the session sets one.
+void route_c_log_stream() noexcept;
 
 }  // namespace zkr::detail

@@ -4,6 +4,7 @@
 
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <iterator>
 #include <mutex>
@@ -77,6 +78,27 @@ void route_c_log(const char* message) {
   auto& f = log_fallbacks();
   const std::lock_guard lock(f.mu);
   if (!f.loggers.empty()) log_c_line(*f.loggers.back(), message);
+}
+
+namespace {
+// The stream's write: the C client writes one line per fprintf (then fflush), so each write is a line.
+ssize_t write_c_log(void*, const char* buf, std::size_t size) {
+  std::string line(buf, size);
+  route_c_log(line.c_str());
+  return static_cast<ssize_t>(size);
+}
+}  // namespace
+
+void route_c_log_stream() noexcept {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    cookie_io_functions_t io{};
+    io.write = write_c_log;
+    if (std::FILE* f = ::fopencookie(nullptr, "w", io)) {
+      std::setvbuf(f, nullptr, _IOLBF, 0);
+      zoo_set_log_stream(f);
+    }
+  });
 }
 
 }  // namespace zkr::detail

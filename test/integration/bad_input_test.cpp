@@ -12,6 +12,7 @@
 #include <thread>
 
 #include <zkr/testing/server_options.hpp>
+#include <zkr/testing/test_certificates.hpp>
 
 #include "fixture.hpp"
 
@@ -273,6 +274,49 @@ std::vector<Row> rows() {
                  return Outcome{{}, got};
                },
                {}, true});
+  // TLS settings: refused at start(), before the C client reads them (it would spin on each of these), with
+  // the typed error; without TLS in this build's C client, every one is tls_unsupported.
+  static auto certs = std::make_shared<zkr::testing::TestCertificates>();
+  const auto a = certs->client("client-a");
+  const auto b = certs->client("client-b");
+  const auto settings = [](const zkr::testing::TlsClientFiles& f) {
+    return TlsConfig{f.ca.string(), f.certificate.string(), f.key.string(), f.key_password, true};
+  };
+  auto tls_row = [&](const std::string& what, TlsConfig tls, errc expected) {
+    t.push_back({"TLS: " + what,
+                 [tls](ServerFixture& fx) {
+                   ClientConfig c;
+                   c.connect_string = fx.server.connect_string();
+                   c.retry_policy = std::make_shared<RetryNTimes>(0, Millis(0));
+                   c.tls = tls;
+                   CuratorFramework client(c);
+                   error_code ec;
+                   client.start(ec);
+                   return from_error(ec);
+                 },
+                 make_error_code(tls_supported() ? expected : errc::tls_unsupported), std::nullopt});
+  };
+  auto missing_ca = settings(a);
+  missing_ca.ca_file = (certs->dir() / "no-such-ca.pem").string();
+  tls_row("a missing CA file", missing_ca, errc::tls_file_error);
+  auto not_a_key = settings(a);
+  not_a_key.key_file = a.certificate.string();
+  tls_row("a key file that holds no key", not_a_key, errc::tls_file_error);
+  auto wrong_password = settings(a);
+  wrong_password.key_password = "not-the-password";
+  tls_row("the wrong key password", wrong_password, errc::tls_key_error);
+  auto no_password = settings(a);
+  no_password.key_password.clear();
+  tls_row("an encrypted key and no password", no_password, errc::tls_key_error);
+  auto other_key = settings(a);
+  other_key.key_file = b.key.string();
+  tls_row("the key of another certificate", other_key, errc::tls_key_error);
+  auto comma = settings(a);
+  comma.cert_file = a.certificate.string() + ",x";
+  tls_row("a path with a comma (the C client splits on them)", comma, errc::tls_file_error);
+  auto no_cert = settings(a);
+  no_cert.cert_file.clear();
+  tls_row("no client certificate (the C client needs one)", no_cert, errc::tls_file_error);
   return t;
 }
 

@@ -35,6 +35,7 @@
 
 #include "curator_peer.hpp"
 #include "fixture.hpp"
+#include "tls_support.hpp"
 
 using namespace zkr;
 using namespace zkr::test;
@@ -307,6 +308,51 @@ TEST_CASE("zkr -w 0 on a free lock acquires it and runs COMMAND", "[cli]") {
   }
   CHECK(fx.children("/cli/free").empty());
   CHECK(fx.children("/cli/free-a").empty());
+}
+
+TEST_CASE("zkr over TLS: the --tls-* options take a lock; refused settings exit 78, a refused handshake 69",
+          "[cli][tls]") {
+  if (!have_zkr()) return;
+  TempDir dir;
+  if (!zkr::tls_supported()) {
+    // Built without TLS: TLS settings are refused before connecting, never used as plain text.
+    auto r = run_zkr({"lock", "--tls-ca", "ca.pem", "--tls-cert", "c.pem", "--tls-key", "k.pem", "/cli/tls", "--",
+                      "true"},
+                     dir);
+    CHECK(r.status == 78);
+    return;
+  }
+  TlsServerFixture f(false);  // a TLS-only server
+  const auto a = f.files("client-a");
+  {
+    std::ofstream(dir.file("pw")) << a.key_password << "\n";
+    std::ofstream(dir.file("wrong-pw")) << "not-the-password\n";
+  }
+  auto tls = [&](const zkr::testing::TlsClientFiles& files, const std::string& password_file) {
+    return std::vector<std::string>{"--connect", f.server.secure_connect_string(), "--connection-timeout", "20s",
+                                    "--tls-ca", files.ca.string(), "--tls-cert", files.certificate.string(),
+                                    "--tls-key", files.key.string(), "--tls-key-password-file",
+                                    dir.file(password_file)};
+  };
+  auto ok = run_zkr(cat(cat({"lock", "/cli/tls"}, tls(a, "pw")), {"-w", "0", "--", "echo", "ran"}), dir);
+  INFO(ok.err);
+  CHECK(ok.status == 0);
+  CHECK(ok.out == "ran\n");
+
+  auto wrong = run_zkr(cat(cat({"lock", "/cli/tls"}, tls(a, "wrong-pw")), {"--", "true"}), dir);
+  CHECK(wrong.status == 78);
+  CHECK(wrong.err.find("not-the-password") == std::string::npos);
+
+  auto partial = run_zkr({"lock", "--tls-ca", a.ca.string(), "/cli/tls", "--", "true"}, dir);
+  CHECK(partial.status == 64);
+
+  const auto x = f.certs.client("client-x", {.issuer = zkr::testing::CertificateAuthority::foreign});
+  auto foreign = tls(x, "pw");
+  foreign[5] = a.ca.string();  // --tls-ca: it trusts the server, the server does not trust it
+  auto refused = run_zkr(cat(cat({"lock", "/cli/tls"}, foreign), {"-w", "0", "--", "true"}), dir);
+  INFO(refused.err);
+  CHECK(refused.status == 69);
+  CHECK(refused.err.find("TLS") != std::string::npos);
 }
 
 TEST_CASE("zkr lock --data with an empty string gives the node empty data", "[cli]") {

@@ -61,6 +61,10 @@ class CuratorPeer {
     std::string main_class = "CuratorPeer";  ///< or "LeaderPeer"
     std::chrono::milliseconds session_timeout = std::chrono::seconds(10);
     std::vector<std::string> extra;  ///< more options before the recipe, e.g. {"--id", "java-1"}
+    /// JVM options before the class path, e.g. `-Dzookeeper.client.secure=true`: ZooKeeper's Java client
+    /// reads its `zookeeper.*` settings (TLS among them) from system properties (`tls_java_options`,
+    /// tls_interop_test.cpp).
+    std::vector<std::string> jvm_args;
     /// Called on the reader thread with each asynchronous line as it arrives; returning true consumes it
     /// (it is not kept for `wait_async`). For work that must happen when the peer says something, such as
     /// applying its writes to a fenced resource in arrival order.
@@ -80,8 +84,10 @@ class CuratorPeer {
     auto cp = classpath(&why);
     if (!cp) throw std::runtime_error("Curator peer unavailable: " + why);
     std::vector<std::string> args{"/usr/bin/env", "java", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                                  "-Xmx128m", "-cp", *cp, options.main_class, "--connect", connect,
-                                  "--session-timeout-ms", std::to_string(options.session_timeout.count())};
+                                  "-Xmx128m"};
+    args.insert(args.end(), options.jvm_args.begin(), options.jvm_args.end());
+    args.insert(args.end(), {"-cp", *cp, options.main_class, "--connect", connect, "--session-timeout-ms",
+                             std::to_string(options.session_timeout.count())});
     args.insert(args.end(), options.extra.begin(), options.extra.end());
     args.push_back(recipe);
     args.insert(args.end(), paths.begin(), paths.end());
@@ -161,6 +167,12 @@ class CuratorPeer {
   }
 
   int pid() const { return pid_; }
+
+  /// Whether the jars a peer over TLS needs beyond `classpath()`'s required ones are installed.
+  static bool netty_jars_present() {
+    namespace fs = std::filesystem;
+    return fs::exists("/usr/share/java/netty-codec.jar") && fs::exists("/usr/share/java/netty-resolver.jar");
+  }
 
   /// Ends the peer with SIGKILL (a crash: its session is left for the server to expire) and reaps it.
   void kill() {
@@ -261,6 +273,12 @@ class CuratorPeer {
         return std::nullopt;
       }
       jars += (jars.empty() ? "" : ":") + p.string();
+    }
+    // ZooKeeper's Netty client socket (TLS) needs these two, which zookeeper.jar's manifest leaves out
+    // (docs/tls.md). Optional: only the TLS peers need them (`netty_jars_present`).
+    for (const char* j : {"netty-codec", "netty-resolver"}) {
+      const fs::path p = fs::path("/usr/share/java") / (std::string(j) + ".jar");
+      if (fs::exists(p)) jars += ":" + p.string();
     }
     const fs::path dir = fs::temp_directory_path() / ("zkr-curator-peer-" + std::to_string(::getpid()));
     fs::create_directories(dir);

@@ -37,8 +37,8 @@ struct ClientOptions {
   std::shared_ptr<spdlog::logger> logger;  // null: the client's own (warnings to stderr)
 };
 
-/// A started client connected to `connect`.
-inline std::unique_ptr<CuratorFramework> make_client(const std::string& connect, ClientOptions o = {}) {
+/// The configuration of a test client of `connect`.
+inline ClientConfig client_config(const std::string& connect, const ClientOptions& o) {
   ClientConfig c;
   c.connect_string = connect;
   c.session_timeout = o.session_timeout;
@@ -47,7 +47,12 @@ inline std::unique_ptr<CuratorFramework> make_client(const std::string& connect,
   c.retry_policy = o.retry;
   c.use_container_parents = o.use_container_parents;
   c.logger = o.logger;
-  auto client = std::make_unique<CuratorFramework>(std::move(c));
+  return c;
+}
+
+/// A started client connected to `connect`.
+inline std::unique_ptr<CuratorFramework> make_client(const std::string& connect, ClientOptions o = {}) {
+  auto client = std::make_unique<CuratorFramework>(client_config(connect, o));
   client->start();
   if (!client->block_until_connected(20s)) throw std::runtime_error("test client could not connect to " + connect);
   return client;

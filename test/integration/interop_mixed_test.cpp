@@ -20,69 +20,18 @@
 #include "checker.hpp"
 #include "curator_peer.hpp"
 #include "fixture.hpp"
+#include "interop_support.hpp"
 
 using namespace zkr;
 using namespace zkr::test;
 
 namespace {
 
-std::string temp_log(const std::string& name) {
-  auto p = std::filesystem::temp_directory_path() /
-           ("zkr-interop-mixed-" + std::to_string(::getpid()) + "-" + name + ".log");
-  std::filesystem::remove(p);
-  return p.string();
-}
-
-/// Feeds the peer's `loop` log (START <epochNanos> <czxid> java / END <epochNanos> java) to the checker.
-std::size_t add_java_log(GrantChecker& checker, const std::string& lock, const std::string& file) {
-  std::ifstream in(file);
-  std::string line;
-  std::size_t n = 0;
-  std::optional<std::pair<std::int64_t, std::int64_t>> open;  // start nanos, czxid
-  using namespace std::chrono;
-  while (std::getline(in, line)) {
-    std::istringstream s(line);
-    std::string kind;
-    std::int64_t t = 0;
-    s >> kind >> t;
-    if (kind == "START") {
-      std::int64_t czxid = 0;
-      s >> czxid;
-      open = std::make_pair(t, czxid);
-    } else if (kind == "END" && open) {
-      checker.add_external(lock, "java", GrantChecker::Kind::exclusive, open->second,
-                           system_clock::time_point(duration_cast<system_clock::duration>(nanoseconds(open->first))),
-                           system_clock::time_point(duration_cast<system_clock::duration>(nanoseconds(t))));
-      open.reset();
-      ++n;
-    }
-  }
-  return n;
-}
-
-/// One C++ contender: `rounds` acquire/hold/release cycles under the checker.
-template <class Lock>
-void cxx_rounds(CuratorFramework& client, const std::string& path, const std::string& name, int rounds,
-                GrantChecker& checker, std::atomic<int>& failures) {
-  Lock lock(client, path);
-  for (int i = 0; i < rounds; ++i) {
-    if (!lock.acquire(60s)) {
-      ++failures;
-      return;
-    }
-    const auto id = checker.begin(path, name, GrantChecker::Kind::exclusive, lock.fencing_token());
-    if (!checker.fenced_write(path, lock.fencing_token())) ++failures;
-    std::this_thread::sleep_for(2ms);
-    checker.end(id);
-    lock.release();
-  }
-}
-
 template <class Lock>
 void mixed_contention(const char* recipe, const std::string& path) {
   ServerFixture fx;
   GrantChecker checker;
-  const std::string log = temp_log(recipe);
+  const std::string log = temp_log("zkr-interop-mixed", recipe);
   constexpr int java_rounds = 25, cxx_rounds_each = 20, cxx_clients = 2;
   CuratorPeer peer(fx.server.connect_string(), recipe, {path});
   std::vector<std::unique_ptr<CuratorFramework>> clients;
@@ -112,10 +61,6 @@ struct StandardMutex : InterProcessMutex {
       : InterProcessMutex(c, path, std::make_shared<StandardLockDriver>()) {}
 };
 
-std::int64_t czxid_of(CuratorFramework& c, const std::string& node) {
-  auto st = c.exists(node);
-  return st ? st->czxid : -1;
-}
 
 }  // namespace
 

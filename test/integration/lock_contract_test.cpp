@@ -1,6 +1,6 @@
 // The lock contract: one suite run over every lock type against a real ZooKeeper (Curator's
 // TestInterProcessMutexBase, extended with the guarantees zkrecipes adds: fencing tokens, loss signal,
-// cancellation leaving no node). A lock type joins by adding an adapter below.
+// cancellation leaving no node). A lock type joins by adding an adapter to lock_adapters.hpp.
 
 #include <catch2/catch.hpp>
 
@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "fixture.hpp"
+#include "lock_adapters.hpp"
 
 #include <zkr/recipes/detail/lease_core.hpp>
 
@@ -30,47 +31,6 @@ using namespace zkr;
 using namespace zkr::test;
 
 namespace {
-
-/// Adapters: how the contract drives each lock type.
-struct MutexAdapter {
-  using Lock = InterProcessMutex;
-  static constexpr bool reentrant = true;
-  static constexpr const char* name = "InterProcessMutex";
-  static std::unique_ptr<Lock> make(CuratorFramework& c, const std::string& path) {
-    return std::make_unique<Lock>(c, path);
-  }
-  static std::int64_t token(Lock& l) { return l.fencing_token(); }
-  /// Every node the lock keeps under `path`.
-  static std::size_t nodes(ServerFixture& fx, const std::string& path) { return fx.children(path).size(); }
-  /// How many nodes `holders` holders and `waiters` waiters keep.
-  static std::size_t expected_nodes(std::size_t holders, std::size_t waiters) { return holders + waiters; }
-};
-
-/// The mutex over `StandardLockDriver` (Curator's request pattern, no pre-watch; the default is
-/// `PrewatchLockDriver`): the same contract must hold with either.
-struct StandardMutexAdapter : MutexAdapter {
-  static constexpr const char* name = "InterProcessMutex (StandardLockDriver)";
-  static std::unique_ptr<Lock> make(CuratorFramework& c, const std::string& path) {
-    return std::make_unique<Lock>(c, path, std::make_shared<StandardLockDriver>());
-  }
-};
-
-struct SemaphoreMutexAdapter {
-  using Lock = InterProcessSemaphoreMutex;
-  static constexpr bool reentrant = false;
-  static constexpr const char* name = "InterProcessSemaphoreMutex";
-  static std::unique_ptr<Lock> make(CuratorFramework& c, const std::string& path) {
-    return std::make_unique<Lock>(c, path);
-  }
-  static std::int64_t token(Lock& l) { return l.fencing_token(); }
-  static std::size_t nodes(ServerFixture& fx, const std::string& path) {
-    return fx.children(path + "/locks").size() + fx.children(path + "/leases").size();
-  }
-  /// The first waiter holds the internal mutex and a lease node while it waits for a free slot.
-  static std::size_t expected_nodes(std::size_t holders, std::size_t waiters) {
-    return holders + (waiters ? waiters + 1 : 0);
-  }
-};
 
 int thread_count() {
   int n = 0;
@@ -89,36 +49,9 @@ TEMPLATE_TEST_CASE("contract: mutual exclusion across sessions and threads, toke
   ServerFixture fx;
   constexpr int clients = 4, threads_per_client = 2, rounds = 8;
   std::vector<std::unique_ptr<CuratorFramework>> cs;
-  for (int i = 0; i < clients; ++i) cs.push_back(fx.client());
-  std::atomic<int> holders{0}, max_holders{0}, grants{0};
-  std::mutex tokens_mu;
-  std::vector<std::int64_t> tokens;
-  std::vector<std::thread> ts;
-  for (int c = 0; c < clients; ++c)
-    for (int t = 0; t < threads_per_client; ++t)
-      ts.emplace_back([&, c] {
-        auto lock = TestType::make(*cs[c], "/locks/contract");
-        for (int r = 0; r < rounds; ++r) {
-          lock->acquire();
-          int now = ++holders;
-          int prev = max_holders.load();
-          while (now > prev && !max_holders.compare_exchange_weak(prev, now)) {
-          }
-          {
-            std::lock_guard lk(tokens_mu);
-            tokens.push_back(TestType::token(*lock));
-          }
-          std::this_thread::sleep_for(1ms);
-          --holders;
-          ++grants;
-          lock->release();
-        }
-      });
-  for (auto& t : ts) t.join();
-  CHECK(grants == clients * threads_per_client * rounds);
-  CHECK(max_holders == 1);
-  REQUIRE(tokens.size() == std::size_t(grants));
-  CHECK(std::adjacent_find(tokens.begin(), tokens.end(), std::greater_equal<>()) == tokens.end());
+  std::vector<CuratorFramework*> raw;
+  for (int i = 0; i < clients; ++i) raw.push_back(cs.emplace_back(fx.client()).get());
+  check_exclusion<TestType>(raw, "/locks/contract", threads_per_client, rounds);
   CHECK(eventually([&] { return TestType::nodes(fx, "/locks/contract") == 0; }));
 }
 

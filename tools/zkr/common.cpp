@@ -24,6 +24,8 @@ std::string_view exit_status_help() {
          "       lost before COMMAND could start (any --on-lost): COMMAND did not run; for `zkr lead`:\n"
          "       leadership was lost or the connection suspended (without --requeue)\n"
          "  77   revocation was requested while COMMAND ran (--revocable): COMMAND was terminated\n"
+         "  78   the TLS settings were refused: a file missing or unreadable, a key the password does not\n"
+         "       open, or no TLS support in this build (a refused TLS handshake exits 69)\n"
          "  126  COMMAND could not be executed\n"
          "  127  COMMAND not found\n"
          "  128+N  zkr received signal N (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM) "
@@ -117,6 +119,51 @@ std::string default_connect_string() {
   return "127.0.0.1:2181";
 }
 
+namespace {
+
+std::string env_or(const std::string& given, const char* name) {
+  if (!given.empty()) return given;
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+}  // namespace
+
+std::optional<TlsConfig> tls_settings(const TlsOptionText& text, std::string& error) {
+  TlsConfig t;
+  t.ca_file = env_or(text.ca, "ZKR_TLS_CA");
+  t.cert_file = env_or(text.cert, "ZKR_TLS_CERT");
+  t.key_file = env_or(text.key, "ZKR_TLS_KEY");
+  t.verify_host_name = !text.no_verify_host;
+  const auto password_file = env_or(text.key_password_file, "ZKR_TLS_KEY_PASSWORD_FILE");
+  const int given = !t.ca_file.empty() + !t.cert_file.empty() + !t.key_file.empty();
+  if (given == 0) {
+    if (!password_file.empty() || text.no_verify_host)
+      error = "--tls-key-password-file and --tls-no-verify-host need --tls-ca, --tls-cert and --tls-key";
+    return std::nullopt;
+  }
+  if (given < 3) {
+    error = "TLS needs all of --tls-ca, --tls-cert and --tls-key (or $ZKR_TLS_CA, $ZKR_TLS_CERT, $ZKR_TLS_KEY)";
+    return std::nullopt;
+  }
+  if (!password_file.empty()) {
+    std::FILE* f = std::fopen(password_file.c_str(), "rb");
+    if (!f) {
+      error = "cannot read the key password file " + password_file;
+      return std::nullopt;
+    }
+    char buf[1024];
+    const std::size_t n = std::fread(buf, 1, sizeof buf, f);
+    std::fclose(f);
+    std::string pw(buf, n);
+    pw = pw.substr(0, pw.find_first_of("\r\n"));  // the first line
+    t.key_password = std::move(pw);
+  } else if (const char* pw = std::getenv("ZKR_TLS_KEY_PASSWORD")) {
+    t.key_password = pw;
+  }
+  return t;
+}
+
 std::shared_ptr<spdlog::logger> make_logger(const CommonOptions& o) {
   auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
   auto logger = std::make_shared<spdlog::logger>("zkr", std::move(sink));
@@ -137,6 +184,7 @@ std::unique_ptr<CuratorFramework> make_client(const CommonOptions& o, std::share
   c.session_timeout = o.session_timeout;
   c.connection_timeout = o.connection_timeout;
   c.handshake_timeout = o.handshake_timeout;
+  c.tls = o.tls;
   c.retry_policy = std::make_shared<ExponentialBackoffRetry>(Millis(200), 5, Millis(2000));
   c.logger = std::move(logger);
   c.executor = std::move(executor);
@@ -166,7 +214,9 @@ int report_start_failure(const CommonOptions& o, const Error& e) {
 
 int status_for(const error_code& ec) {
   if (ec == errc::invalid_connect_string || ec == errc::invalid_path) return exit_status::usage;
-  if (ec == errc::connection_timeout) return exit_status::unavailable;
+  if (ec == errc::connection_timeout || ec == errc::tls_handshake_failed) return exit_status::unavailable;
+  if (ec == errc::tls_unsupported || ec == errc::tls_file_error || ec == errc::tls_key_error)
+    return exit_status::config;
   return exit_status::error;
 }
 

@@ -24,6 +24,7 @@ inline constexpr int error = 70;            ///< EX_SOFTWARE: could not acquire 
 inline constexpr int timed_out = 75;        ///< EX_TEMPFAIL: --timeout passed while waiting
 inline constexpr int lock_lost = 76;        ///< the lock (or leadership) was lost while COMMAND ran
 inline constexpr int revoked = 77;          ///< revocation requested while COMMAND ran (--revocable)
+inline constexpr int config = 78;           ///< EX_CONFIG: TLS settings refused (file, key, no TLS support)
 inline constexpr int cannot_execute = 126;  ///< COMMAND found but could not be executed
 inline constexpr int not_found = 127;       ///< COMMAND not found
 inline constexpr int signal_base = 128;     ///< 128+N: zkr got signal N while waiting, or COMMAND died of N
@@ -40,6 +41,8 @@ struct CommonOptions {
   std::chrono::milliseconds session_timeout{std::chrono::seconds(30)};
   std::chrono::milliseconds connection_timeout{std::chrono::seconds(15)};
   std::chrono::milliseconds handshake_timeout{std::chrono::seconds(1)};
+  /// TLS to the ensemble (--tls-* or $ZKR_TLS_*); empty = plain text.
+  std::optional<TlsConfig> tls;
   bool quiet = false;
   bool verbose = false;
 };
@@ -79,6 +82,15 @@ std::optional<std::string> connect_string_error(std::string_view connect);
 
 /// The default connect string: $ZKR_CONNECT, else "127.0.0.1:2181".
 std::string default_connect_string();
+
+/// The TLS settings from the --tls-* options, each defaulting to its environment variable (ZKR_TLS_CA,
+/// ZKR_TLS_CERT, ZKR_TLS_KEY, ZKR_TLS_KEY_PASSWORD_FILE or ZKR_TLS_KEY_PASSWORD). nullopt and `error` empty:
+/// plain text; `error` set: a usage error (some but not all of the files, an unreadable password file).
+struct TlsOptionText {
+  std::string ca, cert, key, key_password_file;
+  bool no_verify_host = false;
+};
+std::optional<TlsConfig> tls_settings(const TlsOptionText& text, std::string& error);
 
 /// The logger handed to the client and used for zkr's own diagnostics: stderr, "debug" with --verbose, "off"
 /// with --quiet, else "error" (connection chatter of the C client is not shown by default).

@@ -32,6 +32,7 @@ struct RawOptions {
   std::string session_timeout = "30s";
   std::string connection_timeout = "15s";
   std::string handshake_timeout = "1s";
+  TlsOptionText tls;
   std::string timeout;
   std::string kill_after = "10s";
   std::string on_lost = "kill";
@@ -82,6 +83,22 @@ void add_common(CLI::App* cmd, RawOptions& o) {
                   "session timeout)")
       ->check(duration_validator(max_client_duration))
       ->option_text("DURATION");
+  cmd->add_option("--tls-ca", o.tls.ca,
+                  "TLS to the ensemble: the CA certificates (PEM) that sign the servers' certificates "
+                  "(default: $ZKR_TLS_CA); TLS needs --tls-ca, --tls-cert and --tls-key together")
+      ->option_text("FILE");
+  cmd->add_option("--tls-cert", o.tls.cert, "the client certificate (PEM), its ACL identity x509:<subject> "
+                                              "(default: $ZKR_TLS_CERT)")
+      ->option_text("FILE");
+  cmd->add_option("--tls-key", o.tls.key, "the client's private key (PEM) (default: $ZKR_TLS_KEY)")
+      ->option_text("FILE");
+  cmd->add_option("--tls-key-password-file", o.tls.key_password_file,
+                  "file whose first line is the key's passphrase (default: $ZKR_TLS_KEY_PASSWORD_FILE, else "
+                  "the passphrase itself from $ZKR_TLS_KEY_PASSWORD)")
+      ->option_text("FILE");
+  cmd->add_flag("--tls-no-verify-host", o.tls.no_verify_host,
+                "do not check that a server's certificate names the host it was reached by (the chain is "
+                "still checked against --tls-ca)");
   auto* quiet = cmd->add_flag("-q,--quiet", o.common.quiet, "no progress line and no messages except errors");
   cmd->add_flag("-v,--verbose", o.common.verbose, "debug log of zkr and of the ZooKeeper client on stderr")
       ->excludes(quiet);
@@ -145,6 +162,12 @@ bool finish_common(RawOptions& o) {
   if (auto why = connect_string_error(o.common.connect)) {
     say_error("invalid connect string " + o.common.connect + ": " + *why +
               " (expected host:port[,host:port...][/chroot])");
+    return false;
+  }
+  std::string tls_error;
+  o.common.tls = tls_settings(o.tls, tls_error);
+  if (!tls_error.empty()) {
+    say_error(tls_error);
     return false;
   }
   return true;

@@ -39,6 +39,36 @@ struct AuthInfo {
   std::string auth;
 };
 
+/// TLS to the ensemble (ZooKeeper's `secureClientPort`) with a client certificate, as PEM files. Every
+/// connection and reconnection uses it; there is no fallback to plain text. See docs/tls.md.
+///
+/// What zkrecipes checks itself, beyond the C client: the files, at `start()` and before every new session
+/// (a missing or unreadable file, a key that the password does not open or that does not match the
+/// certificate, an expired client certificate: `start()` fails with a typed error, where the C client would
+/// spin); and before every new session, a TLS handshake of its own with the servers of the connect string,
+/// trusting only `ca_file` and checking the host name, where the C client trusts the system's CA store too
+/// and checks no host name. A refusal is a typed error (`errc::tls_handshake_failed`), never an endless
+/// silent retry.
+struct TlsConfig {
+  /// The CA certificates (PEM) that sign the servers' certificates.
+  std::string ca_file;
+  /// The client certificate (PEM; its chain, leaf first). ZooKeeper's x509 provider makes its subject the
+  /// client's ACL id (`x509:CN=...`).
+  std::string cert_file;
+  /// The client's private key (PEM, encrypted or not).
+  std::string key_file;
+  /// The passphrase of an encrypted key; empty for a plain one. Never logged.
+  std::string key_password;
+  /// Whether zkrecipes's own handshake checks that a server's certificate names the host it was reached by
+  /// (its subjectAltName DNS or IP entry, as in the connect string). Turn it off only for an ensemble whose
+  /// certificates do not name their hosts; the chain is still checked against `ca_file`.
+  bool verify_host_name = true;
+};
+
+/// Whether the ZooKeeper C client this build of zkrecipes links speaks TLS (`ZKR_ZOOKEEPER_TLS`). Without
+/// it, `start()` of a client configured for TLS fails with `errc::tls_unsupported`.
+bool tls_supported() noexcept;
+
 /// Everything a client is built from (Curator's `CuratorFrameworkFactory.Builder`).
 struct ClientConfig {
   /// "host:port[,host:port...]"; required.
@@ -66,6 +96,8 @@ struct ClientConfig {
   /// Sent on every connection. Should the server refuse it (an unknown scheme, say), the client stops
   /// connecting for good: operations fail with `zk_errc::auth_failed`, and LOST follows an earlier state.
   std::vector<AuthInfo> auth;
+  /// TLS to the ensemble; empty = plain text.
+  std::optional<TlsConfig> tls;
   /// The logger (the C client's log is routed into it too); null = a private stderr logger at `warn`.
   std::shared_ptr<spdlog::logger> logger;
   /// Executor for handlers without an associated executor and for connection-state listeners; empty = the
@@ -328,6 +360,7 @@ class CuratorFrameworkFactory {
       c_.auth.push_back({std::move(scheme), std::move(auth)});
       return *this;
     }
+    Builder& tls(TlsConfig v) { c_.tls = std::move(v); return *this; }
     Builder& logger(std::shared_ptr<spdlog::logger> v) { c_.logger = std::move(v); return *this; }
     Builder& executor(boost::asio::any_io_executor v) { c_.executor = std::move(v); return *this; }
     Builder& can_be_read_only(bool v) { c_.can_be_read_only = v; return *this; }

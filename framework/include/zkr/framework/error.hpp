@@ -64,6 +64,10 @@ enum class errc : int {
   invalid_argument,          ///< e.g. a lease quantity of 0
   node_not_found_after_retries, ///< our lock node vanished and the retry policy gave up ("session lost")
   lock_lost,                 ///< the lock was lost while an operation needed it
+  tls_unsupported,           ///< TLS was asked for, but the linked ZooKeeper C client has no TLS support
+  tls_file_error,            ///< a TLS file is missing, unreadable, not PEM of its kind, or expired
+  tls_key_error,             ///< the private key: the password does not open it, or it does not match
+  tls_handshake_failed,      ///< a server refused the TLS handshake, failed its checks, or speaks no TLS
 };
 
 const boost::system::error_category& zk_category() noexcept;
