@@ -7,7 +7,14 @@
 
 #include "mt_session.hpp"
 
+#include <sys/socket.h>
+#include <unistd.h>
+#include <zookeeper/zookeeper_version.h>
+
+#include <algorithm>
 #include <boost/asio/post.hpp>
+#include <fcntl.h>
+#include <string_view>
 
 namespace asio = boost::asio;
 
@@ -18,9 +25,29 @@ std::unique_ptr<Session> make_default_session(asio::io_context& ioc, const Clien
   return std::make_unique<MtSession>(ioc, config, log, events);
 }
 
+namespace {
+
+// ZOO_SSL_CONNECTING_STATE: the C client exports it but its header does not declare it (docs/tls.md).
+constexpr int kSslConnectingState = 7;
+
+// The socket of the handle's current connection attempt, or -1. The C client does not expose it in this
+// flavour; its handle's first member is its socket record (`zsock_t *fd`, whose first member, `sock`, is in
+// the public header), as in every release from 3.6 to 3.8, the ones this is enabled for (watch_supported_).
+// The C client's own thread writes it: read atomically, and only ever used through a duplicate checked to be
+// a socket (watch_attempt).
+int attempt_socket(zhandle_t* zh) {
+  zsock_t* z = *reinterpret_cast<zsock_t* const*>(zh);
+  return z ? __atomic_load_n(&z->sock, __ATOMIC_RELAXED) : -1;
+}
+
+}  // namespace
+
 MtSession::MtSession(asio::io_context& ioc, const ClientConfig& config, spdlog::logger& log,
                      SessionEvents& events)
-    : CSession(ioc, config, log, events) {}
+    : CSession(ioc, config, log, events), watch_timer_(ioc) {
+  const std::string_view v = ZOO_VERSION;
+  watch_supported_ = v.starts_with("3.6.") || v.starts_with("3.7.") || v.starts_with("3.8.");
+}
 
 MtSession::~MtSession() { close(); }
 
@@ -31,13 +58,88 @@ bool MtSession::open() {
     remove_log_fallback(&log_);
     return false;
   }
-  const std::lock_guard lock(handle_mu_);
-  zh_ = zh;
+  {
+    const std::lock_guard lock(handle_mu_);
+    zh_ = zh;
+  }
+  attempts_abandoned_ = 0;
+  watch_attempt();
   return true;
+}
+
+// The attempt watch: the single-threaded session's handshake bound (st_session.cpp), by polling. An attempt
+// whose socket is still not connected `attempt_bound` after the watch first saw it is shut down (through our
+// duplicate: the same socket), so that the C client's thread, which waits on it, sees it end and connects
+// again; in a TLS handshake it is that thread's only way out.
+std::chrono::milliseconds MtSession::attempt_bound(int state) const {
+  if (cfg_.handshake_timeout <= std::chrono::milliseconds::zero())
+    // Left to the C client, which has no timeout of its own for a TLS handshake.
+    return state == kSslConnectingState ? std::chrono::milliseconds(2000) : std::chrono::milliseconds::zero();
+  return cfg_.handshake_timeout * (1 << std::clamp(attempts_abandoned_ - 1, 0, 4));
+}
+
+bool MtSession::track_attempt() {
+  const int fd = attempt_socket(zh_);
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+    forget_attempt();
+    return false;
+  }
+  if (attempt_fd_ >= 0 && st.st_ino == attempt_ino_) return true;
+  // A new attempt: keep a duplicate, and check that it is still the handle's socket (the C client may have
+  // replaced it, and the number been reused, between the read and the duplicate).
+  forget_attempt();
+  const int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  struct stat own_st {};
+  if (own >= 0 && ::fstat(own, &own_st) == 0 && own_st.st_ino == st.st_ino && attempt_socket(zh_) == fd) {
+    attempt_fd_ = own;
+    attempt_ino_ = st.st_ino;
+    return true;
+  }
+  if (own >= 0) ::close(own);
+  return false;
+}
+
+void MtSession::forget_attempt() {
+  if (attempt_fd_ >= 0) ::close(attempt_fd_);
+  attempt_fd_ = -1;
+  attempt_ino_ = 0;
+}
+
+void MtSession::watch_attempt() {
+  if (!zh_ || !watch_supported_) return;
+  const int state = zoo_state(zh_);
+  if (is_connected_state(state)) {
+    attempts_abandoned_ = 0;
+    forget_attempt();
+  } else if (const auto bound = attempt_bound(state); bound > std::chrono::milliseconds::zero()) {
+    const ino_t before = attempt_ino_;
+    if (!track_attempt()) {
+      // no socket now
+    } else if (attempt_ino_ != before) {
+      attempt_since_ = std::chrono::steady_clock::now();
+    } else if (std::chrono::steady_clock::now() - attempt_since_ >= bound) {
+      log_.info("no answer to the connection {}handshake within {} ms: connecting again",
+                state == kSslConnectingState ? "(TLS) " : "", bound.count());
+      ++attempts_abandoned_;
+      (void)::shutdown(attempt_fd_, SHUT_RDWR);
+      forget_attempt();
+    }
+  }
+  watch_timer_.expires_after(std::chrono::milliseconds(100));
+  watch_timer_.async_wait([this, g = watch_gen_](error_code ec) {
+    if (!ec && g == watch_gen_) watch_attempt();
+  });
 }
 
 void MtSession::close() {
   if (!zh_) return;
+  ++watch_gen_;
+  watch_timer_.cancel();
+  // A TLS handshake in progress holds the C client's thread, which zookeeper_close joins: end it now.
+  if (watch_supported_ && zoo_state(zh_) == kSslConnectingState && track_attempt())
+    (void)::shutdown(attempt_fd_, SHUT_RDWR);
+  forget_attempt();
   zhandle_t* zh = zh_;
   {
     const std::lock_guard lock(handle_mu_);

@@ -11,13 +11,20 @@
 // keeps its requests in flight (`InFlight`) and completes those the C client left with ZCLOSING itself, once
 // zookeeper_close has returned and no callback of the handle can run any more.
 //
-// What the single-threaded session does that this one cannot: the handshake bound (the C client's own thread
-// owns the socket; an unanswered attempt holds it for the C client's 2/3 of the session timeout, though
-// nothing of ours waits on it meanwhile) and the corking of each turn's requests into one segment.
+// The handshake bound (see st_session.cpp) holds here too, though the C client's own thread owns the socket:
+// a timer on the I/O thread watches each connection attempt's socket, which it reads from the handle (see
+// attempt_socket in mt_session.cpp), and shuts an overdue one down through a duplicate of its own. Over TLS
+// that is also what ends a handshake with a peer that never answers, which would otherwise hold the C
+// client's I/O thread, and with it zookeeper_close, for good. What this session cannot do: the corking of
+// each turn's requests into one segment.
 
 #include <spdlog/logger.h>
 
+#include <sys/stat.h>
+
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <zkr/framework/curator_framework.hpp>
@@ -44,6 +51,20 @@ class MtSession final : public CSession {
   std::mutex handle_mu_;
   /// The requests the C client holds (see close()).
   InFlight in_flight_;
+
+  // The attempt watch (mt_session.cpp): every 100 ms while the handle is open.
+  void watch_attempt();
+  /// Keeps a duplicate of the handle's current attempt socket (a new one when it changed); false: none.
+  bool track_attempt();
+  void forget_attempt();
+  std::chrono::milliseconds attempt_bound(int state) const;
+  boost::asio::steady_timer watch_timer_;
+  std::uint64_t watch_gen_ = 0;
+  int attempt_fd_ = -1;  // our duplicate of the attempt's socket
+  ino_t attempt_ino_ = 0;
+  std::chrono::steady_clock::time_point attempt_since_{};
+  int attempts_abandoned_ = 0;
+  bool watch_supported_ = false;
 };
 
 }  // namespace zkr::detail

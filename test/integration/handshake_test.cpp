@@ -73,11 +73,6 @@ class SilentServer {
 
 TEST_CASE("handshake: an unanswered connection attempt is given up after handshake_timeout and tried again",
           "[framework][handshake]") {
-  if (on_mt_client()) {
-    WARN("skipped: the multi-threaded C client owns its socket; the handshake bound is the single-threaded "
-         "session's (docs/architecture.md)");
-    return;
-  }
   SilentServer silent;
   // A 30 s session: the C client alone would wait 20 s on the first attempt.
   auto c = test_builder(silent.connect_string()).session_timeout(30s).handshake_timeout(1s).build();
@@ -101,11 +96,6 @@ TEST_CASE("handshake: handshake_timeout 0 leaves the attempt to the C client's o
 
 TEST_CASE("handshake: a silent server in the connect string does not delay the connection to a real one",
           "[framework][handshake]") {
-  if (on_mt_client()) {
-    WARN("skipped: the multi-threaded C client owns its socket; the handshake bound is the single-threaded "
-         "session's (docs/architecture.md)");
-    return;
-  }
   SilentServer silent;
   auto& server = shared_server();
   // Whichever the C client tries first, the client is connected within about a second and a half.
