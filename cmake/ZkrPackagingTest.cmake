@@ -34,6 +34,22 @@ set(generator_args "")
 if(DEFINED ZKR_GENERATOR AND NOT ZKR_GENERATOR STREQUAL "")
   set(generator_args -G "${ZKR_GENERATOR}")
 endif()
+# The build's own CMAKE_PREFIX_PATH (the TLS-capable C client, say) reaches the consumer (and the shared
+# build) through the environment, as a consumer's would: a list would not survive the command lines below.
+if(DEFINED ZKR_EXTRA_PREFIX_PATH AND NOT ZKR_EXTRA_PREFIX_PATH STREQUAL "")
+  string(REPLACE ";" ":" _extra "${ZKR_EXTRA_PREFIX_PATH}")
+  if(DEFINED ENV{CMAKE_PREFIX_PATH} AND NOT "$ENV{CMAKE_PREFIX_PATH}" STREQUAL "")
+    set(ENV{CMAKE_PREFIX_PATH} "${_extra}:$ENV{CMAKE_PREFIX_PATH}")
+  else()
+    set(ENV{CMAKE_PREFIX_PATH} "${_extra}")
+  endif()
+endif()
+set(zookeeper_args "")
+if(DEFINED ZKR_ZOOKEEPER_LIBRARY AND NOT ZKR_ZOOKEEPER_LIBRARY STREQUAL "")
+  string(TOUPPER "${ZKR_ZOOKEEPER_CLIENT}" _flavour_up)
+  set(zookeeper_args "-DZooKeeper_INCLUDE_DIR=${ZKR_ZOOKEEPER_INCLUDE_DIR}"
+                     "-DZooKeeper_${_flavour_up}_LIBRARY=${ZKR_ZOOKEEPER_LIBRARY}")
+endif()
 set(compiler_args "")
 if(DEFINED ZKR_CXX_COMPILER AND NOT ZKR_CXX_COMPILER STREQUAL "")
   set(compiler_args "-DCMAKE_CXX_COMPILER=${ZKR_CXX_COMPILER}")
@@ -44,7 +60,7 @@ if(DEFINED ZKR_SHARED_SOURCE_DIR AND NOT ZKR_SHARED_SOURCE_DIR STREQUAL "")
   zkr_run(shared-configure "${CMAKE_COMMAND}" -S "${ZKR_SHARED_SOURCE_DIR}" -B "${ZKR_BUILD_DIR}" ${generator_args}
     ${compiler_args} -DBUILD_SHARED_LIBS=ON -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0"
     -DZKR_BUILD_TESTS=OFF -DZKR_BUILD_TOOLS=OFF -DZKR_BUILD_BENCH=OFF "-DZKR_ZOOKEEPER_CLIENT=${ZKR_ZOOKEEPER_CLIENT}"
-    "-DZKR_ZOOKEEPER_TLS=${ZKR_ZOOKEEPER_TLS}" "-DCMAKE_PREFIX_PATH=${ZKR_EXTRA_PREFIX_PATH}")
+    "-DZKR_ZOOKEEPER_TLS=${ZKR_ZOOKEEPER_TLS}" ${zookeeper_args})
   zkr_run(shared-build "${CMAKE_COMMAND}" --build "${ZKR_BUILD_DIR}" --parallel 2)
   set(ZKR_CONFIG "")
 endif()
@@ -84,7 +100,8 @@ message(STATUS "packaging.consumer: configuring ${ZKR_CONSUMER_SOURCE_DIR}")
 zkr_run(configure "${CMAKE_COMMAND}" -S "${ZKR_CONSUMER_SOURCE_DIR}" -B "${consumer_build}" ${generator_args}
   ${compiler_args}
   "-DCMAKE_BUILD_TYPE=${build_type}"
-  "-DCMAKE_PREFIX_PATH=${prefix};${ZKR_EXTRA_PREFIX_PATH}"
+  "-DCMAKE_PREFIX_PATH=${prefix}"
+  ${zookeeper_args}
   "-DCMAKE_CXX_FLAGS=${ZKR_CXX_FLAGS}"
   "-DCMAKE_EXE_LINKER_FLAGS=${ZKR_CXX_FLAGS}"
   "-DZKR_EXPECT_ZOOKEEPER_CLIENT=${ZKR_ZOOKEEPER_CLIENT}"

@@ -79,7 +79,7 @@ export ZKR_REQUIRE_CURATOR_PEER=1
 tls_prefix=$PWD/build-tls-client/prefix
 if step configure cmake -S . -B build $(generator_for build) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZKR_WERROR=ON \
   -DZKR_ZOOKEEPER_CLIENT=st -DZKR_ZOOKEEPER_TLS=ON "-DCMAKE_PREFIX_PATH=$tls_prefix" \
-  "-DZooKeeper_INCLUDE_DIR=$tls_prefix/include" "-DZooKeeper_ST_LIBRARY=$tls_prefix/lib/libzookeeper_st.so" &&
+  "-DZooKeeper_INCLUDE_DIR=$tls_prefix/include" "-DZooKeeper_ST_LIBRARY=$tls_prefix/lib/libzookeeper_st.a" &&
   step build cmake --build build -j2; then
   step ctest ctest --test-dir build --output-on-failure --no-tests=error -j2
 else
