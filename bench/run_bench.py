@@ -3,7 +3,7 @@
 
     python3 bench/run_bench.py [--quick] [--zkr-bench PATH] [--out docs/benchmarks] [--reps 3]
                                [--only CASE[,CASE...]] [--libraries zkrecipes,curator,kazoo]
-                               [--port N] [--jar-dir /usr/share/java] [--note TEXT]
+                               [--port N] [--jar-dir /usr/share/java] [--note TEXT] [--tls]
 
 What it does:
 1. Starts its own standalone ZooKeeper (java -cp <Debian jars> QuorumPeerMain) on 127.0.0.1 with a
@@ -42,6 +42,15 @@ in bench/zkr_bench.cpp). The reps rotate as above; the samples of all reps are p
 failovers, ZooKeeper requests per failover summed over the measured windows. Its own table ("Leader
 failover") in <out>.md and rows in <out>.csv; no plot. kazoo is not run there. A driver run that lists
 fewer failovers than asked for counts as failed.
+
+TLS (issue 27; --tls): the server also opens a secureClientPort (NettyServerCnxnFactory, which then serves
+the plain port too; mntr / ruok stay on the plain port) with a PKI made at run time in its work dir (openssl +
+keytool, as test/testing's TestCertificates: a test CA, the server certificate with SAN DNS:localhost,
+IP:127.0.0.1, one client certificate with an encrypted PEM key and a PKCS12 store), and the server counts as
+ready once it also answers `ruok` over TLS. The libraries "zkrecipes-tls" (the same zkr_bench with its --tls-*
+options) and "curator-tls" (CuratorBench with the ZooKeeper client's TLS system properties and the two netty
+jars) connect to the secure port and run in every lock case that runs their plain counterpart (not in the
+failover cases nor in curator-threads). Without --tls they are skipped.
 
 --quick: tiny sizes (a few seconds per case), one rep unless --reps is given; asserts nothing about
 speed. Exit status: 0 when every driver run succeeded and every drain kept FIFO order; 1 when a
@@ -82,6 +91,12 @@ CLIENT_JARS = ["curator-recipes", "curator-framework", "curator-client", "zookee
 # "zkrecipes-mt": a zkr_bench built on the multi-threaded ZooKeeper C client (--zkr-bench-mt), beside
 # "zkrecipes" on the single-threaded one (docs/architecture.md, "Two C clients").
 LIBRARIES = ["zkrecipes", "zkrecipes-mt", "zkrecipes-standard", "curator", "kazoo"]
+# "zkrecipes-tls" / "curator-tls": "zkrecipes" / "curator" connecting over TLS to the server's secureClientPort
+# (--tls only). Each runs in the lock cases that run its plain counterpart.
+TLS_LIBRARIES = {"zkrecipes-tls": "zkrecipes", "curator-tls": "curator"}
+# The order of the libraries in a case (the reps rotate from it) and in the table: each TLS library beside its
+# plain counterpart. Without --tls it is LIBRARIES'.
+ORDER = ["zkrecipes", "zkrecipes-tls", "zkrecipes-mt", "zkrecipes-standard", "curator", "curator-tls", "kazoo"]
 DEFAULT_LIBRARIES = ["zkrecipes", "zkrecipes-mt", "curator", "kazoo"]  # the libraries of a case that names none
 WITH_STANDARD = ["zkrecipes", "zkrecipes-mt", "zkrecipes-standard", "curator", "kazoo"]
 WATCH_KEYS = ("zk_sum_node_created_watch_count", "zk_sum_node_deleted_watch_count",
@@ -197,12 +212,120 @@ def port_is_free(port):
     return True
 
 
+# ----------------------------------------------------------------------------------------------
+# TLS (--tls): the PKI, as test/testing/src/test_certificates.cpp makes it (docs/tls.md)
+
+STORE_PASSWORD = "changeit"  # the PKCS12 stores (one password for store and key, as ZooKeeper's X509Util wants)
+KEY_PASSWORD = "keypass"     # the client's encrypted PEM key: throwaway test values
+
+
+class Pki:
+    """A test CA, the server's key store and trust store, and one client certificate for every TLS client (the
+    C client's PEM files and Java's PKCS12 store)."""
+
+    def __init__(self, directory):
+        d = Path(directory)
+        self.dir = d
+        self.ca = d / "ca.pem"
+        self.server_store = d / "server.p12"
+        self.trust_store = d / "truststore.p12"
+        self.client_cert = d / "client.pem"
+        self.client_key = d / "client.key"
+        self.client_store = d / "client.p12"
+
+    def zkr_options(self):
+        return ["--tls-ca", str(self.ca), "--tls-cert", str(self.client_cert), "--tls-key", str(self.client_key),
+                "--tls-key-password", KEY_PASSWORD]
+
+    def java_properties(self):
+        return ["-Dzookeeper.client.secure=true",
+                "-Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty",
+                "-Dzookeeper.ssl.keyStore.location=%s" % self.client_store,
+                "-Dzookeeper.ssl.keyStore.password=" + STORE_PASSWORD, "-Dzookeeper.ssl.keyStore.type=PKCS12",
+                "-Dzookeeper.ssl.trustStore.location=%s" % self.trust_store,
+                "-Dzookeeper.ssl.trustStore.password=" + STORE_PASSWORD, "-Dzookeeper.ssl.trustStore.type=PKCS12"]
+
+
+def find_keytool(java):
+    beside = Path(os.path.realpath(java)).parent / "keytool" if java else None
+    if beside and os.access(str(beside), os.X_OK):
+        return str(beside)
+    return shutil.which("keytool")
+
+
+def make_pki(directory, java):
+    """Makes the Pki's files in `directory` with openssl and keytool (about 2 s); SetupError on a failure."""
+    openssl, keytool = shutil.which("openssl"), find_keytool(java)
+    if not openssl or not keytool:
+        raise SetupError("--tls needs openssl and keytool (Debian: openssl, default-jdk-headless)")
+    pki = Pki(directory)
+    d = pki.dir
+    d.mkdir(parents=True, exist_ok=True)
+
+    def run(argv):
+        r = subprocess.run(argv, cwd=str(d), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            raise SetupError("making the test PKI failed: %s\n%s" % (" ".join(argv), (r.stdout + r.stderr)[-1500:]))
+
+    run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-sha256", "-days", "3650", "-noenc", "-keyout", "ca.key",
+         "-out", "ca.pem", "-subj", "/O=zkr-bench/CN=zkr bench CA",
+         "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"])
+
+    def issue(name, subject, extensions, password):
+        genkey = [openssl, "genpkey", "-quiet", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048",
+                  "-out", name + ".key"]
+        request = [openssl, "req", "-new", "-key", name + ".key", "-subj", subject, "-out", name + ".csr"]
+        export = [openssl, "pkcs12", "-export", "-name", name, "-in", name + ".pem", "-inkey", name + ".key",
+                  "-certfile", "ca.pem", "-passout", "pass:" + STORE_PASSWORD, "-out", name + ".p12"]
+        if password:
+            genkey += ["-aes-256-cbc", "-pass", "pass:" + password]
+            request += ["-passin", "pass:" + password]
+            export += ["-passin", "pass:" + password]
+        run(genkey)
+        run(request)
+        (d / (name + ".ext")).write_text(extensions + "\n")
+        run([openssl, "x509", "-req", "-in", name + ".csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+             "-days", "3650", "-sha256", "-extfile", name + ".ext", "-out", name + ".pem"])
+        run(export)
+        (d / (name + ".csr")).unlink()
+        (d / (name + ".ext")).unlink()
+
+    issue("server", "/O=zkr-bench/CN=localhost", "subjectAltName=DNS:localhost,IP:127.0.0.1\n"
+          "extendedKeyUsage=serverAuth,clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment", "")
+    issue("client", "/O=zkr-bench/OU=clients/CN=bench", "extendedKeyUsage=clientAuth\n"
+          "keyUsage=critical,digitalSignature,keyEncipherment", KEY_PASSWORD)
+    run([keytool, "-importcert", "-noprompt", "-alias", "ca", "-file", "ca.pem", "-keystore", "truststore.p12",
+         "-storetype", "PKCS12", "-storepass", STORE_PASSWORD])
+    return pki
+
+
+def tls_ruok(port, pki, timeout=5.0):
+    """`ruok` over TLS with the client certificate (openssl s_client, killed after `timeout` s): True on imok.
+    Never a bare TCP connect: the server logs each one as a failed handshake, with a stack trace."""
+    try:
+        r = subprocess.run(["openssl", "s_client", "-quiet", "-connect", "127.0.0.1:%d" % port,
+                            "-CAfile", str(pki.ca), "-cert", str(pki.client_cert), "-key", str(pki.client_key),
+                            "-pass", "pass:" + KEY_PASSWORD], input=b"ruok", capture_output=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return b"imok" in r.stdout
+
+
+def free_port(exclude):
+    for port in random.sample(range(22000, 23000), 50):
+        if port not in exclude and port_is_free(port):
+            return port
+    raise SetupError("no free port found for the secureClientPort")
+
+
 class ZooKeeperServer:
-    def __init__(self, java, jar_dir, workdir, port=None):
+    def __init__(self, java, jar_dir, workdir, port=None, pki=None):
         self.java = java
         self.jar_dir = Path(jar_dir)
         self.workdir = Path(workdir)
         self.port = port
+        self.pki = pki  # --tls: a Pki; the server then also opens secure_port
+        self.secure_port = None
         self.proc = None
         self.log_path = self.workdir / "zookeeper.log"
 
@@ -230,10 +353,22 @@ class ZooKeeperServer:
             data = self.workdir / ("data-%d" % port)
             data.mkdir(parents=True, exist_ok=True)
             cfg = self.workdir / "zoo.cfg"
-            cfg.write_text("\n".join([
-                "tickTime=2000", "dataDir=%s" % data, "clientPort=%d" % port,
-                "clientPortAddress=127.0.0.1", "admin.enableServer=false",
-                "4lw.commands.whitelist=*", "forceSync=yes", "maxClientCnxns=0", ""]))
+            lines = ["tickTime=2000", "dataDir=%s" % data, "clientPort=%d" % port,
+                     "clientPortAddress=127.0.0.1", "admin.enableServer=false",
+                     "4lw.commands.whitelist=*", "forceSync=yes", "maxClientCnxns=0"]
+            secure = None
+            if self.pki:
+                # As test/testing's server_instance.cpp; unknown zoo.cfg keys become zookeeper.* properties.
+                secure = free_port({port})
+                lines += ["secureClientPort=%d" % secure, "secureClientPortAddress=127.0.0.1",
+                          "serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
+                          "ssl.keyStore.location=%s" % self.pki.server_store,
+                          "ssl.keyStore.password=" + STORE_PASSWORD, "ssl.keyStore.type=PKCS12",
+                          "ssl.trustStore.location=%s" % self.pki.trust_store,
+                          "ssl.trustStore.password=" + STORE_PASSWORD, "ssl.trustStore.type=PKCS12",
+                          "ssl.clientAuth=need",
+                          "authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider"]
+            cfg.write_text("\n".join(lines + [""]))
             with open(self.log_path, "ab") as logf:
                 self.proc = subprocess.Popen(
                     [self.java, "-Dzookeeper.admin.enableServer=false", "-cp", cp,
@@ -248,12 +383,16 @@ class ZooKeeperServer:
                     # imok comes before the server serves requests; mntr tells when it does.
                     if (four_letter(port, "ruok", timeout=1.0).strip() == "imok"
                             and "zk_server_state" in mntr(port)):
-                        self.port = port
-                        return
+                        # --tls: a fresh JVM's first TLS handshake takes about a second; spend it here.
+                        if secure is None or tls_ruok(secure, self.pki):
+                            self.port = port
+                            self.secure_port = secure
+                            return
                 except OSError:
                     pass
                 time.sleep(0.2)
-            last = "ZooKeeper did not answer ruok on port %d" % port
+            last = ("ZooKeeper did not answer ruok on port %d" % port
+                    + (" and over TLS on port %d" % secure if secure else ""))
             self.stop()
         tail = self.log_path.read_text(errors="replace")[-2000:] if self.log_path.exists() else ""
         raise SetupError("%s\n%s" % (last or "no free port found", tail))
@@ -283,10 +422,18 @@ class ZooKeeperServer:
 
 
 class Driver:
-    def __init__(self, name, argv, supports_mntr):
+    def __init__(self, name, argv, supports_mntr, tls=None):
         self.name = name
         self.argv = argv
         self.supports_mntr = supports_mntr
+        # A TLS driver: a function of the server's Pki giving its command line; it connects to the secure port.
+        self.tls = tls
+
+    def command(self, server):
+        return self.tls(server.pki) if self.tls else list(self.argv)
+
+    def connect_port(self, server):
+        return server.secure_port if self.tls else server.port
 
 
 def build_curator_bench(java, javac, jar_dir):
@@ -311,6 +458,18 @@ def build_curator_bench(java, javac, jar_dir):
         if r.returncode != 0:
             raise SetupError("javac failed:\n" + r.stdout + r.stderr)
     return [java, "-cp", str(out) + ":" + cp, "CuratorBench"]
+
+
+def curator_tls_argv(argv, jar_dir):
+    """CuratorBench's command line over TLS: a function of the Pki (the ZooKeeper client's TLS system
+    properties), with netty-codec and netty-resolver on the class path (zookeeper.jar's manifest leaves them
+    out; without them every TLS connect fails with NoClassDefFoundError)."""
+    jars = [str(Path(jar_dir) / (n + ".jar")) for n in ("netty-codec", "netty-resolver")]
+    missing = [j for j in jars if not Path(j).exists()]
+    if missing:
+        raise SetupError("%s not found (Debian: libnetty-java)" % ", ".join(missing))
+    java, cp_flag, cp, main_class = argv
+    return lambda pki: [java] + pki.java_properties() + [cp_flag, cp + ":" + ":".join(jars), main_class]
 
 
 def find_kazoo_python():
@@ -356,6 +515,17 @@ def make_drivers(args, notes):
         d, _ = zkr_driver("zkrecipes-mt", args.zkr_bench_mt, notes, "--zkr-bench-mt")
         if d:
             drivers["zkrecipes-mt"] = d
+    for lib in TLS_LIBRARIES:
+        if lib in wanted and not args.tls:
+            notes.append("%s skipped: no --tls given" % lib)
+    tls_wanted = [lib for lib in TLS_LIBRARIES if lib in wanted and args.tls]
+    if "zkrecipes-tls" in tls_wanted:
+        d, help_text = zkr_driver("zkrecipes-tls", args.zkr_bench, notes, "--zkr-bench")
+        if d and "--tls-ca" not in help_text:
+            notes.append("zkrecipes-tls skipped: %s has no --tls-ca option" % args.zkr_bench)
+        elif d:
+            drivers["zkrecipes-tls"] = Driver("zkrecipes-tls", d.argv, d.supports_mntr,
+                                              tls=lambda pki, argv=d.argv: argv + pki.zkr_options())
     java, javac = shutil.which("java"), shutil.which("javac")
     if "curator" in wanted:
         if not java or not javac:
@@ -365,6 +535,16 @@ def make_drivers(args, notes):
                 drivers["curator"] = Driver("curator", build_curator_bench(java, javac, args.jar_dir), True)
             except SetupError as e:
                 notes.append("Curator skipped: %s" % e)
+    if "curator-tls" in tls_wanted:
+        if not java or not javac:
+            notes.append("curator-tls skipped: java/javac not found")
+        else:
+            try:
+                argv = build_curator_bench(java, javac, args.jar_dir)
+                drivers["curator-tls"] = Driver("curator-tls", argv, True,
+                                                tls=curator_tls_argv(argv, args.jar_dir))
+            except SetupError as e:
+                notes.append("curator-tls skipped: %s" % e)
     if "kazoo" in wanted:
         py = find_kazoo_python()
         if py:
@@ -378,14 +558,23 @@ def make_drivers(args, notes):
 # Running
 
 
+def case_libraries(case):
+    """The libraries a case runs: those it names (or DEFAULT_LIBRARIES), and the TLS library of each plain one
+    among them (only the lock cases: not failover, whose drivers spawn leaders of their own, nor the ladder)."""
+    libs = list(case[4] or DEFAULT_LIBRARIES)
+    if case[1] != "failover" and "_ladder" not in case[3]:
+        libs += [tls for tls, plain in TLS_LIBRARIES.items() if plain in libs]
+    return libs
+
+
 def run_one(driver, server, case, rep, timeout_s):
     """Runs one driver once. Keys of params starting with "_" are the runner's own (not driver options):
     "_timeout_s" overrides the per-run timeout; "_reps" (used by main) the number of reps."""
     case_id, scenario, _, params, _ = case
     timeout_s = params.get("_timeout_s", timeout_s)
     path = "/zkr-bench/%s/%s-r%d-%s" % (case_id, driver.name, rep, uuid.uuid4().hex[:8])
-    argv = list(driver.argv) + ["--connect", "127.0.0.1:%d" % server.port, "--scenario", scenario,
-                                "--path", path, "--timeout-s", str(timeout_s)]
+    argv = driver.command(server) + ["--connect", "127.0.0.1:%d" % driver.connect_port(server),
+                                     "--scenario", scenario, "--path", path, "--timeout-s", str(timeout_s)]
     for k, v in params.items():
         if not k.startswith("_"):
             argv += ["--" + k, str(v)]
@@ -945,6 +1134,50 @@ def targets(rows):
     return out
 
 
+def tls_markdown(rows):
+    """What TLS costs (issue 27): the TLS libraries against their plain counterparts, and against each other, on
+    the medians of this run; [] when no TLS library ran."""
+    by = {(r["case"], r["library"]): r for r in rows if r["scenario"] != "failover" and r["reps"]}
+    if not any(lib in TLS_LIBRARIES for _, lib in by):
+        return []
+
+    def val(case, lib, key):
+        r = by.get((case, lib))
+        return r.get(key) if r else None
+
+    def ratio(a, b):
+        return a / b if (a is not None and b) else None
+
+    measures = [("uncontended", "p50_us", "uncontended pair, p50 µs"),
+                ("uncontended", "ops_per_sec", "uncontended pairs/s"),
+                ("uncontended", "cpu_us_per_op", "uncontended pair, client CPU µs"),
+                ("contended-8", "ops_per_sec", "contended K=8, handoffs/s"),
+                ("contended-8", "p50_us", "contended K=8, acquire p50 µs"),
+                ("contended-8", "cpu_us_per_op", "contended K=8, client CPU µs/handoff")]
+    lines = ["## TLS", "",
+             "zkrecipes and Curator over TLS (the server's `secureClientPort`) beside plain text, in the same run "
+             "against the same server; medians over the reps. TLS ÷ plain: the TLS library's figure divided by "
+             "its plain counterpart's; the last column divides zkrecipes-tls's by curator-tls's.", "",
+             "| measure | zkrecipes | zkrecipes-tls | TLS ÷ plain | curator | curator-tls | TLS ÷ plain "
+             "| zkrecipes-tls ÷ curator-tls |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    summary = []
+    for case, key, label in measures:
+        if not any((case, lib) in by for lib in TLS_LIBRARIES):
+            continue
+        z, zt, c, ct = (val(case, lib, key) for lib in ("zkrecipes", "zkrecipes-tls", "curator", "curator-tls"))
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            label, fmt(z), fmt(zt), fmt(ratio(zt, z), 2), fmt(c), fmt(ct), fmt(ratio(ct, c), 2),
+            fmt(ratio(zt, ct), 2)))
+        if (case, key) in (("uncontended", "p50_us"), ("contended-8", "ops_per_sec")):
+            summary.append("%s: zkrecipes-tls ÷ zkrecipes %s (%s → %s), curator-tls ÷ curator %s (%s → %s), "
+                           "zkrecipes-tls ÷ curator-tls %s"
+                           % (label, fmt(ratio(zt, z), 2), fmt(z), fmt(zt), fmt(ratio(ct, c), 2), fmt(c), fmt(ct),
+                              fmt(ratio(zt, ct), 2)))
+    lines += [""] + ["- " + x + "." for x in summary] + [""]
+    return lines
+
+
 def targets_markdown(rows):
     t = targets(rows)
     if not t:
@@ -1051,6 +1284,18 @@ def write_markdown(path, table, meta, notes, plot_note, png_name, rows=(), ftabl
            meta.get("python") or "—", zkr_description(meta)),
         "",
     ]
+    if meta.get("tls"):
+        lines[-1:-1] = [
+            "- TLS (`--tls`): the server also listens on a `secureClientPort` (`ssl.clientAuth=need`, PKCS12 "
+            "stores), with `NettyServerCnxnFactory`, which then serves the plain port too: in this run the plain "
+            "rows also go through Netty (docs/benchmarks.md's server uses the default NIO factory). The test PKI "
+            "is made at run time: RSA 2048 keys, one client certificate shared by every TLS client (an "
+            "AES-256-encrypted PEM key for zkrecipes-tls, a PKCS12 store for curator-tls). zkrecipes-tls is the "
+            "same zkr_bench with `--tls-ca/--tls-cert/--tls-key/--tls-key-password` (`ClientConfig::tls`); "
+            "curator-tls is CuratorBench with `-Dzookeeper.client.secure=true`, "
+            "`-Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty` and the "
+            "`zookeeper.ssl.keyStore.*` / `trustStore.*` properties. `mntr` is read on the plain port.",
+        ]
     if table:
         lines += [
         "## Results",
@@ -1086,6 +1331,11 @@ def write_markdown(path, table, meta, notes, plot_note, png_name, rows=(), ftabl
         "across runs.",
         "",
         ]
+        if meta.get("tls"):
+            lines[-1:-1] = ["- zkrecipes-tls, curator-tls: zkrecipes and Curator connecting over TLS (see Setup); "
+                            "their × Curator still divides by plain Curator's figure."]
+    if table:
+        lines += tls_markdown(rows)
     if ftable and not table and notes:  # a failover report: its notes (the machine's load) before its figures
         lines += ["Notes:", ""] + ["- " + n for n in notes] + [""]
         notes = []
@@ -1124,8 +1374,11 @@ def main(argv=None):
                    help="output prefix: writes <out>.md, <out>.csv and <out>.png")
     p.add_argument("--reps", type=int, help="runs per case and library (default 3, --quick 1)")
     p.add_argument("--only", help="comma-separated case ids or scenarios to run (default all)")
-    p.add_argument("--libraries", default=",".join(LIBRARIES), help="comma-separated subset of "
-                   + ",".join(LIBRARIES))
+    p.add_argument("--libraries", help="comma-separated subset of " + ",".join(ORDER)
+                   + " (default: %s; with --tls also %s)" % (",".join(LIBRARIES), ",".join(TLS_LIBRARIES)))
+    p.add_argument("--tls", action="store_true", help="the server also opens a TLS port (PKI made at run time): "
+                   "runs zkrecipes-tls (--zkr-bench with its --tls-* options) and curator-tls beside their "
+                   "plain counterparts")
     p.add_argument("--port", type=int, help="ZooKeeper client port (default: a free one in 22000-22999)")
     p.add_argument("--jar-dir", default="/usr/share/java", help="where the Debian jars are")
     p.add_argument("--timeout-s", type=int, help="per driver run (default 600, --quick 120)")
@@ -1134,6 +1387,8 @@ def main(argv=None):
     p.add_argument("--note", action="append", default=[],
                    help="a line for the report's notes (repeatable), e.g. what else loaded the machine")
     args = p.parse_args(argv)
+    if args.libraries is None:
+        args.libraries = ",".join(LIBRARIES + (list(TLS_LIBRARIES) if args.tls else []))
     args.libraries = [x.strip() for x in args.libraries.split(",") if x.strip()]
     reps = args.reps or (1 if args.quick else 3)
     timeout_s = args.timeout_s or (120 if args.quick else 600)
@@ -1177,14 +1432,22 @@ def main(argv=None):
             "java": java_version(java), "python": None, "kazoo": None, "curator": None,
             "zkr_bench": args.zkr_bench if "zkrecipes" in drivers else None, "zkrecipes": None,
             "revision": source_revision(), "data_dir": workdir, "fsync_us": fsync_latency_us(workdir),
-            "command": "".join([" --quick" if args.quick else "", " --only %s" % args.only if args.only else "",
+            "tls": args.tls,
+            "command": "".join([" --quick" if args.quick else "", " --tls" if args.tls else "",
+                                " --only %s" % args.only if args.only else "",
                                 " --reps %d" % args.reps if args.reps else ""])}
     try:
+        if args.tls:
+            t = time.monotonic()
+            server.pki = make_pki(Path(workdir) / "pki", java)
+            log("test PKI made in %s (%.1f s)" % (server.pki.dir, time.monotonic() - t))
         server.start()
         meta["zookeeper"] = server.version()
-        log("ZooKeeper %s on 127.0.0.1:%d (pid %d)" % (meta["zookeeper"], server.port, server.proc.pid))
-        order = [lib for lib in LIBRARIES if lib in drivers]
-        jobs = [(c[0], lib) for c in selected for lib in order if lib in (c[4] or DEFAULT_LIBRARIES)]
+        log("ZooKeeper %s on 127.0.0.1:%d%s (pid %d)" % (meta["zookeeper"], server.port,
+                                                         ", TLS on :%d" % server.secure_port if server.pki else "",
+                                                         server.proc.pid))
+        order = [lib for lib in ORDER if lib in drivers]
+        jobs = [(c[0], lib) for c in selected for lib in order if lib in case_libraries(c)]
         by_id = {c[0]: c for c in selected}
 
         def case_reps(case):  # a case may cap its reps ("_reps": the 10,000-waiter case runs once)
@@ -1260,7 +1523,7 @@ def main(argv=None):
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     write_csv(str(out) + ".csv", all_rows)
-    plot_note = write_plot(str(out) + ".png", locks, LIBRARIES) if locks else None
+    plot_note = write_plot(str(out) + ".png", locks, ORDER) if locks else None
     if plot_note:
         log(plot_note)
     if bad:

@@ -6,6 +6,7 @@
 //   zkr_bench --connect HOSTS --scenario S --path P [--clients K] [--ops N] [--waiters W] [--warmup N]
 //             [--session-timeout-ms MS] [--timeout-s S] [--mntr HOST:PORT] [--lock-driver default|standard]
 //             [--recipe latch|selector] [--mode close|kill]
+//             [--tls-ca FILE --tls-cert FILE --tls-key FILE [--tls-key-password TEXT]]
 //
 // Scenarios (defaults in brackets); every session is its own CuratorFramework:
 //   uncontended      one session, N [2000] InterProcessMutex acquire+release pairs; latency per pair.
@@ -38,6 +39,9 @@
 // --lock-driver: the LockDriver of the plain mutexes (uncontended, contended, drain, zkr_async10k): default (the
 // mutex's own, PrewatchLockDriver) or standard (StandardLockDriver: Curator's request pattern). The runner
 // reports the latter as library "zkrecipes-standard".
+// --tls-*: every session of the run (and of the failover leaders it spawns) connects over TLS
+// (ClientConfig::tls, docs/tls.md): CA, client certificate and key, all PEM, the key's passphrase when it is
+// encrypted. The runner reports such a driver as library "zkrecipes-tls" (run_bench.py --tls).
 // --warmup: unmeasured pairs/handoffs before the measured part [100; drain 0]; for rwlock it is milliseconds of
 // unmeasured running [500].
 //
@@ -115,6 +119,7 @@ constexpr const char* usage_text =
     "usage: zkr_bench --connect HOSTS --scenario S --path P [--clients K] [--ops N] [--waiters W]\n"
     "                 [--warmup N] [--session-timeout-ms MS] [--timeout-s S] [--mntr HOST:PORT]\n"
     "                 [--lock-driver default|standard] [--recipe latch|selector] [--mode close|kill]\n"
+    "                 [--tls-ca FILE --tls-cert FILE --tls-key FILE [--tls-key-password TEXT]]\n"
     "\n"
     "scenarios: uncontended, contended, drain, semaphore-mutex, rwlock, multilock, zkr_async10k, failover\n"
     "  --clients K           sessions (contended [8], drain [min(8,W)], zkr_async10k [4, clamped to 4..8]),\n"
@@ -130,6 +135,10 @@ constexpr const char* usage_text =
     "  --mode M              failover: close (the leader closes) or kill (SIGKILL to its process) [close]\n"
     "  --mntr HOST:PORT      read ZooKeeper's mntr counters just before and after the measured part\n"
     "                        (extra.mntr: reads, writes, watch_events, packets_received)\n"
+    "  --tls-ca FILE         connect every session over TLS (ClientConfig::tls): the CA certificates (PEM)\n"
+    "  --tls-cert FILE       TLS: the client certificate (PEM)\n"
+    "  --tls-key FILE        TLS: the client's private key (PEM)\n"
+    "  --tls-key-password T  TLS: the passphrase of an encrypted key (a throwaway test one: it shows in ps)\n"
     "Prints one JSON line. Exit status: 0 ok, 1 failed, 2 usage, 3 timed out.\n";
 
 [[noreturn]] void die(int status, const std::string& message) {
@@ -154,6 +163,15 @@ struct Args {
   bool standard = false;  // --lock-driver standard
   std::string recipe = "latch";  // failover: latch | selector
   std::string mode = "close";    // failover: close | kill
+  std::string tls_ca, tls_cert, tls_key, tls_key_password;  // --tls-*; TLS when tls_ca is given
+  bool tls() const { return !tls_ca.empty(); }
+  /// The --tls-* options as given, for the processes this one spawns.
+  std::vector<std::string> tls_argv() const {
+    if (!tls()) return {};
+    std::vector<std::string> v{"--tls-ca", tls_ca, "--tls-cert", tls_cert, "--tls-key", tls_key};
+    if (!tls_key_password.empty()) v.insert(v.end(), {"--tls-key-password", tls_key_password});
+    return v;
+  }
 };
 
 int or_default(int value, int dflt) { return value >= 0 ? value : dflt; }
@@ -188,6 +206,10 @@ Args parse(int argc, char** argv) {
     else if (k == "--session-timeout-ms") a.session_timeout_ms = number();
     else if (k == "--timeout-s") a.timeout_s = number();
     else if (k == "--mntr") a.mntr = v;
+    else if (k == "--tls-ca") a.tls_ca = v;
+    else if (k == "--tls-cert") a.tls_cert = v;
+    else if (k == "--tls-key") a.tls_key = v;
+    else if (k == "--tls-key-password") a.tls_key_password = v;
     else if (k == "--recipe") {
       if (v != "latch" && v != "selector") die(2, "--recipe: latch or selector, not " + v);
       a.recipe = v;
@@ -204,6 +226,10 @@ Args parse(int argc, char** argv) {
     std::cerr << usage_text;
     std::exit(2);
   }
+  if ((!a.tls_cert.empty() || !a.tls_key.empty() || !a.tls_key_password.empty()) && !a.tls())
+    die(2, "--tls-cert, --tls-key and --tls-key-password need --tls-ca");
+  if (a.tls() && !zkr::tls_supported())
+    die(2, "--tls-ca: this zkrecipes is built without TLS (ZKR_ZOOKEEPER_TLS)");
   return a;
 }
 
@@ -731,6 +757,9 @@ class Bench {
     cfg.session_timeout = std::chrono::milliseconds(session_timeout_ms);
     cfg.connection_timeout = std::chrono::milliseconds(std::min(15000, session_timeout_ms));
     cfg.logger = logger_;
+    if (a_.tls())
+      cfg.tls = zkr::TlsConfig{.ca_file = a_.tls_ca, .cert_file = a_.tls_cert, .key_file = a_.tls_key,
+                               .key_password = a_.tls_key_password};
     auto c = std::make_unique<zkr::CuratorFramework>(std::move(cfg));
     auto& ref = *c;
     {
@@ -1121,10 +1150,12 @@ class Bench {
       if (kill)
         std::this_thread::sleep_for(std::chrono::milliseconds((2 * i + 1) * expiry_tick_ms / (2 * n)));
       const std::string path = a_.path + "/" + std::to_string(i);
-      LeaderProcess leader({self, "--connect", a_.connect, "--scenario", "failover-leader", "--path", path,
-                            "--recipe", a_.recipe, "--session-timeout-ms",
-                            std::to_string(a_.session_timeout_ms), "--timeout-s",
-                            std::to_string(a_.timeout_s)});
+      std::vector<std::string> leader_argv{self, "--connect", a_.connect, "--scenario", "failover-leader",
+                                           "--path", path, "--recipe", a_.recipe, "--session-timeout-ms",
+                                           std::to_string(a_.session_timeout_ms), "--timeout-s",
+                                           std::to_string(a_.timeout_s)};
+      for (auto& v : a_.tls_argv()) leader_argv.push_back(std::move(v));
+      LeaderProcess leader(leader_argv);
       const std::string leading = leader.read_line(Clock::now() + 60s);
       if (leading.rfind("LEADING /", 0) != 0)
         fatal("leader process: expected LEADING, got '" + leading + "'");
