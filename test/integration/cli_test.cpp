@@ -310,7 +310,7 @@ TEST_CASE("zkr -w 0 on a free lock acquires it and runs COMMAND", "[cli]") {
   CHECK(fx.children("/cli/free-a").empty());
 }
 
-TEST_CASE("zkr over TLS: the --tls-* options take a lock; refused settings exit 78, a refused handshake 69",
+TEST_CASE("zkr over TLS: the --tls-* options take a lock, refused settings exit 78, a refused handshake 69",
           "[cli][tls]") {
   if (!have_zkr()) return;
   TempDir dir;
