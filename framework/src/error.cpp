@@ -69,6 +69,7 @@ class ZkrCategory final : public boost::system::error_category {
         return "the TLS private key cannot be opened with the given password, or does not match the certificate";
       case errc::tls_handshake_failed:
         return "the TLS handshake with the ensemble failed (refused, certificate checks, or no TLS there)";
+      case errc::timed_out: return "not acquired within the timeout";
     }
     return "unknown zkrecipes error " + std::to_string(ev);
   }

@@ -25,6 +25,35 @@ class ReadDriverHoldingWrite : public ReadLockDriver {
 
 }  // namespace
 
+/// The shared side (Curator's `ReadLock`): an `InterProcessMutex` making `__READ__` nodes.
+class InterProcessReadWriteLock::ReadLock : public InterProcessMutex {
+ protected:
+  /// `participant_nodes` lists the reader nodes only (Curator: children containing "__READ__").
+  std::string participant_kind() const override;
+  /// Adds the downgrade (fixed sequence, "caller holds write" driver) when the calling thread holds the
+  /// write lock.
+  AcquireOptions make_options(std::optional<std::chrono::steady_clock::time_point> deadline) const override;
+
+ private:
+  friend class InterProcessReadWriteLock;
+  ReadLock(CuratorFramework& client, const std::string& path, const WriteLock& write);
+  const WriteLock& write_;
+};
+
+/// The exclusive side (Curator's `WriteLock`): an `InterProcessMutex` making `__WRIT__` nodes.
+class InterProcessReadWriteLock::WriteLock : public InterProcessMutex {
+ protected:
+  /// `participant_nodes` lists the writer nodes only (Curator: children containing "__WRIT__").
+  std::string participant_kind() const override;
+  /// `errc::would_deadlock` when the calling thread holds the read lock but not the write lock (upgrade).
+  error_code acquire_precondition() const override;
+
+ private:
+  friend class InterProcessReadWriteLock;
+  WriteLock(CuratorFramework& client, const std::string& path);
+  const ReadLock* read_ = nullptr;
+};
+
 InterProcessReadWriteLock::InterProcessReadWriteLock(CuratorFramework& client, std::string path,
                                                      std::optional<std::string> lock_data)
     : write_(new WriteLock(client, path)), read_(new ReadLock(client, path, *write_)) {
@@ -34,6 +63,12 @@ InterProcessReadWriteLock::InterProcessReadWriteLock(CuratorFramework& client, s
 }
 
 InterProcessReadWriteLock::~InterProcessReadWriteLock() = default;
+
+InterProcessMutex& InterProcessReadWriteLock::read_lock() noexcept { return *read_; }
+const InterProcessMutex& InterProcessReadWriteLock::read_lock() const noexcept { return *read_; }
+InterProcessMutex& InterProcessReadWriteLock::write_lock() noexcept { return *write_; }
+const InterProcessMutex& InterProcessReadWriteLock::write_lock() const noexcept { return *write_; }
+const std::string& InterProcessReadWriteLock::path() const noexcept { return write_->path(); }
 
 InterProcessReadWriteLock::WriteLock::WriteLock(CuratorFramework& client, const std::string& path)
     : InterProcessMutex(client, path, std::string(write_lock_name), unowned(write_lock_driver())) {}

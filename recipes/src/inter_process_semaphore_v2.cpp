@@ -417,10 +417,17 @@ void InterProcessSemaphoreV2::participants_start(const std::shared_ptr<detail::S
                                                  detail::unique_function<void(error_code, std::vector<std::string>)> cb) {
   // A missing leases directory (never used, or its empty container reaped by the server) has no participants,
   // as for the mutex; Curator throws NoNodeException here.
-  s->core->get_children(s->leases_path, nullptr, [cb = std::move(cb)](error_code ec, Children c) mutable {
-    if (ec == zk_errc::no_node) return cb({}, {});
-    cb(ec, std::move(c.names));
-  });
+  // Full paths in queue order, as the mutex's (Curator's semaphore gives bare names in the server's order).
+  s->core->get_children(s->leases_path, nullptr,
+                        [dir = s->leases_path, cb = std::move(cb)](error_code ec, Children c) mutable {
+                          if (ec == zk_errc::no_node) return cb({}, {});
+                          if (ec) return cb(ec, {});
+                          StandardLockDriver().sort_children(c.names, InterProcessSemaphoreV2::lease_base_name);
+                          std::vector<std::string> paths;
+                          paths.reserve(c.names.size());
+                          for (const auto& name : c.names) paths.push_back(make_path(dir, name));
+                          cb({}, std::move(paths));
+                        });
 }
 
 std::vector<std::string> InterProcessSemaphoreV2::participant_nodes() const {

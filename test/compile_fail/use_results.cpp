@@ -18,3 +18,8 @@ bool use_durations(zkr::InterProcessMutex& m, zkr::InterProcessSemaphoreV2& s, z
   std::unique_lock<zkr::InterProcessMutex> lk(m, 1s);
   return ok && one.valid() && !two.empty() && lk.owns_lock();
 }
+
+// Curator's `InterProcessLock m = writer ? rw.writeLock() : rw.readLock();`: both sides have one type.
+zkr::InterProcessMutex& pick_side(zkr::InterProcessReadWriteLock& rw, bool writer) {
+  return writer ? rw.write_lock() : rw.read_lock();
+}

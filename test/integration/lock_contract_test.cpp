@@ -156,7 +156,7 @@ TEST_CASE("contract: a semaphore mutex's blocking hold has a loss signal", "[con
   CHECK(m.lease_status() == LeaseStatus::held);
   CHECK(m.lease()->fencing_token() == m.fencing_token());
   CHECK(m.lease()->session_id() == c->session_id());
-  CHECK(m.participant_nodes() == std::vector<std::string>{m.lease()->node_name()});  // names, as Curator
+  CHECK(m.participant_nodes() == std::vector<std::string>{m.lease()->node_path()});  // full paths, as the mutex
   c->inject_session_expiration();
   CHECK(eventually([&] { return m.lease_status() == LeaseStatus::lost; }, 15s));
   m.release();  // the node went with the session: a quiet delete
@@ -955,7 +955,11 @@ TEST_CASE("contract: nodes have Curator's names and default data", "[contract][w
   CHECK(lease.node_path().rfind("/sem/wire/leases/_c_", 0) == 0);
   CHECK(protected_names::normalize(lease.node_name()).substr(0, 6) == "lease-");
   CHECK(sem.participant_nodes().size() == 1);
-  CHECK(sem.async_participant_nodes(boost::asio::use_future).get() == std::vector<std::string>{lease.node_name()});
+  CHECK(sem.async_participant_nodes(boost::asio::use_future).get() == std::vector<std::string>{lease.node_path()});
+  // Full paths in queue order, as the mutex's (the protected prefixes' random GUIDs do not decide the order).
+  auto second = sem.acquire();
+  CHECK(sem.participant_nodes() == std::vector<std::string>{lease.node_path(), second.node_path()});
+  second.release();
   InterProcessSemaphoreMutex sm(*c, "/sem/wire-mutex");
   sm.acquire();
   CHECK(sm.async_participant_nodes(boost::asio::use_future).get() == sm.participant_nodes());

@@ -79,8 +79,31 @@ TEST_CASE("timed: every lock type takes any duration", "[timed]") {
 
   // The standard wrappers over the timed forms.
   InterProcessReadWriteLock rw(*c1, "/timed/rw");
-  std::unique_lock<InterProcessReadWriteLock::WriteLock> lk(rw.write_lock(), 2s);
+  std::unique_lock<InterProcessMutex> lk(rw.write_lock(), 2s);
   CHECK(lk.owns_lock());
+}
+
+TEST_CASE("timed: Locker holds for its scope, and its timed form throws timed_out with the path", "[timed]") {
+  ServerFixture fx;
+  auto c1 = fx.client();
+  auto c2 = fx.client();
+  InterProcessMutex a(*c1, "/timed/locker");
+  InterProcessMutex b(*c2, "/timed/locker");
+  {
+    Locker<InterProcessMutex> held(a, 5s);
+    CHECK(a.is_acquired_in_this_process());
+    try {
+      Locker<InterProcessMutex> late(b, 200ms);
+      FAIL("the second Locker should not have acquired");
+    } catch (const Error& e) {
+      CHECK(e.code() == errc::timed_out);
+      CHECK(e.operation() == "acquire");
+      CHECK(e.path() == "/timed/locker");
+    }
+  }
+  CHECK_FALSE(a.is_acquired_in_this_process());  // released at the end of the scope
+  Locker<InterProcessMutex> now(b, 5s);
+  CHECK(b.is_acquired_in_this_process());
 }
 
 TEST_CASE("timed: the semaphore's timed forms and single-lease async twins", "[timed][semaphore]") {

@@ -68,6 +68,8 @@ enum class errc : int {
   tls_file_error,            ///< a TLS file is missing, unreadable, not PEM of its kind, or expired
   tls_key_error,             ///< the private key: the password does not open it, or it does not match
   tls_handshake_failed,      ///< a server refused the TLS handshake, failed its checks, or speaks no TLS
+  timed_out,                 ///< not acquired within the timeout, where the form has no `false` to say so
+                             ///< (`Locker`'s timed constructor)
 };
 
 const boost::system::error_category& zk_category() noexcept;

@@ -36,8 +36,10 @@ class InterProcessMutex : public InterProcessLock {
   static constexpr std::string_view lock_name = "lock-";
 
   /// `path` is validated by Curator's rules (`Error` with `errc::invalid_path`). The driver is
-  /// `PrewatchLockDriver` (Curator's policy; a waiter with two or more nodes ahead also watches the node ahead
-  /// of its predecessor, so its turn needs no listing).
+  /// `PrewatchLockDriver`: Curator's policy (same nodes, same order, same grants, so it shares a path with
+  /// Curator's mutex) plus the pre-watch, which is not Curator's request pattern: a waiter with two or more
+  /// nodes ahead also watches the node ahead of its predecessor, so its turn needs no listing (one more read
+  /// and one more watch event per hand-off). `StandardLockDriver` is Curator's exact pattern.
   InterProcessMutex(CuratorFramework& client, std::string path);
   /// With a custom driver (Curator's constructor taking a `LockInternalsDriver`); null: the default above.
   /// `std::make_shared<StandardLockDriver>()` gives Curator's exact request pattern.
@@ -180,14 +182,18 @@ class InterProcessMutex : public InterProcessLock {
   std::shared_ptr<RevokeTarget> revoke_target_;
 };
 
-/// Curator's `Locker`: acquires in the constructor (with a timeout: `Error` when not acquired in time),
-/// releases in the destructor without throwing.
+/// Curator's `Locker`: acquires in the constructor, releases in the destructor without throwing.
+/// The timed constructor throws `Error` with `errc::timed_out` (operation "acquire", the lock's path when the
+/// lock has a `path()`) when the lock is not acquired in time; the acquire's own errors throw as `acquire()`.
 template <class Lock>
 class Locker {
  public:
   explicit Locker(Lock& lock) : lock_(lock) { lock_.acquire(); }
   Locker(Lock& lock, std::chrono::milliseconds timeout) : lock_(lock) {
-    if (!lock_.acquire(timeout)) throw Error(errc::not_acquired, "acquire (timed out)", "");
+    if (lock_.acquire(timeout)) return;
+    std::string path;
+    if constexpr (requires { std::string(lock.path()); }) path = lock.path();
+    throw Error(errc::timed_out, "acquire", std::move(path));
   }
   ~Locker() {
     error_code ec;

@@ -38,39 +38,6 @@ namespace zkr {
 /// Thread-safety: all members are thread-safe. The read and write lock objects live as long as this object.
 class InterProcessReadWriteLock {
  public:
-  class WriteLock;
-
-  /// The shared side (Curator's `ReadLock`).
-  class ReadLock : public InterProcessMutex {
-   public:
-   protected:
-    /// `participant_nodes` lists the reader nodes only (Curator: children containing "__READ__").
-    std::string participant_kind() const override;
-    /// Adds the downgrade (fixed sequence, "caller holds write" driver) when the calling thread holds the
-    /// write lock.
-    AcquireOptions make_options(std::optional<std::chrono::steady_clock::time_point> deadline) const override;
-
-   private:
-    friend class InterProcessReadWriteLock;
-    ReadLock(CuratorFramework& client, const std::string& path, const WriteLock& write);
-    const WriteLock& write_;
-  };
-
-  /// The exclusive side (Curator's `WriteLock`).
-  class WriteLock : public InterProcessMutex {
-   public:
-   protected:
-    /// `participant_nodes` lists the writer nodes only (Curator: children containing "__WRIT__").
-    std::string participant_kind() const override;
-    /// `errc::would_deadlock` when the calling thread holds the read lock but not the write lock (upgrade).
-    error_code acquire_precondition() const override;
-
-   private:
-    friend class InterProcessReadWriteLock;
-    WriteLock(CuratorFramework& client, const std::string& path);
-    const ReadLock* read_ = nullptr;
-  };
-
   /// `path` is validated by Curator's rules (`Error` with `errc::invalid_path`). `lock_data` is the data of
   /// both kinds of nodes (nullopt: the client's default data, as Curator).
   InterProcessReadWriteLock(CuratorFramework& client, std::string path,
@@ -79,13 +46,23 @@ class InterProcessReadWriteLock {
   InterProcessReadWriteLock(const InterProcessReadWriteLock&) = delete;
   InterProcessReadWriteLock& operator=(const InterProcessReadWriteLock&) = delete;
 
-  ReadLock& read_lock() noexcept { return *read_; }
-  WriteLock& write_lock() noexcept { return *write_; }
-  const ReadLock& read_lock() const noexcept { return *read_; }
-  const WriteLock& write_lock() const noexcept { return *write_; }
-  const std::string& path() const noexcept { return write_->path(); }
+  /// The shared side (Curator's `readLock()`). Its `participant_nodes` lists the reader nodes only (Curator:
+  /// children containing "__READ__"). Both sides have one type, as in Curator, so that
+  /// `InterProcessMutex& m = writer ? rw.write_lock() : rw.read_lock();` compiles.
+  InterProcessMutex& read_lock() noexcept;
+  const InterProcessMutex& read_lock() const noexcept;
+  /// The exclusive side (Curator's `writeLock()`). Its `participant_nodes` lists the writer nodes only
+  /// (Curator: children containing "__WRIT__").
+  InterProcessMutex& write_lock() noexcept;
+  const InterProcessMutex& write_lock() const noexcept;
+  const std::string& path() const noexcept;
 
  private:
+  // The two sides (recipes/src/inter_process_read_write_lock.cpp): mutexes with the kind of node they make
+  // and list, the read side adding the downgrade, the write side refusing the upgrade.
+  class ReadLock;
+  class WriteLock;
+
   std::unique_ptr<WriteLock> write_;
   std::unique_ptr<ReadLock> read_;
 };

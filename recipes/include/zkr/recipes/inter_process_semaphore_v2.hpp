@@ -75,9 +75,10 @@ class InterProcessSemaphoreV2 {
   /// Returns all of them.
   void return_all(std::vector<Lease> leases) noexcept;
 
-  /// The lease nodes' names (unsorted, as Curator's `getParticipantNodes`). None when the leases directory does
-  /// not exist (never used, or its empty container reaped by the server), as for the mutex; Curator throws
-  /// NoNodeException there.
+  /// The lease nodes as full paths (without the client's namespace), in queue order: the same form as
+  /// `InterProcessMutex::participant_nodes`. (Curator's semaphore gives the bare names in the server's order.)
+  /// None when the leases directory does not exist (never used, or its empty container reaped by the server),
+  /// as for the mutex; Curator throws NoNodeException there.
   std::vector<std::string> participant_nodes() const;
   /// `participant_nodes`, asynchronously: `void(error_code, std::vector<std::string>)`.
   template <class Token>
