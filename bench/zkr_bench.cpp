@@ -5,7 +5,7 @@
 //
 //   zkr_bench --connect HOSTS --scenario S --path P [--clients K] [--ops N] [--waiters W] [--warmup N]
 //             [--session-timeout-ms MS] [--timeout-s S] [--mntr HOST:PORT] [--lock-driver default|standard]
-//             [--recipe latch|selector] [--mode close|kill]
+//             [--recipe latch|selector] [--mode close|kill] [--handler-executor io|thread|strand]
 //             [--tls-ca FILE --tls-cert FILE --tls-key FILE [--tls-key-password TEXT]]
 //
 // Scenarios (defaults in brackets); every session is its own CuratorFramework:
@@ -20,6 +20,15 @@
 //   rwlock           4 reader sessions + 1 writer session (InterProcessReadWriteLock), one thread each, looping
 //                    for N [5000] milliseconds; ops = reads + writes; extra has reads/s and writes/s.
 //   multilock        InterProcessMultiLock over K [4] mutex paths P/0 .. P/K-1; N [500] pairs.
+//   async            (zkrecipes only; issue 26) K [1] sessions, one mutex each on P, every one looping
+//                    async_acquire / async_release, the next acquire started from the release's handler, until
+//                    N [2000] pairs are done in total; latency = pair (acquire started to release handler run).
+//                    K=1: the uncontended case of the async API; K=8: contended handoffs of the async API.
+//   slow-handler     (zkrecipes only; issue 26) one session, locks on P/slow and P/other. N [20] rounds: an
+//                    async_acquire of P/slow whose handler sleeps 50 ms; while it sleeps, a blocking acquire of
+//                    P/other is timed (latency), and in a second such window an async_acquire of P/other, from
+//                    its start to its handler (extra.async_other_p50_us / _p99_us): what one slow handler costs
+//                    the other locks of its client.
 //   zkr_async10k     (zkrecipes only) N [10000] async_acquire waiters on one lock from this one process, over
 //                    K sessions (clamped to [4, 8]; the first also holds the lock while the others queue), then
 //                    a FIFO drain. extra: enqueue time, drain rate, fifo_ok, peak RSS (VmHWM) and the largest
@@ -36,9 +45,13 @@
 //                    runs from just before the end to our leadership; the observer's own watch event (one
 //                    per failover) is taken out of watch_events. In kill mode the leaders start spread evenly
 //                    over the server's 2 s tick (a wait of (i + 1/2) / N ticks before the i-th one's start).
-// --lock-driver: the LockDriver of the plain mutexes (uncontended, contended, drain, zkr_async10k): default (the
-// mutex's own, PrewatchLockDriver) or standard (StandardLockDriver: Curator's request pattern). The runner
+// --lock-driver: the LockDriver of the plain mutexes (uncontended, contended, drain, zkr_async10k, async): default
+// (the mutex's own, PrewatchLockDriver) or standard (StandardLockDriver: Curator's request pattern). The runner
 // reports the latter as library "zkrecipes-standard".
+// --handler-executor: where asynchronous handlers without an executor of their own run (ClientConfig::executor):
+// io (the default: the client's I/O thread), thread (a boost::asio::thread_pool(1) of its own per session) or
+// strand (a strand of a thread_pool(2) of its own per session). The blocking API completes from the I/O thread
+// directly; it depends on this only through what else runs there.
 // --tls-*: every session of the run (and of the failover leaders it spawns) connects over TLS
 // (ClientConfig::tls, docs/tls.md): CA, client certificate and key, all PEM, the key's passphrase when it is
 // encrypted. The runner reports such a driver as library "zkrecipes-tls" (run_bench.py --tls).
@@ -65,6 +78,8 @@
 #include <zkr/recipes/leader_latch.hpp>
 #include <zkr/recipes/leader_selector.hpp>
 
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <spdlog/logger.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
@@ -119,10 +134,13 @@ constexpr const char* usage_text =
     "usage: zkr_bench --connect HOSTS --scenario S --path P [--clients K] [--ops N] [--waiters W]\n"
     "                 [--warmup N] [--session-timeout-ms MS] [--timeout-s S] [--mntr HOST:PORT]\n"
     "                 [--lock-driver default|standard] [--recipe latch|selector] [--mode close|kill]\n"
+    "                 [--handler-executor io|thread|strand]\n"
     "                 [--tls-ca FILE --tls-cert FILE --tls-key FILE [--tls-key-password TEXT]]\n"
     "\n"
-    "scenarios: uncontended, contended, drain, semaphore-mutex, rwlock, multilock, zkr_async10k, failover\n"
-    "  --clients K           sessions (contended [8], drain [min(8,W)], zkr_async10k [4, clamped to 4..8]),\n"
+    "scenarios: uncontended, contended, drain, semaphore-mutex, rwlock, multilock, zkr_async10k, failover,\n"
+    "           async, slow-handler\n"
+    "  --clients K           sessions (contended [8], drain [min(8,W)], zkr_async10k [4, clamped to 4..8],\n"
+    "                        async [1]),\n"
     "                        or mutex paths (multilock [4])\n"
     "  --ops N               measured pairs/handoffs; rwlock: measured milliseconds [5000];\n"
     "                        zkr_async10k: async waiters [10000]; failover: failovers [10]\n"
@@ -133,6 +151,8 @@ constexpr const char* usage_text =
     "  --lock-driver D       the plain mutexes' LockDriver: default (PrewatchLockDriver) or standard\n"
     "  --recipe R            failover: latch (LeaderLatch) or selector (LeaderSelector) [latch]\n"
     "  --mode M              failover: close (the leader closes) or kill (SIGKILL to its process) [close]\n"
+    "  --handler-executor E  the sessions' handler executor: io (their I/O thread), thread (a thread of its\n"
+    "                        own per session) or strand (a strand of 2 threads of its own per session) [io]\n"
     "  --mntr HOST:PORT      read ZooKeeper's mntr counters just before and after the measured part\n"
     "                        (extra.mntr: reads, writes, watch_events, packets_received)\n"
     "  --tls-ca FILE         connect every session over TLS (ClientConfig::tls): the CA certificates (PEM)\n"
@@ -163,6 +183,7 @@ struct Args {
   bool standard = false;  // --lock-driver standard
   std::string recipe = "latch";  // failover: latch | selector
   std::string mode = "close";    // failover: close | kill
+  std::string handler_executor = "io";  // io | thread | strand
   std::string tls_ca, tls_cert, tls_key, tls_key_password;  // --tls-*; TLS when tls_ca is given
   bool tls() const { return !tls_ca.empty(); }
   /// The --tls-* options as given, for the processes this one spawns.
@@ -216,6 +237,10 @@ Args parse(int argc, char** argv) {
     } else if (k == "--mode") {
       if (v != "close" && v != "kill") die(2, "--mode: close or kill, not " + v);
       a.mode = v;
+    } else if (k == "--handler-executor") {
+      if (v != "io" && v != "thread" && v != "strand")
+        die(2, "--handler-executor: io, thread or strand, not " + v);
+      a.handler_executor = v;
     } else if (k == "--lock-driver") {
       if (v != "default" && v != "standard") die(2, "--lock-driver: default or standard, not " + v);
       a.standard = v == "standard";
@@ -695,6 +720,8 @@ class Bench {
     else if (s == "rwlock") r = rwlock();
     else if (s == "multilock") r = multilock();
     else if (s == "zkr_async10k") r = async10k();
+    else if (s == "async") r = async_pairs();
+    else if (s == "slow-handler") r = slow_handler();
     else if (s == "failover")
       r = failover();
     else die(2, "unsupported scenario " + s);
@@ -707,7 +734,8 @@ class Bench {
                       {"waiters", param(a_.waiters)},
                       {"warmup", param(a_.warmup)},
                       {"path", a_.path},
-                      {"lock_driver", a_.standard ? "standard" : "default"}};
+                      {"lock_driver", a_.standard ? "standard" : "default"},
+                      {"handler_executor", a_.handler_executor}};
     r.extra.emplace_back("cpu_seconds_total", rusage_cpu_seconds());
     r.extra.emplace_back("peak_rss_mb", peak_rss_mb());
     r.extra.emplace_back("max_threads", max_threads.load());
@@ -757,6 +785,13 @@ class Bench {
     cfg.session_timeout = std::chrono::milliseconds(session_timeout_ms);
     cfg.connection_timeout = std::chrono::milliseconds(std::min(15000, session_timeout_ms));
     cfg.logger = logger_;
+    if (a_.handler_executor != "io") {
+      std::lock_guard lk(sessions_mu_);
+      const int threads = a_.handler_executor == "thread" ? 1 : 2;
+      auto& pool = *pools_.emplace_back(std::make_unique<boost::asio::thread_pool>(threads));
+      if (a_.handler_executor == "thread") cfg.executor = pool.get_executor();
+      else cfg.executor = boost::asio::make_strand(pool.get_executor());
+    }
     if (a_.tls())
       cfg.tls = zkr::TlsConfig{.ca_file = a_.tls_ca, .cert_file = a_.tls_cert, .key_file = a_.tls_key,
                                .key_password = a_.tls_key_password};
@@ -770,6 +805,13 @@ class Bench {
     if (!ref.block_until_connected(20s)) throw std::runtime_error("could not connect to " + a_.connect);
     sample_threads();
     return ref;
+  }
+
+  /// One plain mutex on P for each of `k` new sessions (contended, async).
+  std::vector<std::unique_ptr<zkr::InterProcessMutex>> mutexes_on_new_sessions(int k) {
+    std::vector<std::unique_ptr<zkr::InterProcessMutex>> locks;
+    for (int i = 0; i < k; ++i) locks.push_back(mutex(new_session()));
+    return locks;
   }
 
   Clock::time_point deadline() const { return Clock::now() + std::chrono::seconds(std::max(1, a_.timeout_s - 5)); }
@@ -873,8 +915,7 @@ class Bench {
     const int k = std::max(1, or_default(a_.clients, 8));
     const int n = or_default(a_.ops, 2000);
     const int warm = or_default(a_.warmup, 100);
-    std::vector<std::unique_ptr<zkr::InterProcessMutex>> locks;
-    for (int i = 0; i < k; ++i) locks.push_back(mutex(new_session()));
+    auto locks = mutexes_on_new_sessions(k);
     std::vector<std::vector<std::int64_t>> lats(static_cast<std::size_t>(k));
     std::atomic<long> warm_left{warm}, left{n};
     Countdown warm_done(k);
@@ -930,6 +971,128 @@ class Bench {
     r.lat_ns = merge_sorted(lats);
     r.extra.emplace_back("sessions", k);
     r.extra.emplace_back("total_ops", n + warm);
+    return r;
+  }
+
+  /// K sessions, every one looping async_acquire / async_release on P, the next acquire started from the release's
+  /// handler (so on the handler executor), until `n` pairs are done in total. Pair latencies go to `lat` (by
+  /// session) when given.
+  void async_loops(const std::vector<std::unique_ptr<zkr::InterProcessMutex>>& locks, long n,
+                   std::vector<std::vector<std::int64_t>>* lat) {
+    std::atomic<long> left{n};
+    Countdown done(long(locks.size()));
+    Failure failure;
+    std::vector<std::function<void()>> step(locks.size());
+    for (std::size_t i = 0; i < locks.size(); ++i) {
+      step[i] = [&, i] {
+        if (left.fetch_sub(1) <= 0) return done.count_down();
+        const auto s = now_ns();
+        locks[i]->async_acquire([&, i, s](zkr::error_code ec, zkr::Lease lease) {
+          if (ec || !lease) {
+            failure.set("async_acquire: " + (ec ? ec.message() : std::string("no lease")));
+            return done.count_down();
+          }
+          lease.async_release([&, i, s](zkr::error_code rec) {
+            if (rec) {
+              failure.set("async_release: " + rec.message());
+              return done.count_down();
+            }
+            if (lat) (*lat)[i].push_back(now_ns() - s);
+            step[i]();
+          });
+        });
+      };
+    }
+    for (auto& f : step) f();
+    auto dl = deadline();
+    while (!done.wait_for(100ms)) {
+      if (auto f = failure.get()) fatal(*f);
+      if (Clock::now() > dl) fatal("the async loops did not finish in time");
+    }
+    if (auto f = failure.get()) fatal(*f);
+  }
+
+  Result async_pairs() {
+    const int k = std::max(1, or_default(a_.clients, 1));
+    const int n = or_default(a_.ops, 2000);
+    const int warm = or_default(a_.warmup, 100);
+    auto locks = mutexes_on_new_sessions(k);
+    async_loops(locks, warm, nullptr);
+    std::vector<std::vector<std::int64_t>> lats(static_cast<std::size_t>(k));
+    for (auto& l : lats) l.reserve(std::size_t(n / k + 16));
+    Result r;
+    mark_start();
+    async_loops(locks, n, &lats);
+    mark_end(r);
+    r.ops = n;
+    r.lat_ns = merge_sorted(lats);
+    r.extra.emplace_back("sessions", k);
+    r.extra.emplace_back("total_ops", n + warm);
+    return r;
+  }
+
+  /// One slow handler (50 ms of sleep) on P/slow's grant, and what it costs a lock on P/other of the same session.
+  Result slow_handler() {
+    const int n = std::max(1, or_default(a_.ops, 20));
+    const int warm = or_default(a_.warmup, 2);
+    auto& c = new_session();
+    zkr::InterProcessMutex slow(c, a_.path + "/slow"), other(c, a_.path + "/other");
+    std::vector<std::int64_t> blocking_lat, async_lat;
+    Failure failure;
+    auto check = [&](Countdown& d, const char* what) {
+      if (!d.wait_for(deadline() - Clock::now())) fatal(std::string(what) + " timed out");
+      if (auto f = failure.get()) fatal(*f);
+    };
+    // Starts P/slow's acquire, whose handler signals `sleeping`, sleeps 50 ms, then releases and signals `done`.
+    auto start_slow = [&](Countdown& sleeping, Countdown& done) {
+      slow.async_acquire([&](zkr::error_code ec, zkr::Lease lease) {
+        if (ec || !lease) failure.set("slow async_acquire: " + (ec ? ec.message() : std::string("no lease")));
+        sleeping.count_down();
+        std::this_thread::sleep_for(50ms);
+        if (!lease) return done.count_down();
+        lease.async_release([&](zkr::error_code) { done.count_down(); });
+      });
+    };
+    Result r;
+    for (int round = 0; round < warm + n; ++round) {
+      if (round == warm) mark_start();
+      {  // the blocking API on the other lock
+        Countdown sleeping(1), done(1);
+        start_slow(sleeping, done);
+        check(sleeping, "slow handler");
+        const auto s = now_ns();
+        other.acquire();
+        const auto d = now_ns() - s;
+        other.release();
+        if (round >= warm) blocking_lat.push_back(d);
+        check(done, "slow release");
+      }
+      {  // the async API on the other lock
+        Countdown sleeping(1), done(1), other_done(1);
+        start_slow(sleeping, done);
+        check(sleeping, "slow handler");
+        const auto s = now_ns();
+        other.async_acquire([&](zkr::error_code ec, zkr::Lease lease) {
+          const auto d = now_ns() - s;
+          if (ec || !lease) failure.set("other async_acquire: " + (ec ? ec.message() : std::string("no lease")));
+          else if (round >= warm) async_lat.push_back(d);
+          if (!lease) return other_done.count_down();
+          lease.async_release([&](zkr::error_code) { other_done.count_down(); });
+        });
+        check(other_done, "other async acquire");
+        check(done, "slow release");
+      }
+    }
+    mark_end(r);
+    std::sort(blocking_lat.begin(), blocking_lat.end());
+    std::sort(async_lat.begin(), async_lat.end());
+    r.ops = n;
+    r.lat_ns = std::move(blocking_lat);
+    r.extra.emplace_back("slow_handler_ms", 50);
+    r.extra.emplace_back("async_other_p50_us", percentile_us(async_lat, 0.50));
+    r.extra.emplace_back("async_other_p99_us", percentile_us(async_lat, 0.99));
+    r.extra.emplace_back("sessions", 1);
+    r.extra.emplace_back("total_ops", 4 * (n + warm));
     return r;
   }
 
@@ -1327,6 +1490,7 @@ class Bench {
   Args a_;
   std::shared_ptr<spdlog::logger> logger_;
   std::mutex sessions_mu_;
+  std::vector<std::unique_ptr<boost::asio::thread_pool>> pools_;  // --handler-executor; outlive the sessions
   std::vector<std::unique_ptr<zkr::CuratorFramework>> sessions_;
   std::optional<std::map<std::string, double>> mntr_before_, mntr_after_;
   std::string mntr_error_;
