@@ -123,6 +123,20 @@ void children_done(int rc, const String_vector* strings, const ::Stat* stat, con
   if (rc == ZOK) p->reply.stat = to_stat(stat);
   deliver(std::move(p), rc);
 }
+/// The C client frees `acl` (and `stat`) itself once this returns (deallocate_GetACLResponse after the
+/// completion): copy, never free. `deallocate_ACL_vector` is for the synchronous `zoo_get_acl` only.
+void acl_done(int rc, ::ACL_vector* acl, ::Stat* stat, const void* data) {
+  auto p = take(data);
+  if (rc == ZOK && acl) {
+    p->reply.acl.reserve(static_cast<std::size_t>(acl->count));
+    for (int i = 0; i < acl->count; ++i) {
+      const ::ACL& a = acl->data[i];
+      p->reply.acl.push_back(Acl{a.perms, Id{a.id.scheme ? a.id.scheme : "", a.id.id ? a.id.id : ""}});
+    }
+  }
+  if (rc == ZOK) p->reply.stat = to_stat(stat);
+  deliver(std::move(p), rc);
+}
 void multi_done(int rc, const void* data) {
   auto p = take(data);
   const auto& ops = std::get<zk::Multi>(p->request).ops;
@@ -219,6 +233,13 @@ int send(zhandle_t* zh, Pending& p) {
           return zoo_amulti(zh, static_cast<int>(n), p.cops.data(), p.results.data(), multi_done, ctx);
         } else if constexpr (std::is_same_v<R, zk::Sync>) {
           return zoo_async(zh, r.path.c_str(), string_done, ctx);
+        } else if constexpr (std::is_same_v<R, zk::GetAcl>) {
+          return zoo_aget_acl(zh, r.path.c_str(), acl_done, ctx);
+        } else if constexpr (std::is_same_v<R, zk::SetAcl>) {
+          // Serialized inside the call: the vector need not outlive it (as the create's).
+          const CAclVector acl(r.acl);
+          return zoo_aset_acl(zh, r.path.c_str(), r.version, const_cast<::ACL_vector*>(acl.get()), void_done,
+                              ctx);
         } else {
           static_assert(std::is_same_v<R, zk::RemoveWatches>);
           if (r.watch != 0)

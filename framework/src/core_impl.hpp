@@ -10,7 +10,7 @@
 //   namespace_acl.cpp             the namespace (its paths and its lazily made root), ACLs, parents (mkdirs)
 //   protected_create.cpp          create, with protection: the GUID-named node found again or swept up
 //   guaranteed_delete.cpp         delete, with the guarantee: the background delete, deletes from the caller
-//   operations.cpp                exists, get_data, get_children, set_data, multi, sync
+//   operations.cpp                exists, get_data, get_children, set_data, multi, sync, get_acl, set_acl
 //   watch_registry.cpp            the one-shot watches and their events
 //   session_opening.cpp           opening a session: at once, or after the TLS checks (tls/)
 //   c_session.cpp                 what both C-client sessions share: the handle, the callbacks, the requests
@@ -99,6 +99,8 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
                        RequestOptions ro) override;
   void set_data(std::string path, std::string data, int version, StatCallback cb, RequestOptions ro) override;
   void multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) override;
+  void get_acl(std::string path, AclCallback cb, RequestOptions ro) override;
+  void set_acl(std::string path, AclList acl, int version, StatCallback cb, RequestOptions ro) override;
   void sync(std::string path, VoidCallback cb, RequestOptions ro) override;
   void remove_watch(WatchId id) override;
   /// Registers `watch` (none: returns 0) for the requests that set it on `path` (watch_registry.cpp).

@@ -171,6 +171,28 @@ Stat CuratorFramework::set_data(const std::string& path, const std::string& data
   return r;
 }
 
+AclResult CuratorFramework::get_acl(const std::string& path, error_code& ec) {
+  return detail::run_blocking<AclResult>(
+      *core_, [&](detail::AclCallback cb) { core_->get_acl(path, std::move(cb)); }, ec);
+}
+AclResult CuratorFramework::get_acl(const std::string& path) {
+  error_code ec;
+  auto r = get_acl(path, ec);
+  throw_if(ec, "get_acl", path);
+  return r;
+}
+
+Stat CuratorFramework::set_acl(const std::string& path, const AclList& acl, int version, error_code& ec) {
+  return detail::run_blocking<Stat>(
+      *core_, [&](detail::StatCallback cb) { core_->set_acl(path, acl, version, std::move(cb)); }, ec);
+}
+Stat CuratorFramework::set_acl(const std::string& path, const AclList& acl, int version) {
+  error_code ec;
+  auto r = set_acl(path, acl, version, ec);
+  throw_if(ec, "set_acl", path);
+  return r;
+}
+
 std::vector<OpResult> CuratorFramework::multi(const std::vector<Op>& ops, error_code& ec) {
   return detail::run_blocking<std::vector<OpResult>>(
       *core_, [&](detail::MultiCallback cb) { core_->multi(ops, std::move(cb)); }, ec);

@@ -1,6 +1,7 @@
 // The plain operations: the reads (exists, get_data, get_children, each with its optional one-shot watch),
-// and set_data, multi and sync. Each is one request under the namespace and the retry loop; create and
-// delete, which carry more, are in protected_create.cpp and guaranteed_delete.cpp.
+// and set_data, multi, sync, get_acl and set_acl. Each is one request under the namespace and the retry loop
+// (set_acl: two, its Stat read behind it); create and delete, which carry more, are in protected_create.cpp and
+// guaranteed_delete.cpp.
 
 #include "core_impl.hpp"
 
@@ -126,6 +127,73 @@ void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) {
       if (!o.path.empty()) o.path = unfix(o.path);
     cb(map_rc(rc), std::move(st->out));
   });
+}
+
+void CoreImpl::get_acl(std::string path, AclCallback cb, RequestOptions ro) {
+  if (auto ec = gate(path)) return post_result(std::move(cb), ec, AclResult{});
+  auto full = fix(path);
+  auto result = std::make_shared<AclResult>();
+  auto attempt = std::make_shared<Attempt>([this, full, result](unique_function<void(int)> k) {
+    session_->submit(zk::GetAcl{full}, [result, k = std::move(k)](zk::Reply r) mutable {
+      result->acl = std::move(r.acl);
+      result->stat = r.stat;
+      k(r.rc);
+    });
+  });
+  with_retry(ro, in_namespace(std::move(attempt)),
+             [this, result, cb = std::move(cb)](int rc) mutable { cb(map_rc(rc), std::move(*result)); });
+}
+
+// The C client drops the Stat of a setACL reply (its completion has none), so an `exists` is sent right
+// behind it: one round trip, read after our change (a session's requests are applied in order), though a
+// change by another client in between shows in it too. A try whose set applied but whose read failed does not
+// set the ACL again: the Stat is read once more under the retry loop, and that read's error is the result.
+void CoreImpl::set_acl(std::string path, AclList acl, int version, StatCallback cb, RequestOptions ro) {
+  if (auto ec = gate(path)) return post_result(std::move(cb), ec, zkr::Stat{});
+  struct State {
+    std::string full;
+    AclList acl;
+    zkr::Stat stat;
+    int read_rc = ZOK;  // the last try's read
+  };
+  auto st = std::make_shared<State>(State{fix(path), std::move(acl), {}, ZOK});
+  auto read = [this, st](unique_function<void(int)> k) {
+    session_->submit(zk::Exists{st->full}, [st, k = std::move(k)](zk::Reply r) mutable {
+      st->read_rc = r.rc;
+      st->stat = r.rc == ZOK ? r.stat : zkr::Stat{};
+      if (k) k(r.rc);
+    });
+  };
+  auto attempt = std::make_shared<Attempt>([this, st, version, read](unique_function<void(int)> k) {
+    // `k` runs once both replies are in (a session answers in order, but nothing here relies on it).
+    struct Pair {
+      unique_function<void(int)> k;
+      std::optional<int> set_rc;
+      bool read_done = false;
+      void maybe_done() {
+        if (set_rc && read_done) k(*set_rc);
+      }
+    };
+    auto pair = std::make_shared<Pair>();
+    pair->k = std::move(k);
+    session_->submit(zk::SetAcl{st->full, st->acl, version}, [pair](zk::Reply r) {
+      pair->set_rc = r.rc;
+      pair->maybe_done();
+    });
+    read([pair](int) {
+      pair->read_done = true;
+      pair->maybe_done();
+    });
+  });
+  with_retry(ro, in_namespace(std::move(attempt)),
+             [this, st, ro, read, cb = std::move(cb)](int rc) mutable {
+               if (rc != ZOK || st->read_rc == ZOK) return cb(map_rc(rc), rc == ZOK ? st->stat : zkr::Stat{});
+               auto read_again = read;
+               with_retry(ro, std::make_shared<Attempt>(std::move(read_again)),
+                          [this, st, cb = std::move(cb)](int rc) mutable {
+                            cb(map_rc(rc), rc == ZOK ? st->stat : zkr::Stat{});
+                          });
+             });
 }
 
 void CoreImpl::sync(std::string path, VoidCallback cb, RequestOptions ro) {

@@ -63,6 +63,16 @@ struct SetData {
   std::string data;
   int version = -1;
 };
+/// The node's ACL and Stat.
+struct GetAcl {
+  std::string path;
+};
+/// Sent as given: an empty `acl` goes to the server, which refuses it (ZINVALIDACL).
+struct SetAcl {
+  std::string path;
+  AclList acl;
+  int version = -1;  // the ACL version (Stat::aversion); -1: any
+};
 /// Every op's path full and its ACL resolved.
 struct Multi {
   std::vector<Op> ops;
@@ -77,8 +87,8 @@ struct RemoveWatches {
   WatchKind kind = WatchKind::any;
   WatchId watch = 0;
 };
-using Request =
-    std::variant<Create, Delete, Exists, GetData, GetChildren, SetData, Multi, Sync, RemoveWatches>;
+using Request = std::variant<Create, Delete, Exists, GetData, GetChildren, SetData, Multi, Sync, RemoveWatches,
+                             GetAcl, SetAcl>;
 
 /// A reply; which fields beyond `rc` are filled depends on the request (and on success).
 struct Reply {
@@ -86,7 +96,8 @@ struct Reply {
   std::string path;                   // Create: the created path
   std::string data;                   // GetData
   std::vector<std::string> children;  // GetChildren
-  Stat stat;                          // Create, Exists, GetData, GetChildren, SetData
+  AclList acl;                        // GetAcl
+  Stat stat;                          // Create, Exists, GetData, GetChildren, SetData, GetAcl, SetAcl
   /// Multi: one per op, when the server answered (empty when the request was never sent).
   std::vector<OpResult> results;
 };

@@ -23,14 +23,22 @@ std::string_view to_string(LeaseStatus s) noexcept {
 
 namespace detail {
 
-LeaseCore::LeaseCore(std::shared_ptr<Core> c, std::string p, std::int64_t token, std::int64_t sid)
-    : core(std::move(c)), path(std::move(p)), czxid(token), session(sid) {}
+LeaseCore::LeaseCore(std::shared_ptr<Core> c, std::string p, std::int64_t token, std::int64_t sid, bool pers)
+    : core(std::move(c)), path(std::move(p)), czxid(token), session(sid), persistent(pers) {}
 
 void LeaseCore::start_monitoring() {
   auto weak = weak_from_this();
   state_listener = core->add_state_listener([weak](ConnectionState s) {
     auto self = weak.lock();
     if (!self) return;
+    if (self->persistent) {
+      // The node is not the session's: a session's end is no loss, and any new session may confirm the node.
+      if (s == ConnectionState::suspended || s == ConnectionState::lost)
+        self->set_status(LeaseStatus::maybe_lost);
+      else
+        self->confirm_node(s == ConnectionState::read_only);
+      return;
+    }
     switch (s) {
       case ConnectionState::suspended: self->set_status(LeaseStatus::maybe_lost); break;
       case ConnectionState::lost: self->set_status(LeaseStatus::lost); break;
@@ -78,19 +86,43 @@ void LeaseCore::stop_monitoring() {
   watch_wanted = false;
 }
 
+void LeaseCore::confirm_node(bool read_only) {
+  if (status == LeaseStatus::lost || status == LeaseStatus::released) return;
+  auto weak = weak_from_this();
+  core->exists(
+      path, {},
+      [weak, read_only](error_code ec, Stat) {
+        auto self = weak.lock();
+        if (!self || self->released) return;
+        if (ec == zk_errc::no_node) return self->set_status(LeaseStatus::lost);
+        if (ec || !self->core->is_connected()) return;  // unknown: the next connection looks again
+        self->set_status(read_only ? LeaseStatus::maybe_lost : LeaseStatus::held);
+      },
+      {});
+  // The session that set the watch may be gone with its watches (their events said session_lost, or are still
+  // on their way): set a new one, whose generation makes the old one's late event count for nothing.
+  if (!watch_wanted || read_only) return;
+  if (node_watch) core->remove_watch(node_watch), node_watch = 0;
+  watch_node();
+}
+
 void LeaseCore::watch_node() {
   if (node_watch || status == LeaseStatus::lost || status == LeaseStatus::released) return;
   watch_wanted = true;
   auto weak = weak_from_this();
+  const auto gen = ++node_watch_gen;
   const auto id = core->exists(
       path,
-      [weak](const WatchedEvent& ev) {
+      [weak, gen](const WatchedEvent& ev) {
         auto self = weak.lock();
         if (!self) return;
+        if (gen != self->node_watch_gen) return;  // an earlier watch's (an ended session's) late event
         self->node_watch = 0;
         // Our own release deletes the node: that is no loss. (A release from the caller's thread marks the lease
         // released before its delete leaves; its I/O-thread bookkeeping may run after this event.)
         if (self->released) return;
+        // A persistent node outlives the session whose end removed the watch: the next connection sets it again.
+        if (ev.type == EventType::session_lost && self->persistent) return;
         if (ev.type == EventType::node_deleted || ev.type == EventType::session_lost)
           self->set_status(LeaseStatus::lost);
         else
@@ -125,7 +157,8 @@ void LeaseCore::release(VoidCallback cb) {
   released = true;
   set_status(LeaseStatus::released);
   stop_monitoring();
-  if (!core->is_open()) return cb({});  // the session and its ephemeral node are gone with the client
+  // The session and its ephemeral node are gone with the client; a persistent node is left behind.
+  if (!core->is_open()) return cb(persistent ? error_code(errc::closed) : error_code{});
   core->remove(path, -1, /*guaranteed=*/true, /*quietly=*/true, std::move(cb));
 }
 
@@ -205,8 +238,10 @@ std::int64_t Lease::session_id() const noexcept { return core_ ? core_->session 
 LeaseStatus Lease::status() const noexcept {
   if (!core_) return LeaseStatus::released;
   const auto s = core_->status.load();
-  // A closed client ended the session, and the node with it; nothing else tells a lease that nobody watches.
-  if ((s == LeaseStatus::held || s == LeaseStatus::maybe_lost) && !core_->core->is_open()) return LeaseStatus::lost;
+  // A closed client ended the session, and an ephemeral node with it; nothing else tells a lease that nobody
+  // watches. A persistent node may still be there: nobody can tell through this client.
+  if ((s == LeaseStatus::held || s == LeaseStatus::maybe_lost) && !core_->core->is_open())
+    return core_->persistent ? LeaseStatus::maybe_lost : LeaseStatus::lost;
   return s;
 }
 

@@ -15,8 +15,9 @@ namespace zkr {
 
 namespace detail {
 
-Lease make_lease(const std::shared_ptr<Core>& core, std::string path, std::int64_t czxid, std::int64_t session) {
-  auto lc = std::make_shared<LeaseCore>(core, std::move(path), czxid, session);
+Lease make_lease(const std::shared_ptr<Core>& core, std::string path, std::int64_t czxid, std::int64_t session,
+                 bool persistent) {
+  auto lc = std::make_shared<LeaseCore>(core, std::move(path), czxid, session, persistent);
   lc->start_monitoring();
   return Lease(std::move(lc));
 }
@@ -64,7 +65,8 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
   int retries = 0;
   std::string our_path;  // un-namespaced
   std::int64_t czxid = 0;
-  std::int64_t session = 0;
+  std::int64_t session = 0;  // the node's owner; for a persistent node, the session that made it
+  bool persistent = false;   // our node outlives its session (LockNodeSpec)
   detail::WatchId watch = 0;     // on the node the driver names (path_to_watch), while waiting
   std::string watched;           // its name
   bool shortcut = false;         // its deletion grants the lock (the latest listing: the only one ahead)
@@ -129,11 +131,20 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
 
   void create_node() {
     if (cancelled()) return give_up({});
+    // The driver describes the node; the engine makes it.
+    auto spec = driver().lock_node(engine->lock_name_);
+    persistent = spec.mode == LockNodeMode::persistent_sequential;
     CreateOptions co;
-    co.mode = options.fixed_sequence.empty() ? CreateMode::ephemeral_sequential : CreateMode::ephemeral;
+    if (options.fixed_sequence.empty())
+      co.mode = persistent ? CreateMode::persistent_sequential : CreateMode::ephemeral_sequential;
+    else
+      co.mode = persistent ? CreateMode::persistent : CreateMode::ephemeral;
     co.parents_as_containers = true;
-    co.protection = true;
-    co.data = options.revocable ? std::optional<std::string>(std::string()) : options.node_data;  // Curator
+    co.protection = spec.protection;
+    if (options.revocable)
+      co.data = std::string();  // Curator
+    else
+      co.data = options.node_data ? options.node_data : std::move(spec.data);  // a retry needs it again
     in_flight = true;
     round_created = true;
     create_pending = true;
@@ -148,7 +159,8 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
                    if (!ec) {
                      self->our_path = std::move(r.path);
                      self->czxid = r.stat.czxid;
-                     self->session = r.stat.ephemeral_owner;
+                     // A persistent node has no owner: it is this session's doing, and stays ours after it.
+                     self->session = self->persistent ? self->core->session_id() : r.stat.ephemeral_owner;
                      if (self->options.on_queued)
                        boost::asio::post(self->core->completion_executor(),
                                          [f = self->options.on_queued, p = self->our_path] { f(p); });
@@ -193,13 +205,19 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
     decide(*l, created);
   }
 
+  const LockDriver& driver() const { return options.driver ? *options.driver : *engine->driver_; }
+
+  /// Whether our node is still the current session's to hold. An ephemeral node of an earlier session is
+  /// gone or going (CURATOR-604); a persistent node stays, and stays ours.
+  bool node_of_live_session() const { return persistent || core->session_id() == session; }
+
   /// `pipelined`: the listing was sent before the create's reply; it counts only if it shows our node.
   void decide(const Listing& l, bool pipelined) {
-    const auto& driver = options.driver ? *options.driver : *engine->driver_;
     auto our_name = node_name(our_path);
-    auto r = driver.gets_the_lock(l.names, our_name, engine->max_leases_);
+    auto r = driver().gets_the_lock(l.names, our_name, engine->max_leases_);
     if (!r && pipelined) return check();  // the create was retried after the listing was sent
-    if (!r) return retry_with_new_node(zk_errc::no_node);  // our node is gone: the session was lost
+    // Our node is gone: the session was lost (a persistent node: someone deleted it).
+    if (!r) return retry_with_new_node(zk_errc::no_node);
     if (r->gets_the_lock && !options.fixed_sequence_node.empty() &&
         std::find(l.names.begin(), l.names.end(), options.fixed_sequence_node) == l.names.end())
       return give_up(errc::lock_lost);  // the node whose place we take is gone: so is the grant it stood for
@@ -247,7 +265,7 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
           self->watch = 0;
           self->watched.clear();
           if (!self->wake_now()) return;
-          if (self->shortcut && ev.type == EventType::node_deleted && self->core->session_id() == self->session)
+          if (self->shortcut && ev.type == EventType::node_deleted && self->node_of_live_session())
             return self->grant();
           self->check();
         },
@@ -306,12 +324,12 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
   }
 
   void grant() {
-    // CURATOR-604: a node of an earlier session is never ours.
-    if (core->session_id() != session) return retry_with_new_node(zk_errc::session_expired);
+    // CURATOR-604: an ephemeral node of an earlier session is never ours.
+    if (!node_of_live_session()) return retry_with_new_node(zk_errc::session_expired);
     if (!options.fixed_sequence_node.empty() && session != options.fixed_sequence_session)
       return give_up(errc::lock_lost);
     core->logger()->debug("lock {}: granted {}", engine->base_path_, our_path);
-    auto lease = detail::make_lease(core, our_path, czxid, session);
+    auto lease = detail::make_lease(core, our_path, czxid, session, persistent);
     if (options.revocable) watch_revocation(core, lease.state(), std::move(options.on_revocation_requested));
     finish({}, std::move(lease));
   }

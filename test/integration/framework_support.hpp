@@ -734,6 +734,43 @@ inline Outcome<Stat> op_set_data(CuratorFramework& c, Twin t, const std::string&
   return {};
 }
 
+inline Outcome<AclResult> op_get_acl(CuratorFramework& c, Twin t, const std::string& path) {
+  switch (t) {
+    case Twin::throwing: return catching<AclResult>([&] { return c.get_acl(path); }, "get_acl", path);
+    case Twin::error_code: {
+      error_code ec;
+      auto r = c.get_acl(path, ec);
+      return {ec, std::move(r)};
+    }
+    case Twin::callback: return with_callback<AclResult>([&](auto cb) { c.async_get_acl(path, std::move(cb)); });
+    case Twin::future: return from_future(c.async_get_acl(path, asio::use_future));
+    case Twin::awaitable:
+      return with_awaitable<AclResult>(
+          [&]() -> asio::awaitable<AclResult> { co_return co_await c.async_get_acl(path, asio::use_awaitable); });
+  }
+  return {};
+}
+
+inline Outcome<Stat> op_set_acl(CuratorFramework& c, Twin t, const std::string& path, const AclList& acl,
+                                int version = -1) {
+  switch (t) {
+    case Twin::throwing: return catching<Stat>([&] { return c.set_acl(path, acl, version); }, "set_acl", path);
+    case Twin::error_code: {
+      error_code ec;
+      auto r = c.set_acl(path, acl, version, ec);
+      return {ec, r};
+    }
+    case Twin::callback:
+      return with_callback<Stat>([&](auto cb) { c.async_set_acl(path, acl, version, std::move(cb)); });
+    case Twin::future: return from_future(c.async_set_acl(path, acl, version, asio::use_future));
+    case Twin::awaitable:
+      return with_awaitable<Stat>([&]() -> asio::awaitable<Stat> {
+        co_return co_await c.async_set_acl(path, acl, version, asio::use_awaitable);
+      });
+  }
+  return {};
+}
+
 inline Outcome<std::vector<OpResult>> op_multi(CuratorFramework& c, Twin t, const std::vector<Op>& ops) {
   using R = std::vector<OpResult>;
   const std::string first = ops.empty() ? "" : ops.front().path;

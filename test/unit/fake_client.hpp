@@ -221,6 +221,24 @@ class FakeClient {
     });
     return out;
   }
+  std::shared_ptr<Outcome<zkr::AclResult>> get_acl(std::string path, zkr::detail::RequestOptions ro = {}) {
+    auto out = std::make_shared<Outcome<zkr::AclResult>>();
+    io([this, out, path = std::move(path), ro]() mutable {
+      core_->get_acl(
+          std::move(path), [out](zkr::error_code ec, zkr::AclResult a) { out->set(ec, std::move(a)); }, ro);
+    });
+    return out;
+  }
+  std::shared_ptr<Outcome<zkr::Stat>> set_acl(std::string path, zkr::AclList acl, int version,
+                                              zkr::detail::RequestOptions ro = {}) {
+    auto out = std::make_shared<Outcome<zkr::Stat>>();
+    io([this, out, path = std::move(path), acl = std::move(acl), version, ro]() mutable {
+      core_->set_acl(
+          std::move(path), std::move(acl), version, [out](zkr::error_code ec, zkr::Stat s) { out->set(ec, s); },
+          ro);
+    });
+    return out;
+  }
   /// Requests `stop` on the I/O thread (a stop signal is single-threaded).
   void stop(const zkr::detail::StopPtr& stop) {
     io([stop] { stop->request(); });

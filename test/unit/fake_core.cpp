@@ -39,6 +39,10 @@ std::string_view to_string(Op op) noexcept {
       return "multi";
     case Op::sync:
       return "sync";
+    case Op::get_acl:
+      return "get_acl";
+    case Op::set_acl:
+      return "set_acl";
   }
   return "?";
 }
@@ -703,6 +707,48 @@ void FakeCore::sync(std::string path, detail::VoidCallback cb, detail::RequestOp
   enqueue([this, seq, path = std::move(path), cb = std::move(cb)]() mutable {
     auto v = judge(Op::sync, path);
     complete(v, seq, v.ec, [cb = std::move(cb), ec = v.ec]() mutable { cb(ec); });
+  });
+}
+
+void FakeCore::get_acl(std::string path, detail::AclCallback cb, detail::RequestOptions) {
+  auto seq = log_request(Op::get_acl, path);
+  enqueue([this, seq, path = std::move(path), cb = std::move(cb)]() mutable {
+    auto v = judge(Op::get_acl, path);
+    error_code ec = v.ec;
+    zkr::AclResult a;
+    if (v.apply && !ec) {
+      auto it = nodes_.find(path);
+      if (it == nodes_.end())
+        ec = zk_errc::no_node;
+      else
+        a = {it->second.acl.empty() ? zkr::open_acl_unsafe() : it->second.acl, it->second.stat};
+    }
+    complete(v, seq, ec, [cb = std::move(cb), ec, a = std::move(a)]() mutable { cb(ec, std::move(a)); });
+  });
+}
+
+void FakeCore::set_acl(std::string path, zkr::AclList acl, int version, detail::StatCallback cb,
+                       detail::RequestOptions) {
+  auto seq = log_request(Op::set_acl, path);
+  enqueue([this, seq, path = std::move(path), acl = std::move(acl), version, cb = std::move(cb)]() mutable {
+    auto v = judge(Op::set_acl, path);
+    error_code ec = v.ec;
+    zkr::Stat s;
+    if (v.apply && !ec) {
+      auto it = nodes_.find(path);
+      if (it == nodes_.end())
+        ec = zk_errc::no_node;
+      else if (version != -1 && version != it->second.stat.aversion)
+        ec = zk_errc::bad_version;
+      else if (acl.empty())
+        ec = zk_errc::invalid_acl;
+      else {
+        it->second.acl = std::move(acl);
+        ++it->second.stat.aversion;
+        s = it->second.stat;
+      }
+    }
+    complete(v, seq, ec, [cb = std::move(cb), ec, s]() mutable { cb(ec, s); });
   });
 }
 

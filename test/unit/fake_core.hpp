@@ -42,7 +42,7 @@
 namespace fake {
 
 /// The request kinds of `zkr::detail::Core`.
-enum class Op { create, remove, exists, get_data, get_children, set_data, multi, sync };
+enum class Op { create, remove, exists, get_data, get_children, set_data, multi, sync, get_acl, set_acl };
 std::string_view to_string(Op op) noexcept;
 
 /// One logged request: what the caller asked (the path as given, before protection or sequence) and, once
@@ -184,6 +184,11 @@ class FakeCore final : public zkr::detail::Core {
                 zkr::detail::RequestOptions ro = {}) override;
   void multi(std::vector<zkr::Op> ops, zkr::detail::MultiCallback cb, zkr::detail::RequestOptions ro = {}) override;
   void sync(std::string path, zkr::detail::VoidCallback cb, zkr::detail::RequestOptions ro = {}) override;
+  /// A node's ACL: what `set_acl` last set, else OPEN_ACL_UNSAFE (the fake's creates record no ACL).
+  void get_acl(std::string path, zkr::detail::AclCallback cb, zkr::detail::RequestOptions ro = {}) override;
+  /// As the server: no_node, bad_version (against `aversion`), invalid_acl for an empty list; bumps `aversion`.
+  void set_acl(std::string path, zkr::AclList acl, int version, zkr::detail::StatCallback cb,
+               zkr::detail::RequestOptions ro = {}) override;
   void remove_watch(zkr::detail::WatchId id) override;
   void remove_all_watches(std::string path, zkr::detail::VoidCallback cb) override;
   std::uint64_t add_state_listener(zkr::detail::StateCallback cb) override;
@@ -194,6 +199,7 @@ class FakeCore final : public zkr::detail::Core {
     std::string data;
     zkr::Stat stat;
     bool container = false;
+    zkr::AclList acl;  // empty: OPEN_ACL_UNSAFE
   };
   enum class WatchKind { data, exists, children };
   struct Watch {

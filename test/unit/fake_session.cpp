@@ -17,7 +17,8 @@ namespace detail = zkr::detail;
 std::string_view Call::kind() const noexcept {
   static constexpr std::string_view names[] = {"create",   "delete",       "exists",
                                                "get_data", "get_children", "set_data",
-                                               "multi",    "sync",         "remove_watches"};
+                                               "multi",    "sync",         "remove_watches",
+                                               "get_acl",  "set_acl"};
   return names[request.index()];
 }
 

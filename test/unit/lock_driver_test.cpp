@@ -1,6 +1,7 @@
 // Unit tests for drivers/lock_driver: Curator's StandardLockInternalsDriver, exhaustively.
 
 #include <zkr/drivers/lock_driver.hpp>
+#include <zkr/drivers/read_write_lock_driver.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -291,4 +292,47 @@ TEST_CASE("sort_children orders exactly as a stable sort by sort_key (random nam
     for (auto& r : reference) want.push_back(r.first);
     CHECK(got == want);
   }
+}
+
+TEST_CASE("lock_node: every driver of the library describes Curator's protected ephemeral-sequential node",
+          "[driver][spec]") {
+  const zkr::LockNodeSpec curator{};
+  CHECK(curator.mode == zkr::LockNodeMode::ephemeral_sequential);
+  CHECK(curator.protection);
+  CHECK_FALSE(curator.data);
+  for (std::string_view name : {"lock-", "__READ__", "__WRIT__", "latch-", ""}) {
+    INFO(name);
+    CHECK(zkr::standard_lock_driver().lock_node(name) == curator);
+    CHECK(zkr::prewatch_lock_driver().lock_node(name) == curator);
+    CHECK(zkr::read_lock_driver().lock_node(name) == curator);
+    CHECK(zkr::write_lock_driver().lock_node(name) == curator);
+  }
+}
+
+namespace {
+/// A persistent lock whose read nodes carry a marker (the spec may depend on the lock's name), as data.
+struct PersistentDriver : zkr::StandardLockDriver {
+  zkr::LockNodeSpec lock_node(std::string_view name) const override {
+    zkr::LockNodeSpec s{.mode = zkr::LockNodeMode::persistent_sequential};
+    if (name == "__READ__") s.data = "reader";
+    return s;
+  }
+};
+}  // namespace
+
+TEST_CASE("lock_node: a driver overrides the node and keeps the standard policy", "[driver][spec]") {
+  const PersistentDriver d;
+  const zkr::LockDriver& base = d;
+  auto s = base.lock_node("lock-");
+  CHECK(s.mode == zkr::LockNodeMode::persistent_sequential);
+  CHECK(s.protection);
+  CHECK_FALSE(s.data);
+  CHECK(base.lock_node("__READ__").data == std::optional<std::string>("reader"));
+  CHECK_FALSE(base.lock_node("lock-") == base.lock_node("__READ__"));
+  // The policy is the standard one.
+  const std::vector<std::string> kids = {node(0, 1), node(1, 2)};
+  auto r = base.gets_the_lock(kids, kids[1], 1);
+  REQUIRE(r);
+  CHECK_FALSE(r->gets_the_lock);
+  CHECK(r->path_to_watch == kids[0]);
 }

@@ -145,6 +145,18 @@ struct Fixture {
   std::string name_of(const std::string& path) const { return zkr::node_name(path); }
 };
 
+/// The connection drops, comes back to a read-only server, then to a read-write one: the lease is maybe lost
+/// (a read-only server is cut off from its quorum, which may expire the session), then held again.
+void suspend_read_only_reconnect(FakeCore& core, const Lease& lease) {
+  core.suspend();
+  core.reconnect(/*read_only=*/true);
+  core.settle();
+  CHECK(lease.status() == LeaseStatus::maybe_lost);
+  core.reconnect();
+  core.settle();
+  CHECK(lease.status() == LeaseStatus::held);
+}
+
 std::vector<std::string> names(std::initializer_list<std::string> paths) {
   std::vector<std::string> v;
   for (auto& p : paths) v.push_back(zkr::node_name(p));
@@ -968,14 +980,7 @@ TEST_CASE_METHOD(Fixture, "engine: the lease's loss signal follows the connectio
   core->reconnect();
   core->settle();
   CHECK(out->lease.status() == LeaseStatus::held);
-  // A read-only server is cut off from its quorum, which may expire the session: not held.
-  core->suspend();
-  core->reconnect(/*read_only=*/true);
-  core->settle();
-  CHECK(out->lease.status() == LeaseStatus::maybe_lost);
-  core->reconnect();
-  core->settle();
-  CHECK(out->lease.status() == LeaseStatus::held);
+  suspend_read_only_reconnect(*core, out->lease);
   bool lost = false;
   out->lease.async_wait_lost([&](error_code ec, LeaseStatus s) { lost = !ec && s == LeaseStatus::lost; });
   core->expire_session();
@@ -1152,6 +1157,144 @@ TEST_CASE_METHOD(Fixture, "engine: a node of another session is never granted (C
     CHECK(out->lease.session_id() == core->session_id());
     CHECK(core->count(Op::create) == 2);
   }
+}
+
+// ===========================================================================================================
+// The node a driver describes (LockDriver::lock_node)
+
+namespace {
+
+/// The standard policy with the node of `spec` (Curator's testPersistentLock driver, as data).
+struct SpecDriver : zkr::StandardLockDriver {
+  zkr::LockNodeSpec spec;
+  explicit SpecDriver(zkr::LockNodeSpec s) : spec(std::move(s)) {}
+  zkr::LockNodeSpec lock_node(std::string_view) const override { return spec; }
+};
+
+std::shared_ptr<zkr::LockInternals> spec_engine(const std::shared_ptr<FakeCore>& core, zkr::LockNodeSpec spec) {
+  return std::make_shared<zkr::LockInternals>(core, dir, "lock-", 1, std::make_shared<SpecDriver>(std::move(spec)));
+}
+
+zkr::LockNodeSpec persistent_spec() { return {.mode = zkr::LockNodeMode::persistent_sequential}; }
+
+}  // namespace
+
+TEST_CASE_METHOD(Fixture, "engine: the default node spec is the protected ephemeral-sequential node", "[engine][spec]") {
+  auto out = start(engine());
+  REQUIRE(wait(*out));
+  REQUIRE(out->lease.valid());
+  CHECK(zkr::protected_names::is_protected_node(out->lease.node_name()));
+  CHECK(core->stat(out->lease.node_path())->ephemeral_owner == core->session_id());
+  CHECK(core->count_all() == 2);  // create + get_children, as ever
+}
+
+TEST_CASE_METHOD(Fixture, "engine: a persistent lock node outlives the session, and so does its grant",
+                 "[engine][spec][session]") {
+  auto e = spec_engine(core, persistent_spec());
+  const auto s0 = core->session_id();
+  auto out = start(e);
+  REQUIRE(wait(*out));
+  REQUIRE_FALSE(out->ec);
+  REQUIRE(out->lease.valid());
+  const auto node = out->lease.node_path();
+  CHECK(zkr::protected_names::is_protected_node(out->lease.node_name()));
+  CHECK(core->stat(node)->ephemeral_owner == 0);
+  CHECK(out->lease.fencing_token() == core->stat(node)->czxid);
+  CHECK(out->lease.session_id() == s0);  // the session that made it
+  CHECK(core->count_all() == 2);
+
+  std::vector<LeaseStatus> seen;
+  out->lease.on_status_change([&](LeaseStatus s) { seen.push_back(s); });
+  core->settle();
+  core->expire_session();
+  core->settle();
+  CHECK(core->has(node));
+  // LOST: maybe lost (the node is not the session's); RECONNECTED: the node is there again, so held, and the
+  // loss watch is set again in the new session.
+  CHECK(out->lease.status() == LeaseStatus::held);
+  CHECK(seen == std::vector<LeaseStatus>{LeaseStatus::maybe_lost, LeaseStatus::held});
+  CHECK(core->watch_count(node) == 1);
+  suspend_read_only_reconnect(*core, out->lease);
+
+  SECTION("released: the node is deleted") {
+    CHECK_FALSE(release(out->lease));
+    core->settle();
+    CHECK_FALSE(core->has(node));
+  }
+  SECTION("deleted by someone else: lost") {
+    core->erase(node);
+    core->settle();
+    CHECK(out->lease.status() == LeaseStatus::lost);
+  }
+}
+
+TEST_CASE_METHOD(Fixture, "engine: a persistent node deleted while its session was gone is a lost grant",
+                 "[engine][spec][session]") {
+  auto e = spec_engine(core, persistent_spec());
+  auto out = start(e);
+  REQUIRE(wait(*out));
+  REQUIRE(out->lease.valid());
+  const auto node = out->lease.node_path();
+  // Nobody listens, so nothing watches the node: the next connection looks.
+  core->erase(node);
+  core->expire_session();
+  core->settle();
+  CHECK(out->lease.status() == LeaseStatus::lost);
+}
+
+TEST_CASE_METHOD(Fixture, "engine: a persistent waiter keeps its node and its place across a session expiry",
+                 "[engine][spec][session]") {
+  auto e = spec_engine(core, persistent_spec());
+  const auto holder = core->put(zkr::make_path(dir, "_c_10000000-0000-4000-8000-000000000000-lock-"),
+                                zkr::CreateMode::persistent_sequential);
+  auto out = start(e);
+  REQUIRE(core->run_until([&] { return core->watch_count(holder) == 1; }));
+  core->settle();
+  core->expire_session();  // the watch ends with the session; the node stays
+  core->settle();
+  CHECK_FALSE(out->done());
+  REQUIRE(kids().size() == 2);
+  const auto ours = zkr::make_path(dir, kids()[1] == zkr::node_name(holder) ? kids()[0] : kids()[1]);
+  CHECK(core->watch_count(holder) == 1);  // listed again in the new session, and watching again
+  core->erase(holder);
+  REQUIRE(wait(*out));
+  INFO(core->describe_log());
+  REQUIRE(out->lease.valid());
+  CHECK(out->lease.node_path() == ours);
+  CHECK(core->count(Op::create) == 1);
+}
+
+TEST_CASE_METHOD(Fixture, "engine: a timeout or an error deletes a persistent node as any other",
+                 "[engine][spec]") {
+  auto e = spec_engine(core, persistent_spec());
+  other();
+  zkr::AcquireOptions o;
+  o.deadline = Clock::now() + 50ms;
+  auto out = start(e, std::move(o));
+  REQUIRE(core->run_until([&] { return out->done(); }, 5s));
+  CHECK_FALSE(out->ec);
+  CHECK_FALSE(out->lease.valid());
+  CHECK(out->seen.size() == 1);  // only the other contender, already when the acquire completed
+}
+
+TEST_CASE_METHOD(Fixture, "engine: an unprotected spec and the spec's data", "[engine][spec]") {
+  auto e = spec_engine(core, {.protection = false, .data = std::string("from-driver")});
+  auto out = start(e);
+  REQUIRE(wait(*out));
+  REQUIRE(out->lease.valid());
+  CHECK(out->lease.node_name().rfind("lock-", 0) == 0);
+  CHECK_FALSE(zkr::protected_names::is_protected_node(out->lease.node_name()));
+  CHECK(*core->data(out->lease.node_path()) == "from-driver");
+  CHECK(core->stat(out->lease.node_path())->ephemeral_owner == core->session_id());
+  // The acquire's own data wins over the driver's.
+  zkr::AcquireOptions o;
+  o.node_data = "from-acquire";
+  auto second = start(e, std::move(o));
+  core->settle();
+  CHECK_FALSE(release(out->lease));
+  REQUIRE(wait(*second));
+  REQUIRE(second->lease.valid());
+  CHECK(*core->data(second->lease.node_path()) == "from-acquire");
 }
 
 // ===========================================================================================================

@@ -2,7 +2,8 @@
 /// \file
 /// Lock drivers: the pure policy of a lock recipe (Curator's `LockInternalsDriver`). A driver sees the children
 /// of the lock directory, our node's name and the lease count; it answers how children sort, whether we hold
-/// the lock and which node to watch. No I/O: drivers are tested exhaustively without a server.
+/// the lock and which node to watch, and describes the node the engine creates (`lock_node`). No I/O: drivers
+/// are tested exhaustively without a server.
 
 #include <cstddef>
 #include <optional>
@@ -33,6 +34,36 @@ struct PredicateResults {
   /// watched node's deletion grants the lock at once. The re-listing leaves the hand-off's critical path, for
   /// one more read and one more watch event per hand-off. Purely an optimization (`PrewatchLockDriver`).
   std::string path_to_prewatch;
+};
+
+/// How the lock engine creates a contender's node. The node is always sequential (or, for the read lock's
+/// downgrade, takes a given sequence: see `AcquireOptions::fixed_sequence`, where the mode's non-sequential
+/// form is used). The drivers layer names its own modes rather than the framework's `CreateMode`, which has
+/// forms the engine cannot use (containers, TTL nodes, plain persistent or ephemeral nodes).
+enum class LockNodeMode {
+  /// The default: the node goes with the session that made it, so a crashed holder frees the lock.
+  ephemeral_sequential,
+  /// The node survives its session (Curator's `testPersistentLock`): the lock stays held, across session
+  /// expiry, a client's close and its process's end, until the holder releases it or someone deletes the
+  /// node. Nothing frees a lock whose holder is gone for good: its node must be deleted by hand.
+  persistent_sequential,
+};
+
+/// The node the engine creates for one acquire (Curator's `LockInternalsDriver.createsTheLock`, as data): the
+/// engine makes `<base path>/<lock name><sequence>` from it, with container parents, and does all the I/O. A
+/// plain value.
+struct LockNodeSpec {
+  LockNodeMode mode = LockNodeMode::ephemeral_sequential;
+  /// Curator's `withProtection()`: the name gets the `_c_<uuid>-` prefix, by which the framework finds a node
+  /// whose create reply a connection loss swallowed (the engine then adopts it, or deletes it when the acquire
+  /// is abandoned). Without it such a node cannot be found: the create is retried, and the node the lost try
+  /// made is an orphan that waits in the queue with nobody behind it (until its session ends, for an ephemeral
+  /// node; until someone deletes it, for a persistent one), as in Curator.
+  bool protection = true;
+  /// The node's data when the acquire gives none (`InterProcessMutex::set_node_data` and the like win, and a
+  /// revocable lock's node is always empty, as in Curator); nullopt: the client's default data.
+  std::optional<std::string> data;
+  friend bool operator==(const LockNodeSpec&, const LockNodeSpec&) = default;
 };
 
 /// Raised (as an error code by the engine) when our node is missing from the listing: the session was lost.
@@ -68,6 +99,16 @@ class LockDriver {
   virtual std::optional<PredicateResults> gets_the_lock(const std::vector<std::string>& children,
                                                         std::string_view our_node,
                                                         std::size_t max_leases) const = 0;
+
+  /// The node the engine creates for an acquire of the lock named `lock_name` ("lock-", "__READ__", ...).
+  /// The default (every driver of this library) is Curator's: a protected ephemeral-sequential node with the
+  /// acquire's data. Override it for a persistent lock (`LockNodeMode::persistent_sequential`). Only the engine's
+  /// own creates follow it: a semaphore's lease nodes and the multi-lock's batched enqueue keep their ephemeral
+  /// nodes. What changes with a persistent node: the lease stays held across the session's end (it is `lost`
+  /// only once the node is gone), its fencing token is still the node's czxid, and its release still deletes
+  /// the node (a release after the client closed cannot, and fails with `errc::closed`). Pure, never throws
+  /// but `std::bad_alloc`; called on the client's I/O thread.
+  virtual LockNodeSpec lock_node(std::string_view lock_name) const;
 };
 
 /// Curator's `StandardLockInternalsDriver`: we hold the lock when our index is below `max_leases`; otherwise we

@@ -263,6 +263,44 @@ class CuratorFramework {
                                    });
   }
 
+  // get_acl / set_acl ----------------------------------------------------------------------------------------
+  /// The node's ACL and Stat (Curator's `getACL()`); `stat.aversion` is the ACL's version. Errors: `no_node`,
+  /// `no_auth` (reading an ACL needs READ or ADMIN permission on the node), `invalid_path`, and those of the
+  /// retry loop (`connection_timeout`, `closed`, ...). Thread-safe, as every member.
+  AclResult get_acl(const std::string& path);
+  AclResult get_acl(const std::string& path, error_code& ec);
+  /// `void(error_code, AclResult)`. Cancelled, it completes at once with `operation_aborted` and is not tried
+  /// again.
+  template <class Token>
+  auto async_get_acl(std::string path, Token&& token) {
+    return detail::async_run<AclResult>(
+        core(), std::forward<Token>(token),
+        [this_core = core(), path = std::move(path)](auto cb, detail::StopPtr stop) mutable {
+          this_core->get_acl(std::move(path), std::move(cb), {.stop = std::move(stop)});
+        });
+  }
+  /// Replaces the node's ACL (Curator's `setACL()`) when its ACL version (`Stat::aversion`) is `version` (-1:
+  /// any) and returns the node's Stat, read right behind the change in the same round trip (the C client's
+  /// reply to a setACL carries none; another client's change in between shows in it too). `acl` is sent as
+  /// given, the client's ACL provider is not asked: the server refuses an empty list. Errors: `no_node`,
+  /// `bad_version`, `no_auth` (ADMIN permission needed), `invalid_acl` (an empty list, an unknown scheme, an
+  /// `auth` id without authenticated users), `invalid_path`, and those of the retry loop. As with `set_data`,
+  /// a try whose reply was lost is tried again; with a `version`, the second try may then fail with
+  /// `bad_version` although the first applied.
+  Stat set_acl(const std::string& path, const AclList& acl, int version = -1);
+  Stat set_acl(const std::string& path, const AclList& acl, int version, error_code& ec);
+  /// `void(error_code, Stat)`. Cancelled, it completes at once with `operation_aborted` and is not tried again
+  /// (a try already sent may still apply).
+  template <class Token>
+  auto async_set_acl(std::string path, AclList acl, int version, Token&& token) {
+    return detail::async_run<Stat>(core(), std::forward<Token>(token),
+                                   [this_core = core(), path = std::move(path), acl = std::move(acl),
+                                    version](auto cb, detail::StopPtr stop) mutable {
+                                     this_core->set_acl(std::move(path), std::move(acl), version, std::move(cb),
+                                                        {.stop = std::move(stop)});
+                                   });
+  }
+
   // multi ----------------------------------------------------------------------------------------------------
   /// A transaction: all operations or none. On failure the error is the first failing operation's and the
   /// per-operation results say which one failed. Container and TTL creates are refused (`errc::invalid_argument`):

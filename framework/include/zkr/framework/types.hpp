@@ -122,6 +122,13 @@ struct NodeData {
   Stat stat;
 };
 
+/// A node's access-control list and metadata (Curator's `getACL()` with `storingStatIn`). `stat.aversion`
+/// is the ACL's version, the one `set_acl` compares against.
+struct AclResult {
+  AclList acl;
+  Stat stat;
+};
+
 /// Children of a node (names, unsorted as the server returns them) and the parent's Stat.
 struct Children {
   std::vector<std::string> names;

@@ -15,7 +15,9 @@
 
 namespace zkr {
 
-/// What is known about a grant.
+/// What is known about a grant. A persistent lock node (`LockNodeMode::persistent_sequential`) is not the
+/// session's: its grant goes `maybe_lost` (not `lost`) when the session ends or the client closes, and `held`
+/// again once a new connection finds the node; `lost` only when the node is gone.
 enum class LeaseStatus {
   held,        ///< the node exists and the session is connected
   maybe_lost,  ///< the connection is SUSPENDED, or READ_ONLY (a server cut off from its quorum, which may
@@ -66,7 +68,7 @@ class Lease {
   std::string node_name() const;
   /// The node's czxid: strictly larger for every later grant of the same lock.
   std::int64_t fencing_token() const noexcept;
-  /// The session that owns the node.
+  /// The session that owns the node (a persistent lock node: the session that created it).
   std::int64_t session_id() const noexcept;
 
   /// The node's data, read from the server (Curator's `Lease.getData()`): what `set_node_data` (or the
@@ -88,7 +90,8 @@ class Lease {
   LeaseStatus status() const noexcept;
   /// The loss signal, as a callback: runs on the client's executor on every change of `status()` (maybe_lost on
   /// SUSPENDED and READ_ONLY, held again on RECONNECTED to the same session, lost on expiry or when the node is
-  /// deleted by someone else). The node is watched from the first call on (one extra request).
+  /// deleted by someone else; for a persistent lock node see `LeaseStatus`). The node is watched from the first
+  /// call on (one extra request).
   void on_status_change(std::function<void(LeaseStatus)> listener);
 
   /// Completes once the grant is lost (or released): `void(error_code, LeaseStatus)`. Cancelled (the handler's

@@ -5,8 +5,8 @@
 /// asynchronous twins.
 ///
 /// One acquire, by design:
-///  1. protected ephemeral-sequential create of `<base>/_c_<uuid>-<lock name>` (container parents), whose reply
-///     carries the czxid used as the fencing token;
+///  1. create of `<base>/_c_<uuid>-<lock name>` (container parents) as the driver's `LockNodeSpec` says (by
+///     default protected ephemeral-sequential), whose reply carries the czxid used as the fencing token;
 ///  2. list and sort the children; ask the driver. The listing is sent right behind the create, without
 ///     waiting for its reply: a session's requests are applied in order, so the listing already shows our
 ///     node (one round trip for both). A listing that does not show it (the create was retried inside the
@@ -19,7 +19,9 @@
 ///     lock with no further round trip (sequence numbers only grow); otherwise list again. A driver may also
 ///     name the node ahead of the watched one (`path_to_prewatch`, `PrewatchLockDriver`): its deletion leads to
 ///     that listing while the watched node still exists, so the watched node's deletion then grants at once.
-/// Our node missing from a listing means the session was lost: a new node is made under the retry policy.
+/// Our node missing from a listing means the session was lost (or, for a persistent node, someone deleted it):
+/// a new node is made under the retry policy. A persistent node outlives the session: a waiter keeps its place
+/// across a session's expiry, and a grant is not lost with the session (only with the node).
 /// Timeout, cancellation and errors delete our node (guaranteed delete) before the operation completes. The
 /// timeout is one budget across retries.
 
@@ -142,7 +144,9 @@ namespace detail {
 std::shared_ptr<const LockDriver> default_mutex_driver();
 
 /// Makes a Lease for a granted node (I/O thread): registers the loss signal.
-Lease make_lease(const std::shared_ptr<Core>& core, std::string path, std::int64_t czxid, std::int64_t session);
+/// `persistent`: the node outlives its session (`LockNodeMode::persistent_sequential`; `session` made it).
+Lease make_lease(const std::shared_ptr<Core>& core, std::string path, std::int64_t czxid, std::int64_t session,
+                 bool persistent = false);
 
 /// Runs `start(cancel, done)` on the I/O thread as an Asio asynchronous operation completing with
 /// `void(error_code, R)`; the handler's cancellation slot (any cancellation type) fires `cancel` on the I/O

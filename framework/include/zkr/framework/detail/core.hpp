@@ -27,6 +27,7 @@ using CreateCallback = unique_function<void(error_code, CreateResult)>;
 using StatCallback = unique_function<void(error_code, Stat)>;
 using DataCallback = unique_function<void(error_code, NodeData)>;
 using ChildrenCallback = unique_function<void(error_code, Children)>;
+using AclCallback = unique_function<void(error_code, AclResult)>;
 using MultiCallback = unique_function<void(error_code, std::vector<OpResult>)>;
 using WatchCallback = unique_function<void(const WatchedEvent&)>;
 using StateCallback = unique_function<void(ConnectionState)>;
@@ -120,6 +121,11 @@ class Core {
   virtual void set_data(std::string path, std::string data, int version, StatCallback cb,
                         RequestOptions ro = {}) = 0;
   virtual void multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro = {}) = 0;
+  /// The node's ACL and Stat (ZooKeeper's getACL).
+  virtual void get_acl(std::string path, AclCallback cb, RequestOptions ro = {}) = 0;
+  /// Replaces the node's ACL when its ACL version (`Stat::aversion`) is `version` (-1: any); `cb` gets the new
+  /// Stat. `acl` is sent as given: the server refuses an empty list (`invalid_acl`).
+  virtual void set_acl(std::string path, AclList acl, int version, StatCallback cb, RequestOptions ro = {}) = 0;
   virtual void sync(std::string path, VoidCallback cb, RequestOptions ro = {}) = 0;
   /// Forgets a watch: its callback will not run. The server-side registration is removed in the background.
   virtual void remove_watch(WatchId id) = 0;

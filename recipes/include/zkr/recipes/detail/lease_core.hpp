@@ -18,7 +18,10 @@ namespace zkr::detail {
 
 class LeaseCore : public std::enable_shared_from_this<LeaseCore> {
  public:
-  LeaseCore(std::shared_ptr<Core> core, std::string path, std::int64_t czxid, std::int64_t session);
+  /// `persistent`: the node outlives `session` (`LockNodeMode::persistent_sequential`), so the session's end
+  /// is no loss: the grant is `maybe_lost` until a new connection finds the node (`held`) or not (`lost`).
+  LeaseCore(std::shared_ptr<Core> core, std::string path, std::int64_t czxid, std::int64_t session,
+            bool persistent = false);
 
   void start_monitoring();
   void stop_monitoring();
@@ -26,6 +29,9 @@ class LeaseCore : public std::enable_shared_from_this<LeaseCore> {
   /// Watches the node (I/O thread) once someone listens for the loss; a watch whose `exists` failed (the
   /// connection went meanwhile) is set again when the connection comes back with the same session.
   void watch_node();
+  /// A persistent node's grant after a connection (I/O thread): `held` once an `exists` finds the node
+  /// (`maybe_lost` on a read-only server), `lost` when it is gone; unchanged when the read fails.
+  void confirm_node(bool read_only);
   void release(VoidCallback cb);
   /// `release` from a thread other than the I/O thread, sending the delete from that thread
   /// (`Core::remove_from_caller`). False, with `cb` untouched and nothing done, when it cannot: the caller then
@@ -35,11 +41,14 @@ class LeaseCore : public std::enable_shared_from_this<LeaseCore> {
   const std::shared_ptr<Core> core;
   const std::string path;
   const std::int64_t czxid;
+  /// For a persistent node: the session that created it.
   const std::int64_t session;
+  const bool persistent;
   std::atomic<LeaseStatus> status{LeaseStatus::held};
   std::atomic<bool> released{false};
   std::uint64_t state_listener = 0;
   WatchId node_watch = 0;
+  std::uint64_t node_watch_gen = 0;  // tells the current watch's events from an earlier one's (I/O thread)
   bool watch_wanted = false;        // someone listens: keep a watch on the node (I/O thread)
   bool watch_failed_inline = false;  // the `exists` failed before it returned its id (I/O thread)
   std::mutex mu;
