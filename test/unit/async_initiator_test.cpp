@@ -121,3 +121,26 @@ TEST_CASE("async_run: with_diagnostics gives zkr::Error with the operation and t
   }
   core->shutdown();
 }
+
+TEST_CASE("async_run: with_diagnostics keeps the inner handler's cancellation slot", "[unit][async][cancel]") {
+  auto core = std::make_shared<fake::FakeCore>();
+  auto parked = std::make_shared<Parked>();
+  asio::cancellation_signal sig;
+  std::exception_ptr failure;
+  bool done = false;
+  detail::async_run<int>(core, {"acquire", "/lock", Cancellation::cleanup},
+                         with_diagnostics(asio::bind_cancellation_slot(sig.slot(), [&](std::exception_ptr e, int) {
+                           failure = e;
+                           done = true;
+                         })),
+                         park(parked));
+  REQUIRE(core->run_until([&] { return parked->started; }));
+  sig.emit(asio::cancellation_type::terminal);
+  core->settle();
+  REQUIRE(parked->stop->requested());
+  (*parked->cb)(asio::error::operation_aborted, 0);
+  REQUIRE(core->run_until([&] { return done; }));
+  REQUIRE(failure);
+  CHECK_THROWS_AS(std::rethrow_exception(failure), Error);
+  core->shutdown();
+}
