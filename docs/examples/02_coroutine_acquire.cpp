@@ -23,8 +23,9 @@ asio::awaitable<void> demo(zkr::CuratorFramework& client) {
   zkr::InterProcessMutex mutex(client, "/examples/coroutine");
   zkr::InterProcessMutex other(client, "/examples/coroutine");
 
-  // 1. Acquire, use the fencing token, release.
-  zkr::Lease lease = co_await mutex.async_acquire(asio::use_awaitable);
+  // 1. Acquire, use the fencing token, release. No token: a deferred operation, which co_await runs; a failure
+  //    throws zkr::Error with the operation and the path (docs/async.md).
+  zkr::Lease lease = co_await mutex.async_acquire();
   std::printf("acquired %s, token %lld\n", lease.node_path().c_str(), static_cast<long long>(lease.fencing_token()));
 
   // 2. A second contender with a timeout: it gives up and leaves no node.
@@ -47,7 +48,7 @@ asio::awaitable<void> demo(zkr::CuratorFramework& client) {
   std::printf("participants now: %zu (only the holder)\n", nodes.size());
   failures += nodes.size() == 1 ? 0 : 1;
 
-  co_await lease.async_release(asio::use_awaitable);
+  co_await lease.async_release();
 }
 
 int main(int argc, char** argv) {

@@ -42,12 +42,12 @@ void InterProcessMultiLock::set_node_data(std::optional<std::string> data) {
   shared_->node_data = std::move(data);
 }
 
-std::shared_ptr<detail::Core> InterProcessMultiLock::async_core() const {
-  auto core = grant_core();
-  if (!core)
-    throw Error(errc::invalid_argument,
-                "async_acquire (a lock of this multi-lock has no asynchronous acquire)", "");
-  return core;
+std::shared_ptr<detail::Core> InterProcessMultiLock::async_core() const { return grant_core(); }
+
+detail::OpInfo InterProcessMultiLock::acquire_info() const {
+  detail::OpInfo info{"acquire", paths_.empty() ? std::string() : paths_.front(), detail::Cancellation::cleanup};
+  if (!grant_core()) info.refuse = errc::invalid_argument;  // a lock of this multi-lock has no asynchronous acquire
+  return info;
 }
 
 bool InterProcessMultiLock::hold_lost() const {

@@ -260,6 +260,13 @@ std::shared_ptr<detail::Core> Lease::core_of() const {
   return core_->core;
 }
 
+std::shared_ptr<detail::Core> Lease::async_core() const noexcept { return core_ ? core_->core : nullptr; }
+
+detail::OpInfo Lease::info(std::string_view operation, detail::Cancellation cancellation) const {
+  if (!core_) return {operation, std::string(), cancellation, errc::not_acquired};
+  return {operation, core_->path, cancellation};
+}
+
 void Lease::release_start(const std::shared_ptr<detail::LeaseCore>& c, detail::VoidCallback cb) {
   if (!c) return cb(errc::not_acquired);
   c->release(std::move(cb));

@@ -128,6 +128,17 @@ std::shared_ptr<detail::Core> MultiLease::core_of() const {
   throw Error(errc::not_acquired, "release", "");
 }
 
+std::shared_ptr<detail::Core> MultiLease::async_core() const noexcept {
+  for (const auto& l : leases_)
+    if (l.state()) return l.state()->core;
+  return nullptr;
+}
+
+detail::OpInfo MultiLease::info(std::string_view operation, detail::Cancellation cancellation) const {
+  if (!async_core()) return {operation, std::string(), cancellation, errc::not_acquired};
+  return {operation, leases_.front().node_path(), cancellation};
+}
+
 std::vector<std::shared_ptr<detail::LeaseCore>> MultiLease::grant_states() const {
   std::vector<std::shared_ptr<detail::LeaseCore>> out;
   for (const auto& l : leases_)

@@ -526,11 +526,14 @@ TEST_CASE("multi: the locks form's async acquire refuses a lock class without an
   auto mutex = std::make_shared<InterProcessMutex>(*c1, "/multi/async-fake/mutex");
   auto fake = std::make_shared<FakeLock>(log, "fake");
   InterProcessMultiLock multi(std::vector<std::shared_ptr<InterProcessLock>>{mutex, fake});
+  // Refused through the handler (posted), not thrown from the call.
+  auto refused = multi.async_acquire(with_diagnostics(boost::asio::use_future));
   try {
-    (void)multi.async_acquire(boost::asio::use_future);
+    refused.get();
     FAIL("accepted");
   } catch (const Error& e) {
     CHECK(e.code() == errc::invalid_argument);
+    CHECK(e.operation() == "acquire");
   }
   CHECK(log.empty());
   CHECK(fx.children("/multi/async-fake/mutex").empty());

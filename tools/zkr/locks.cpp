@@ -126,8 +126,9 @@ SpecFactory leader_spec(std::string path, Election election, LockOptions options
         if (lease) leases.push_back(std::move(lease));
         h(ec, std::move(leases));
       });
-      detail::async_run_cancellable<Lease>(
-          engine->core(), std::move(done), [engine, data, timeout](auto cancel, auto complete) mutable {
+      detail::async_run<Lease>(
+          engine->core(), {"acquire", engine->base_path(), detail::Cancellation::cleanup}, std::move(done),
+          [engine, data, timeout](auto complete, auto cancel) mutable {
             AcquireOptions o;
             o.node_data = std::move(data);
             o.deadline = detail::deadline_after(timeout);

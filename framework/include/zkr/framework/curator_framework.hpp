@@ -10,6 +10,11 @@
 /// function is thread-safe. Asynchronous handlers run on their associated executor, or on the configured
 /// `executor` (default: the client's I/O thread, where handlers must not block). The blocking twins may be
 /// called from any thread except the client's I/O thread (they fail with `errc::would_deadlock` there).
+///
+/// Asynchronous operations: with no token, `async_op(args)` returns a deferred operation
+/// (`default_completion_token_t`, `with_diagnostics(boost::asio::deferred)`) whose `co_await` throws
+/// `zkr::Error` with the operation and the path; the handler never runs inside the initiating call. The
+/// contract (executors, cancellation per operation, late results) is in docs/async.md.
 
 #include <boost/asio/any_io_executor.hpp>
 
@@ -27,6 +32,7 @@
 #include <zkr/framework/paths.hpp>
 #include <zkr/framework/retry.hpp>
 #include <zkr/framework/types.hpp>
+#include <zkr/framework/with_diagnostics.hpp>
 
 namespace zkr {
 
@@ -151,11 +157,14 @@ class CuratorFramework {
   void close() noexcept;
   /// Waits until connected; false on timeout (or when closed, or once the server refused the auth info).
   [[nodiscard]] bool block_until_connected(std::chrono::milliseconds timeout);
-  /// `block_until_connected`, asynchronously: `void(error_code, bool)`. Cancelled, it completes at once with
-  /// `operation_aborted` and stops waiting.
-  template <class Token>
-  auto async_block_until_connected(std::chrono::milliseconds timeout, Token&& token) {
-    return detail::async_run<bool>(core(), std::forward<Token>(token),
+  /// `block_until_connected`, asynchronously.
+  /// Handler: `void(error_code, bool connected)`. Executor: the handler's, else the client's completion executor.
+  /// Cancellation: terminal, partial, total: completes at once with `operation_aborted` and stops waiting.
+  /// Errors: none of its own (`false` on timeout or close). Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code, bool)> Token = default_completion_token_t>
+  auto async_block_until_connected(std::chrono::milliseconds timeout, Token&& token = {}) {
+    return detail::async_run<bool>(core(), {"block_until_connected", "", detail::Cancellation::read},
+                                   std::forward<Token>(token),
                                    [impl = impl_, timeout](auto cb, detail::StopPtr stop) mutable {
                                      connected_start(impl, timeout, std::move(cb), std::move(stop));
                                    });
@@ -175,13 +184,16 @@ class CuratorFramework {
   // create ---------------------------------------------------------------------------------------------------
   CreateResult create(const std::string& path, const CreateOptions& options = {});
   CreateResult create(const std::string& path, const CreateOptions& options, error_code& ec);
-  /// Cancelled (the handler's cancellation slot), it completes at once with `operation_aborted` and is not
-  /// tried again; a node the create makes after all is deleted in the background (if its version is unchanged;
-  /// in protected mode also after a try whose outcome is unknown).
-  template <class Token>
-  auto async_create(std::string path, CreateOptions options, Token&& token) {
+  /// `create`, asynchronously. Handler: `void(error_code, CreateResult)`. Executor: the handler's, else the
+  /// client's completion executor. Cancellation: terminal only: completes at once with `operation_aborted` and
+  /// is not tried again; a node the create makes after all is deleted in the background (if its version is
+  /// unchanged; in protected mode also after a try whose outcome is unknown). Errors: as `create`.
+  /// Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code, CreateResult)> Token = default_completion_token_t>
+  auto async_create(std::string path, CreateOptions options, Token&& token = {}) {
+    detail::OpInfo info{"create", path, detail::Cancellation::write};
     return detail::async_run<CreateResult>(
-        core(), std::forward<Token>(token),
+        core(), std::move(info), std::forward<Token>(token),
         [core = core(), path = std::move(path), options = std::move(options)](auto cb, detail::StopPtr stop) mutable {
           core->create(std::move(path), std::move(options), std::move(cb), {.stop = std::move(stop)});
         },
@@ -193,11 +205,15 @@ class CuratorFramework {
   // delete ---------------------------------------------------------------------------------------------------
   void remove(const std::string& path, const DeleteOptions& options = {});
   void remove(const std::string& path, const DeleteOptions& options, error_code& ec);
-  /// Cancelled, a guaranteed delete completes at once but keeps its guarantee: it goes on in the background.
-  template <class Token>
-  auto async_remove(std::string path, DeleteOptions options, Token&& token) {
+  /// `remove`, asynchronously. Handler: `void(error_code)`. Executor: the handler's, else the client's
+  /// completion executor. Cancellation: terminal only: completes at once with `operation_aborted`; a try already
+  /// sent may still apply, and a guaranteed delete keeps its guarantee (it goes on in the background).
+  /// Errors: as `remove`. Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code)> Token = default_completion_token_t>
+  auto async_remove(std::string path, DeleteOptions options, Token&& token = {}) {
+    detail::OpInfo info{"delete", path, detail::Cancellation::write};
     return detail::async_run<>(
-        core(), std::forward<Token>(token),
+        core(), std::move(info), std::forward<Token>(token),
         [this_core = core(), path = std::move(path), options](auto cb, detail::StopPtr stop) mutable {
           remove_start(this_core, std::move(path), options, std::move(cb), std::move(stop));
         });
@@ -207,11 +223,15 @@ class CuratorFramework {
   /// nullopt when the node does not exist. With `watcher`: a one-shot watch for create, delete or change.
   std::optional<Stat> exists(const std::string& path, Watcher watcher = {});
   std::optional<Stat> exists(const std::string& path, Watcher watcher, error_code& ec);
-  template <class Token>
-  auto async_exists(std::string path, Watcher watcher, Token&& token) {
+  /// `exists`, asynchronously. Handler: `void(error_code, std::optional<Stat>)`. Executor: the handler's, else the client's completion
+  /// executor. Cancellation: terminal, partial, total: completes at once with `operation_aborted`; a watch the
+  /// read set after all is removed (the watcher never runs). Errors: as `exists`. Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code, std::optional<Stat>)> Token = default_completion_token_t>
+  auto async_exists(std::string path, Watcher watcher, Token&& token = {}) {
     auto id = std::make_shared<detail::WatchId>(0);
+    detail::OpInfo info{"exists", path, detail::Cancellation::read};
     return detail::async_run<std::optional<Stat>>(
-        core(), std::forward<Token>(token),
+        core(), std::move(info), std::forward<Token>(token),
         [this_core = core(), path = std::move(path), w = std::move(watcher), id](auto cb, detail::StopPtr stop) mutable {
           *id = exists_start(this_core, std::move(path), std::move(w), std::move(cb), std::move(stop));
         },
@@ -221,11 +241,15 @@ class CuratorFramework {
   // get_data -------------------------------------------------------------------------------------------------
   NodeData get_data(const std::string& path, Watcher watcher = {});
   NodeData get_data(const std::string& path, Watcher watcher, error_code& ec);
-  template <class Token>
-  auto async_get_data(std::string path, Watcher watcher, Token&& token) {
+  /// `get_data`, asynchronously. Handler: `void(error_code, NodeData)`. Executor: the handler's, else the client's completion
+  /// executor. Cancellation: terminal, partial, total: completes at once with `operation_aborted`; a watch the
+  /// read set after all is removed (the watcher never runs). Errors: as `get_data`. Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code, NodeData)> Token = default_completion_token_t>
+  auto async_get_data(std::string path, Watcher watcher, Token&& token = {}) {
     auto id = std::make_shared<detail::WatchId>(0);
+    detail::OpInfo info{"get_data", path, detail::Cancellation::read};
     return detail::async_run<NodeData>(
-        core(), std::forward<Token>(token),
+        core(), std::move(info), std::forward<Token>(token),
         [this_core = core(), path = std::move(path), w = std::move(watcher), id](auto cb, detail::StopPtr stop) mutable {
           *id = this_core->get_data(std::move(path), wrap_watcher(this_core, std::move(w)), std::move(cb),
                                     {.stop = std::move(stop)});
@@ -236,11 +260,15 @@ class CuratorFramework {
   // get_children ---------------------------------------------------------------------------------------------
   std::vector<std::string> get_children(const std::string& path, Watcher watcher = {});
   std::vector<std::string> get_children(const std::string& path, Watcher watcher, error_code& ec);
-  template <class Token>
-  auto async_get_children(std::string path, Watcher watcher, Token&& token) {
+  /// `get_children`, asynchronously. Handler: `void(error_code, std::vector<std::string>)`. Executor: the handler's, else the client's completion
+  /// executor. Cancellation: terminal, partial, total: completes at once with `operation_aborted`; a watch the
+  /// read set after all is removed (the watcher never runs). Errors: as `get_children`. Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code, std::vector<std::string>)> Token = default_completion_token_t>
+  auto async_get_children(std::string path, Watcher watcher, Token&& token = {}) {
     auto id = std::make_shared<detail::WatchId>(0);
+    detail::OpInfo info{"get_children", path, detail::Cancellation::read};
     return detail::async_run<std::vector<std::string>>(
-        core(), std::forward<Token>(token),
+        core(), std::move(info), std::forward<Token>(token),
         [this_core = core(), path = std::move(path), w = std::move(watcher), id](auto cb, detail::StopPtr stop) mutable {
           *id = this_core->get_children(
               std::move(path), wrap_watcher(this_core, std::move(w)),
@@ -253,9 +281,13 @@ class CuratorFramework {
   // set_data -------------------------------------------------------------------------------------------------
   Stat set_data(const std::string& path, const std::string& data, int version = -1);
   Stat set_data(const std::string& path, const std::string& data, int version, error_code& ec);
-  template <class Token>
-  auto async_set_data(std::string path, std::string data, int version, Token&& token) {
-    return detail::async_run<Stat>(core(), std::forward<Token>(token),
+  /// `set_data`, asynchronously. Handler: `void(error_code, Stat)`. Executor: the handler's, else the client's completion
+  /// executor. Cancellation: terminal only: completes at once with `operation_aborted` and sends no further
+  /// try; a try already sent may still apply. Errors: as `set_data`. Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code, Stat)> Token = default_completion_token_t>
+  auto async_set_data(std::string path, std::string data, int version, Token&& token = {}) {
+    detail::OpInfo info{"set_data", path, detail::Cancellation::write};
+    return detail::async_run<Stat>(core(), std::move(info), std::forward<Token>(token),
                                    [this_core = core(), path = std::move(path), data = std::move(data),
                                     version](auto cb, detail::StopPtr stop) mutable {
                                      this_core->set_data(std::move(path), std::move(data), version,
@@ -310,10 +342,14 @@ class CuratorFramework {
   /// applying twice would matter.
   std::vector<OpResult> multi(const std::vector<Op>& ops);
   std::vector<OpResult> multi(const std::vector<Op>& ops, error_code& ec);
-  template <class Token>
-  auto async_multi(std::vector<Op> ops, Token&& token) {
+  /// `multi`, asynchronously. Handler: `void(error_code, std::vector<OpResult>)`. Executor: the handler's, else the client's completion
+  /// executor. Cancellation: terminal only: completes at once with `operation_aborted` and sends no further
+  /// try; a try already sent may still apply. Errors: as `multi`. Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code, std::vector<OpResult>)> Token = default_completion_token_t>
+  auto async_multi(std::vector<Op> ops, Token&& token = {}) {
+    detail::OpInfo info{"multi", ops.empty() ? std::string() : ops.front().path, detail::Cancellation::write};
     return detail::async_run<std::vector<OpResult>>(
-        core(), std::forward<Token>(token),
+        core(), std::move(info), std::forward<Token>(token),
         [this_core = core(), ops = std::move(ops)](auto cb, detail::StopPtr stop) mutable {
           this_core->multi(std::move(ops), std::move(cb), {.stop = std::move(stop)});
         });
@@ -322,9 +358,13 @@ class CuratorFramework {
   // sync / remove_watches ------------------------------------------------------------------------------------
   void sync(const std::string& path);
   void sync(const std::string& path, error_code& ec);
-  template <class Token>
-  auto async_sync(std::string path, Token&& token) {
-    return detail::async_run<>(core(), std::forward<Token>(token),
+  /// `sync`, asynchronously. Handler: `void(error_code)`. Executor: the handler's, else the client's completion
+  /// executor. Cancellation: terminal, partial, total: completes at once with `operation_aborted`.
+  /// Errors: as `sync`. Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code)> Token = default_completion_token_t>
+  auto async_sync(std::string path, Token&& token = {}) {
+    detail::OpInfo info{"sync", path, detail::Cancellation::read};
+    return detail::async_run<>(core(), std::move(info), std::forward<Token>(token),
                                [this_core = core(), path = std::move(path)](auto cb, detail::StopPtr stop) mutable {
                                  this_core->sync(std::move(path), std::move(cb), {.stop = std::move(stop)});
                                });
@@ -333,9 +373,13 @@ class CuratorFramework {
   /// without watches is not an error.
   void remove_watches(const std::string& path);
   void remove_watches(const std::string& path, error_code& ec);
-  template <class Token>
-  auto async_remove_watches(std::string path, Token&& token) {
-    return detail::async_run<>(core(), std::forward<Token>(token),
+  /// `remove_watches`, asynchronously. Handler: `void(error_code)`. Executor: the handler's, else the client's completion
+  /// executor. Cancellation: terminal only: completes at once with `operation_aborted` and sends no further
+  /// try; a try already sent may still apply. Errors: as `remove_watches`. Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code)> Token = default_completion_token_t>
+  auto async_remove_watches(std::string path, Token&& token = {}) {
+    detail::OpInfo info{"remove_watches", path, detail::Cancellation::write};
+    return detail::async_run<>(core(), std::move(info), std::forward<Token>(token),
                                [this_core = core(), path = std::move(path)](auto cb) mutable {
                                  this_core->remove_all_watches(std::move(path), std::move(cb));
                                });

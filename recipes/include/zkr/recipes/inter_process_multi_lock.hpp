@@ -48,11 +48,14 @@ class MultiLease {
   /// (one check per lock, in the same transaction). Grants of different clients: `errc::invalid_argument`.
   std::vector<OpResult> multi_while_held(std::vector<Op> ops) const;
   std::vector<OpResult> multi_while_held(std::vector<Op> ops, error_code& ec) const;
-  /// `void(error_code, std::vector<OpResult>)`. An empty handle throws `errc::not_acquired` here.
-  template <class Token>
-  auto async_multi_while_held(std::vector<Op> ops, Token&& token) const {
+  /// `multi_while_held`, asynchronously. Handler: `void(error_code, std::vector<OpResult>)`. Executor: the
+  /// handler's, else the client's completion executor. Cancellation: terminal only: completes at once with
+  /// `operation_aborted`; a try already sent may still commit. Errors: as `multi_while_held`
+  /// (`errc::not_acquired` for an empty handle, through the handler). Thread-safety: as the class.
+  template <boost::asio::completion_token_for<void(error_code, std::vector<OpResult>)> Token = default_completion_token_t>
+  auto async_multi_while_held(std::vector<Op> ops, Token&& token = {}) const {
     return detail::async_run<std::vector<OpResult>>(
-        core_of(), std::forward<Token>(token),
+        async_core(), info("multi_while_held", detail::Cancellation::write), std::forward<Token>(token),
         [grants = grant_states(), ops = std::move(ops)](auto cb, detail::StopPtr stop) mutable {
           Lease::multi_while_held_start(std::move(grants), std::move(ops), std::move(cb), std::move(stop));
         });
@@ -66,26 +69,34 @@ class MultiLease {
   /// client's I/O thread it starts the deletes and returns without waiting, as `Lease::release`.
   void release();
   void release(error_code& ec);
-  /// Asynchronous twin: `void(error_code)`. Throws `Error(errc::not_acquired)` when empty. The operation owns
-  /// the grants from the call on (this object is empty after it): one that never starts (a lazy token never
-  /// launched) gives them back when it is destroyed, as the destructor does.
-  template <class Token>
-  auto async_release(Token&& token) {
-    auto core = core_of();
+  /// `release`, asynchronously. Handler: `void(error_code)`. Executor: the handler's, else the client's
+  /// completion executor. Cancellation: terminal only: completes at once with `operation_aborted`; the deletes
+  /// go on (guaranteed deletes). Errors: as `release` (`errc::not_acquired` when empty, through the handler).
+  /// Thread-safety: as the class. The operation owns the grants from the call on (this object is empty after
+  /// it): one that never starts (the default deferred operation never launched) gives them back when it is
+  /// destroyed, as the destructor does.
+  template <boost::asio::completion_token_for<void(error_code)> Token = default_completion_token_t>
+  auto async_release(Token&& token = {}) {
+    auto core = async_core();
+    auto op = info("release", detail::Cancellation::write);
     auto owned = std::make_shared<MultiLease>(std::move(*this));
     // As the blocking release, the deletes leave from the initiating thread when they can.
-    return detail::async_run_from_caller<>(
-        std::move(core), std::forward<Token>(token),
-        [owned](detail::VoidCallback& cb) {
+    return detail::async_run<>(
+        std::move(core), std::move(op), std::forward<Token>(token),
+        [owned](auto cb) mutable { release_start(owned->take(), std::move(cb)); }, detail::NoAbandon{},
+        detail::NoCancelHook{}, [owned](detail::VoidCallback& cb) {
           if (!release_here(owned->leases_, cb)) return false;
           owned->leases_.clear();  // each Lease sees itself released
           return true;
-        },
-        [owned](auto cb) mutable { release_start(owned->take(), std::move(cb)); });
+        });
   }
 
  private:
   std::shared_ptr<detail::Core> core_of() const;
+  /// The first grant's client core, null when empty (the asynchronous operations are then refused).
+  std::shared_ptr<detail::Core> async_core() const noexcept;
+  /// An asynchronous operation on these grants; refused (`errc::not_acquired`) when empty.
+  detail::OpInfo info(std::string_view operation, detail::Cancellation cancellation) const;
   std::vector<std::shared_ptr<detail::LeaseCore>> grant_states() const;
   static void release_start(std::vector<Lease> leases, detail::VoidCallback cb);
   /// The release's deletes (one `multi`) sent from this thread, when the leases belong to one client and it
@@ -186,22 +197,26 @@ class InterProcessMultiLock : public InterProcessLock {
   /// leases); on a failure, a timeout or a cancellation, the grants taken are released in reverse order
   /// before it completes. A grant lost while a later lock is awaited (session expiry) is given back with the
   /// later ones and taken again (Curator would return it). The locks may belong to different clients; locks
-  /// given by reference must outlive the operation. A lock class of your own (not of this library) in the
-  /// list: throws `Error(errc::invalid_argument)` here.
-  template <class Token>
-  auto async_acquire(Token&& token) {
-    return detail::async_run_cancellable<MultiLease>(
-        async_core(), std::forward<Token>(token), [t = async_target_](auto cancel, auto done) mutable {
+  /// given by reference must outlive the operation.
+  /// Handler: `void(error_code, MultiLease)`. Executor: the handler's, else the client's completion executor.
+  /// Cancellation: terminal and partial, as above (nothing held or queued when it completes). Errors: as
+  /// `acquire`; a lock class of your own (not of this library) in the list: `errc::invalid_argument`, through
+  /// the handler. Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code, MultiLease)> Token = default_completion_token_t>
+  auto async_acquire(Token&& token = {}) {
+    return detail::async_run<MultiLease>(
+        async_core(), acquire_info(), std::forward<Token>(token), [t = async_target_](auto done, auto cancel) mutable {
           start_acquire(t, std::nullopt, std::move(cancel), std::move(done));
         });
   }
   /// As `async_acquire`, giving up after `timeout` in all (any duration, as `try_acquire_for`), counted from
   /// when the operation starts: completes with no error and an empty MultiLease, with nothing held or queued.
-  template <class Rep, class Period, class Token>
-  auto async_try_acquire_for(std::chrono::duration<Rep, Period> timeout, Token&& token) {
-    return detail::async_run_cancellable<MultiLease>(
-        async_core(), std::forward<Token>(token),
-        [t = async_target_, timeout = detail::to_timeout(timeout)](auto cancel, auto done) mutable {
+  template <class Rep, class Period,
+            boost::asio::completion_token_for<void(error_code, MultiLease)> Token = default_completion_token_t>
+  auto async_try_acquire_for(std::chrono::duration<Rep, Period> timeout, Token&& token = {}) {
+    return detail::async_run<MultiLease>(
+        async_core(), acquire_info(), std::forward<Token>(token),
+        [t = async_target_, timeout = detail::to_timeout(timeout)](auto done, auto cancel) mutable {
           start_acquire(t, detail::deadline_after(timeout), std::move(cancel), std::move(done));
         });
   }
@@ -236,7 +251,11 @@ class InterProcessMultiLock : public InterProcessLock {
   static void locks_roll_back(const std::shared_ptr<LocksRun>& run, error_code ec);
   static void locks_give_back(const std::shared_ptr<LocksRun>& run, std::size_t from,
                               detail::unique_function<void()> then);
+  /// The client core of the asynchronous acquire; null when a lock has no asynchronous acquire.
   std::shared_ptr<detail::Core> async_core() const;
+  /// The asynchronous acquire's `OpInfo`; refused (`errc::invalid_argument`) when a lock of the list has no
+  /// asynchronous acquire (a lock class not of this library).
+  detail::OpInfo acquire_info() const;
   bool paths_acquire(std::optional<std::chrono::milliseconds> timeout, error_code& ec);
   bool locks_acquire(std::optional<std::chrono::milliseconds> timeout, error_code& ec);
 

@@ -68,11 +68,14 @@ class InterProcessMutex : public InterProcessLock {
   bool is_owned_by_current_thread() const;
   /// Sorted full paths of every contender's node (the read and write locks list only their own kind).
   std::vector<std::string> participant_nodes() const;
-  /// `participant_nodes`, asynchronously: `void(error_code, std::vector<std::string>)`.
-  template <class Token>
-  auto async_participant_nodes(Token&& token) const {
+  /// `participant_nodes`, asynchronously.
+  /// Handler: `void(error_code, std::vector<std::string>)`. Executor: the handler's, else the client's
+  /// completion executor. Cancellation: terminal, partial, total: completes at once with `operation_aborted`.
+  /// Errors: as `participant_nodes`. Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code, std::vector<std::string>)> Token = default_completion_token_t>
+  auto async_participant_nodes(Token&& token = {}) const {
     return detail::async_run<std::vector<std::string>>(
-        engine_->core(), std::forward<Token>(token),
+        engine_->core(), {"participant_nodes", path(), detail::Cancellation::read}, std::forward<Token>(token),
         [e = engine_, kind = participant_kind()](auto cb) mutable { participants_start(e, kind, std::move(cb)); });
   }
   /// The calling thread's lock node ("" when it holds none).
@@ -99,19 +102,22 @@ class InterProcessMutex : public InterProcessLock {
   /// Thread-safe.
   void make_revocable(std::function<void(InterProcessMutex&)> listener);
 
-  /// Acquires asynchronously: `void(error_code, Lease)`. Per-operation cancellation (any type) deletes the
-  /// node before completing with `operation_aborted`.
-  template <class Token>
-  auto async_acquire(Token&& token) {
+  /// Acquires asynchronously; the Lease is independent of the calling thread's blocking holds.
+  /// Handler: `void(error_code, Lease)`. Executor: the handler's, else the client's completion executor.
+  /// Cancellation: terminal and partial: our lock node is deleted before it completes with `operation_aborted`.
+  /// Errors: as `acquire`. Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code, Lease)> Token = default_completion_token_t>
+  auto async_acquire(Token&& token = {}) {
     return async_acquire(std::function<void(const std::string&)>(), std::forward<Token>(token));
   }
   /// As `async_acquire`, giving up after `timeout` (any duration, as `try_acquire_for`), counted from when the
   /// operation starts (a deferred one: when launched): completes with no error and an empty Lease on timeout.
-  template <class Rep, class Period, class Token>
-  auto async_try_acquire_for(std::chrono::duration<Rep, Period> timeout, Token&& token) {
-    return detail::async_run_cancellable<Lease>(
-        engine_->core(), std::forward<Token>(token),
-        [e = engine_, data = node_data(), timeout = detail::to_timeout(timeout)](auto cancel, auto done) mutable {
+  template <class Rep, class Period,
+            boost::asio::completion_token_for<void(error_code, Lease)> Token = default_completion_token_t>
+  auto async_try_acquire_for(std::chrono::duration<Rep, Period> timeout, Token&& token = {}) {
+    return detail::async_run<Lease>(
+        engine_->core(), {"acquire", path(), detail::Cancellation::cleanup}, std::forward<Token>(token),
+        [e = engine_, data = node_data(), timeout = detail::to_timeout(timeout)](auto done, auto cancel) mutable {
           AcquireOptions o;
           o.node_data = std::move(data);
           o.deadline = detail::deadline_after(timeout);
@@ -120,20 +126,20 @@ class InterProcessMutex : public InterProcessLock {
   }
   /// As `async_acquire`, telling `on_queued` (on the client's completion executor) the path of our lock node as
   /// soon as it exists, before the wait (CURATOR-592). A node made again after a session loss is told again.
-  template <class Token>
-  auto async_acquire(std::function<void(const std::string& node_path)> on_queued, Token&& token) {
-    return detail::async_run_cancellable<Lease>(
-        engine_->core(), std::forward<Token>(token),
-        [e = engine_, data = node_data(), on_queued = std::move(on_queued)](auto cancel, auto done) mutable {
+  template <boost::asio::completion_token_for<void(error_code, Lease)> Token = default_completion_token_t>
+  auto async_acquire(std::function<void(const std::string& node_path)> on_queued, Token&& token = {}) {
+    return detail::async_run<Lease>(
+        engine_->core(), {"acquire", path(), detail::Cancellation::cleanup}, std::forward<Token>(token),
+        [e = engine_, data = node_data(), on_queued = std::move(on_queued)](auto done, auto cancel) mutable {
           AcquireOptions o;
           o.node_data = std::move(data);
           o.on_queued = std::move(on_queued);
           e->attempt_lock(std::move(o), std::move(cancel), std::move(done));
         });
   }
-  /// Releases a lease from `async_acquire` (same as `lease.async_release(token)`).
-  template <class Token>
-  auto async_release(Lease lease, Token&& token) {
+  /// Releases a lease from `async_acquire` (same as `lease.async_release(token)`, whose contract applies).
+  template <boost::asio::completion_token_for<void(error_code)> Token = default_completion_token_t>
+  auto async_release(Lease lease, Token&& token = {}) {
     return lease.async_release(std::forward<Token>(token));
   }
 

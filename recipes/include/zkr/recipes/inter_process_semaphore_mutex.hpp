@@ -36,22 +36,24 @@ class InterProcessSemaphoreMutex : public InterProcessLock {
   /// Valid until the hold is released; do not use it concurrently with `release()`.
   const Lease* lease() const;
   std::vector<std::string> participant_nodes() const { return semaphore_.participant_nodes(); }
-  /// `void(error_code, std::vector<std::string>)`.
-  template <class Token>
-  auto async_participant_nodes(Token&& token) const {
+  /// `participant_nodes`, asynchronously: `InterProcessSemaphoreV2::async_participant_nodes`'s contract.
+  template <boost::asio::completion_token_for<void(error_code, std::vector<std::string>)> Token = default_completion_token_t>
+  auto async_participant_nodes(Token&& token = {}) const {
     return semaphore_.async_participant_nodes(std::forward<Token>(token));
   }
 
-  /// `void(error_code, Lease)`: a lease independent of this object's blocking hold (the semaphore's
-  /// `async_acquire`); cancellation deletes the operation's nodes before completing with operation_aborted.
-  template <class Token>
-  auto async_acquire(Token&& token) {
+  /// `void(error_code, Lease)`: a lease independent of this object's blocking hold; the semaphore's
+  /// `async_acquire`, whose contract applies (cancellation: terminal and partial, the operation's nodes
+  /// deleted before it completes with `operation_aborted`).
+  template <boost::asio::completion_token_for<void(error_code, Lease)> Token = default_completion_token_t>
+  auto async_acquire(Token&& token = {}) {
     return semaphore_.async_acquire(std::forward<Token>(token));
   }
   /// As `async_acquire`, giving up after `timeout` (any duration), counted from when the operation starts: no
   /// error and an empty Lease on timeout.
-  template <class Rep, class Period, class Token>
-  auto async_try_acquire_for(std::chrono::duration<Rep, Period> timeout, Token&& token) {
+  template <class Rep, class Period,
+            boost::asio::completion_token_for<void(error_code, Lease)> Token = default_completion_token_t>
+  auto async_try_acquire_for(std::chrono::duration<Rep, Period> timeout, Token&& token = {}) {
     return semaphore_.async_try_acquire_for(timeout, std::forward<Token>(token));
   }
 

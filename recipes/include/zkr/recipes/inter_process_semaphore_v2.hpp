@@ -80,38 +80,49 @@ class InterProcessSemaphoreV2 {
   /// None when the leases directory does not exist (never used, or its empty container reaped by the server),
   /// as for the mutex; Curator throws NoNodeException there.
   std::vector<std::string> participant_nodes() const;
-  /// `participant_nodes`, asynchronously: `void(error_code, std::vector<std::string>)`.
-  template <class Token>
-  auto async_participant_nodes(Token&& token) const {
+  /// `participant_nodes`, asynchronously.
+  /// Handler: `void(error_code, std::vector<std::string>)`. Executor: the handler's, else the client's
+  /// completion executor. Cancellation: terminal, partial, total: completes at once with `operation_aborted`.
+  /// Errors: as `participant_nodes`. Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code, std::vector<std::string>)> Token = default_completion_token_t>
+  auto async_participant_nodes(Token&& token = {}) const {
     return detail::async_run<std::vector<std::string>>(
-        detail::semaphore_core(shared_), std::forward<Token>(token),
+        detail::semaphore_core(shared_), {"participant_nodes", path(), detail::Cancellation::read},
+        std::forward<Token>(token),
         [s = shared_](auto cb) mutable { participants_start(s, std::move(cb)); });
   }
   /// Data of the lease nodes created from now on.
   void set_node_data(std::optional<std::string> data);
 
-  /// One lease, asynchronously (the twin of `acquire()`): `void(error_code, Lease)`; cancellation deletes this
-  /// operation's nodes before completing with operation_aborted.
-  template <boost::asio::completion_token_for<void(error_code, Lease)> Token>
-  auto async_acquire(Token&& token) {
+  /// One lease, asynchronously (the twin of `acquire()`).
+  /// Handler: `void(error_code, Lease)`. Executor: the handler's, else the client's completion executor.
+  /// Cancellation: terminal and partial: this operation's nodes are deleted before it completes with `operation_aborted`.
+  /// Errors: as `acquire`. Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code, Lease)> Token = default_completion_token_t>
+  auto async_acquire(Token&& token = {}) {
     return async_acquire_one(std::nullopt, std::forward<Token>(token));
   }
   /// As `async_acquire(token)`, giving up after `timeout` (any duration), counted from when the operation
   /// starts: completes with no error and an empty Lease on timeout.
-  template <class Rep, class Period, boost::asio::completion_token_for<void(error_code, Lease)> Token>
-  auto async_try_acquire_for(std::chrono::duration<Rep, Period> timeout, Token&& token) {
+  template <class Rep, class Period,
+            boost::asio::completion_token_for<void(error_code, Lease)> Token = default_completion_token_t>
+  auto async_try_acquire_for(std::chrono::duration<Rep, Period> timeout, Token&& token = {}) {
     return async_acquire_one(detail::to_timeout(timeout), std::forward<Token>(token));
   }
-  /// `qty` leases: `void(error_code, std::vector<Lease>)`; cancellation deletes this operation's nodes and
-  /// returns leases already taken before completing with operation_aborted.
-  template <class Token>
-  auto async_acquire(int qty, Token&& token) {
+  /// `qty` leases.
+  /// Handler: `void(error_code, std::vector<Lease>)`. Executor: the handler's, else the client's completion executor.
+  /// Cancellation: terminal and partial: this operation's nodes are deleted and the leases
+  /// already taken given back before it completes with `operation_aborted`.
+  /// Errors: as `acquire`. Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code, std::vector<Lease>)> Token = default_completion_token_t>
+  auto async_acquire(int qty, Token&& token = {}) {
     return async_acquire_many(qty, std::nullopt, std::forward<Token>(token));
   }
   /// As `async_acquire(qty, token)`, giving up after `timeout` (any duration), counted from when the operation
   /// starts: completes with no error and no leases on timeout.
-  template <class Rep, class Period, class Token>
-  auto async_try_acquire_for(int qty, std::chrono::duration<Rep, Period> timeout, Token&& token) {
+  template <class Rep, class Period,
+            boost::asio::completion_token_for<void(error_code, std::vector<Lease>)> Token = default_completion_token_t>
+  auto async_try_acquire_for(int qty, std::chrono::duration<Rep, Period> timeout, Token&& token = {}) {
     return async_acquire_many(qty, detail::to_timeout(timeout), std::forward<Token>(token));
   }
 
@@ -125,17 +136,17 @@ class InterProcessSemaphoreV2 {
   /// The asynchronous acquires; the deadline is computed when the operation starts.
   template <class Token>
   auto async_acquire_many(int qty, std::optional<std::chrono::milliseconds> timeout, Token&& token) {
-    return detail::async_run_cancellable<std::vector<Lease>>(
-        detail::semaphore_core(shared_), std::forward<Token>(token),
-        [s = shared_, qty, timeout](auto cancel, auto done) mutable {
+    return detail::async_run<std::vector<Lease>>(
+        detail::semaphore_core(shared_), {"acquire", path(), detail::Cancellation::cleanup},
+        std::forward<Token>(token), [s = shared_, qty, timeout](auto done, auto cancel) mutable {
           detail::semaphore_acquire(s, qty, detail::deadline_after(timeout), std::move(cancel), std::move(done));
         });
   }
   template <class Token>
   auto async_acquire_one(std::optional<std::chrono::milliseconds> timeout, Token&& token) {
-    return detail::async_run_cancellable<Lease>(
-        detail::semaphore_core(shared_), std::forward<Token>(token),
-        [s = shared_, timeout](auto cancel, auto done) mutable {
+    return detail::async_run<Lease>(
+        detail::semaphore_core(shared_), {"acquire", path(), detail::Cancellation::cleanup},
+        std::forward<Token>(token), [s = shared_, timeout](auto done, auto cancel) mutable {
           detail::semaphore_acquire(s, 1, detail::deadline_after(timeout), std::move(cancel),
                                     [done = std::move(done)](error_code ec, std::vector<Lease> v) mutable {
                                       done(ec, v.empty() ? Lease() : std::move(v.front()));

@@ -103,14 +103,15 @@ class LeaderLatch {
   [[nodiscard]] bool await(std::chrono::duration<Rep, Period> timeout) {
     return await(detail::to_timeout(timeout));
   }
-  /// `await`, asynchronously: `void(error_code)`, at once (posted) when already leading. Errors as `await`.
-  /// Per-operation cancellation (any type) completes it with `operation_aborted` and withdraws the wait; the
-  /// latch itself is untouched.
-  template <class Token>
-  auto async_await(Token&& token) {
+  /// `await`, asynchronously, at once (posted) when already leading. Handler: `void(error_code)`. Executor:
+  /// the handler's, else the client's completion executor. Cancellation: terminal, partial, total: completes
+  /// at once with `operation_aborted` and withdraws the wait; the latch itself is untouched. Errors: as
+  /// `await`. Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code)> Token = default_completion_token_t>
+  auto async_await(Token&& token = {}) {
     auto id = std::make_shared<std::uint64_t>(0);
     return detail::async_run<>(
-        core(), std::forward<Token>(token),
+        core(), {"LeaderLatch::await", path(), detail::Cancellation::read}, std::forward<Token>(token),
         [i = impl_, id](auto cb) mutable { *id = await_start(i, std::move(cb)); }, detail::NoAbandon{},
         [i = impl_, id] { forget_waiter(i, *id); });
   }
@@ -129,11 +130,13 @@ class LeaderLatch {
   /// the answer may disagree with `has_leadership()` (it is not a snapshot). Errors: the client's.
   std::vector<Participant> get_participants() const;
   std::vector<Participant> get_participants(error_code& ec) const;
-  /// `void(error_code, std::vector<Participant>)`.
-  template <class Token>
-  auto async_get_participants(Token&& token) const {
+  /// `get_participants`, asynchronously. Handler: `void(error_code, std::vector<Participant>)`. Executor: the
+  /// handler's, else the client's completion executor. Cancellation: terminal, partial, total: completes at
+  /// once with `operation_aborted`. Errors: as `get_participants`. Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code, std::vector<Participant>)> Token = default_completion_token_t>
+  auto async_get_participants(Token&& token = {}) const {
     return detail::async_run<std::vector<Participant>>(
-        core(), std::forward<Token>(token),
+        core(), {"LeaderLatch::get_participants", path(), detail::Cancellation::read}, std::forward<Token>(token),
         [e = engine()](auto cb) mutable { detail::read_participants(e, std::move(cb)); });
   }
   /// The first of `get_participants()`, or `Participant{}` ("", false) when there is none.

@@ -130,10 +130,12 @@ class LeaderSelector {
   /// As `LeaderLatch::get_participants`, over the mutex's nodes.
   std::vector<Participant> get_participants() const;
   std::vector<Participant> get_participants(error_code& ec) const;
-  template <class Token>
-  auto async_get_participants(Token&& token) const {
+  /// `get_participants`, asynchronously, with `LeaderLatch::async_get_participants`'s contract.
+  template <boost::asio::completion_token_for<void(error_code, std::vector<Participant>)> Token = default_completion_token_t>
+  auto async_get_participants(Token&& token = {}) const {
     return detail::async_run<std::vector<Participant>>(
-        mutex_.internals()->core(), std::forward<Token>(token),
+        mutex_.internals()->core(), {"LeaderSelector::get_participants", path(), detail::Cancellation::read},
+        std::forward<Token>(token),
         [e = mutex_.internals()](auto cb) mutable { detail::read_participants(e, std::move(cb)); });
   }
   Participant get_leader() const;

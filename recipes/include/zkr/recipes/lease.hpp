@@ -45,9 +45,10 @@ class MultiLease;
 /// threads at once (the client's own threads update the state they read), but not at the same time as a
 /// member that empties or replaces the handle (`release`, `async_release`, move-assignment, destruction).
 ///
-/// Asynchronous twins: the errors of the operation go to the handler. The initiating call itself throws only
-/// when the operation cannot start: an empty handle (moved from, or already released through this handle)
-/// throws `Error` with `errc::not_acquired` there.
+/// Asynchronous twins: every error of the operation goes to the handler, never thrown by the initiating call:
+/// an empty handle (moved from, or already released through this handle) completes the handler with
+/// `errc::not_acquired` (posted; with no client to run it on, a handler without an associated executor then
+/// runs on the system executor). See docs/async.md.
 class Lease {
  public:
   Lease() noexcept;
@@ -77,11 +78,15 @@ class Lease {
   /// was lost), and the client's errors under its retry policy.
   std::string data() const;
   std::string data(error_code& ec) const;
-  /// `void(error_code, std::string)`. An empty handle throws `errc::not_acquired` here.
-  template <class Token>
-  auto async_data(Token&& token) const {
+  /// `data`, asynchronously. Handler: `void(error_code, std::string)`. Executor: the handler's, else the
+  /// client's completion executor. Cancellation: terminal, partial, total: completes at once with
+  /// `operation_aborted`. Errors: as `data` (`errc::not_acquired` for an empty handle, through the handler).
+  /// Thread-safety: as the class.
+  template <boost::asio::completion_token_for<void(error_code, std::string)> Token = default_completion_token_t>
+  auto async_data(Token&& token = {}) const {
     return detail::async_run<std::string>(
-        core_of(), std::forward<Token>(token), [c = core_](auto cb, detail::StopPtr stop) mutable {
+        async_core(), info("get_data", detail::Cancellation::read), std::forward<Token>(token),
+        [c = core_](auto cb, detail::StopPtr stop) mutable {
           data_start(c, std::move(cb), std::move(stop));
         });
   }
@@ -94,13 +99,15 @@ class Lease {
   /// call on (one extra request).
   void on_status_change(std::function<void(LeaseStatus)> listener);
 
-  /// Completes once the grant is lost (or released): `void(error_code, LeaseStatus)`. Cancelled (the handler's
-  /// cancellation slot, e.g. racing a timer with `||`), it completes with `operation_aborted` and withdraws.
-  template <class Token>
-  auto async_wait_lost(Token&& token) {
+  /// Completes once the grant is lost (or released). Handler: `void(error_code, LeaseStatus)`. Executor: the
+  /// handler's, else the client's completion executor. Cancellation: terminal, partial, total (e.g. racing a
+  /// timer with `||`): completes at once with `operation_aborted` and withdraws. Errors: `errc::not_acquired`
+  /// for an empty handle. Thread-safety: as the class.
+  template <boost::asio::completion_token_for<void(error_code, LeaseStatus)> Token = default_completion_token_t>
+  auto async_wait_lost(Token&& token = {}) {
     auto id = std::make_shared<std::uint64_t>(0);
     return detail::async_run<LeaseStatus>(
-        core_of(), std::forward<Token>(token),
+        async_core(), info("wait_lost", detail::Cancellation::read), std::forward<Token>(token),
         [c = core_, id](auto cb) mutable { *id = wait_lost_start(c, std::move(cb)); }, detail::NoAbandon{},
         [c = core_, id] { forget_lost_waiter(c, *id); });
   }
@@ -118,11 +125,15 @@ class Lease {
   /// is already known lost (nothing is sent in either case).
   std::vector<OpResult> multi_while_held(std::vector<Op> ops) const;
   std::vector<OpResult> multi_while_held(std::vector<Op> ops, error_code& ec) const;
-  /// `void(error_code, std::vector<OpResult>)`. An empty handle throws `errc::not_acquired` here.
-  template <class Token>
-  auto async_multi_while_held(std::vector<Op> ops, Token&& token) const {
+  /// `multi_while_held`, asynchronously. Handler: `void(error_code, std::vector<OpResult>)`. Executor: the
+  /// handler's, else the client's completion executor. Cancellation: terminal only: completes at once with
+  /// `operation_aborted`; a try already sent may still commit. Errors: as `multi_while_held`
+  /// (`errc::not_acquired` for an empty handle, through the handler). Thread-safety: as the class.
+  template <boost::asio::completion_token_for<void(error_code, std::vector<OpResult>)> Token = default_completion_token_t>
+  auto async_multi_while_held(std::vector<Op> ops, Token&& token = {}) const {
     return detail::async_run<std::vector<OpResult>>(
-        core_of(), std::forward<Token>(token), [c = core_, ops = std::move(ops)](auto cb, detail::StopPtr stop) mutable {
+        async_core(), info("multi_while_held", detail::Cancellation::write), std::forward<Token>(token),
+        [c = core_, ops = std::move(ops)](auto cb, detail::StopPtr stop) mutable {
           multi_while_held_start({c}, std::move(ops), std::move(cb), std::move(stop));
         });
   }
@@ -133,12 +144,16 @@ class Lease {
   /// waiting would block the thread that completes it, it starts the delete and returns without waiting.
   void release();
   void release(error_code& ec);
-  /// Asynchronous twin: `void(error_code)`. The operation owns the grant from the call on (this handle is empty after
-  /// it): an operation that never starts (a lazy token such as `deferred` never launched, an awaitable never awaited)
-  /// gives the grant back when it is destroyed, as the destructor does.
-  template <class Token>
-  auto async_release(Token&& token) {
-    auto core = core_of();
+  /// `release`, asynchronously. Handler: `void(error_code)`. Executor: the handler's, else the client's
+  /// completion executor. Cancellation: terminal only: completes at once with `operation_aborted`; the delete
+  /// goes on (guaranteed delete). Errors: as `release` (`errc::not_acquired` for an empty handle, through the
+  /// handler). Thread-safety: as the class. The operation owns the grant from the call on (this handle is empty
+  /// after it): an operation that never starts (the default deferred operation never launched, an awaitable
+  /// never awaited) gives the grant back when it is destroyed, as the destructor does.
+  template <boost::asio::completion_token_for<void(error_code)> Token = default_completion_token_t>
+  auto async_release(Token&& token = {}) {
+    auto core = async_core();
+    auto op = info("release", detail::Cancellation::write);
     auto owned = std::make_shared<Lease>(std::move(*this));
     // As the blocking release, the delete leaves from the initiating thread when it can.
     auto here = [owned](detail::VoidCallback& cb) {
@@ -146,9 +161,10 @@ class Lease {
       owned->core_ = nullptr;  // released: nothing left for the destructor
       return true;
     };
-    return detail::async_run_from_caller<>(
-        std::move(core), std::forward<Token>(token), std::move(here),
-        [owned](auto cb) mutable { release_start(std::exchange(owned->core_, nullptr), std::move(cb)); });
+    return detail::async_run<>(
+        std::move(core), std::move(op), std::forward<Token>(token),
+        [owned](auto cb) mutable { release_start(std::exchange(owned->core_, nullptr), std::move(cb)); },
+        detail::NoAbandon{}, detail::NoCancelHook{}, std::move(here));
   }
 
   /// For recipes: the shared state.
@@ -156,6 +172,10 @@ class Lease {
 
  private:
   std::shared_ptr<detail::Core> core_of() const;
+  /// The client's core, null for an empty handle (whose asynchronous operations are refused).
+  std::shared_ptr<detail::Core> async_core() const noexcept;
+  /// An asynchronous operation on this grant's node; refused (`errc::not_acquired`) on an empty handle.
+  detail::OpInfo info(std::string_view operation, detail::Cancellation cancellation) const;
   static void release_start(const std::shared_ptr<detail::LeaseCore>& c, detail::VoidCallback cb);
   /// `LeaseCore::release_from_caller`: the release's delete sent from this thread, when it can be.
   static bool release_here(const std::shared_ptr<detail::LeaseCore>& c, detail::VoidCallback& cb);

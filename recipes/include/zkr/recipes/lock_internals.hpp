@@ -25,9 +25,6 @@
 /// Timeout, cancellation and errors delete our node (guaranteed delete) before the operation completes. The
 /// timeout is one budget across retries.
 
-#include <boost/asio/associated_cancellation_slot.hpp>
-#include <boost/asio/cancellation_type.hpp>
-
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -147,41 +144,6 @@ std::shared_ptr<const LockDriver> default_mutex_driver();
 /// `persistent`: the node outlives its session (`LockNodeMode::persistent_sequential`; `session` made it).
 Lease make_lease(const std::shared_ptr<Core>& core, std::string path, std::int64_t czxid, std::int64_t session,
                  bool persistent = false);
-
-/// Runs `start(cancel, done)` on the I/O thread as an Asio asynchronous operation completing with
-/// `void(error_code, R)`; the handler's cancellation slot (any cancellation type) fires `cancel` on the I/O
-/// thread.
-template <class R, class Token, class Start>
-auto async_run_cancellable(std::shared_ptr<Core> core, Token&& token, Start&& start) {
-  return boost::asio::async_initiate<Token, void(error_code, R)>(
-      [](auto handler, std::shared_ptr<Core> core, auto start) {
-        auto ex = boost::asio::get_associated_executor(handler, core->completion_executor());
-        auto work = boost::asio::make_work_guard(ex);
-        auto cancel = std::make_shared<CancelState>();
-        auto slot = boost::asio::get_associated_cancellation_slot(handler);
-        auto io = core->io_executor();
-        if (slot.is_connected()) {
-          slot.assign([io, weak = std::weak_ptr<CancelState>(cancel)](boost::asio::cancellation_type) {
-            boost::asio::post(io, [weak] {
-              if (auto c = weak.lock()) c->request();
-            });
-          });
-        }
-        boost::asio::post(io, [start = std::move(start), cancel, h = std::move(handler), work = std::move(work)]() mutable {
-          start(cancel, unique_function<void(error_code, R)>([h = std::move(h), work = std::move(work)](
-                                                                  error_code ec, R v) mutable {
-            auto ex = work.get_executor();
-            boost::asio::post(ex, [h = std::move(h), ec, v = std::move(v)]() mutable {
-              auto slot = boost::asio::get_associated_cancellation_slot(h);
-              if (slot.is_connected()) slot.clear();
-              std::move(h)(ec, std::move(v));
-            });
-            work.reset();
-          }));
-        });
-      },
-      token, std::move(core), std::forward<Start>(start));
-}
 
 }  // namespace detail
 }  // namespace zkr

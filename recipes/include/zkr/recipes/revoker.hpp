@@ -19,10 +19,13 @@ class Revoker {
   static void attempt_revoke(CuratorFramework& client, const std::string& node_path);
   static void attempt_revoke(CuratorFramework& client, const std::string& node_path, error_code& ec);
 
-  /// Asynchronous twin: `void(error_code)`.
-  template <class Token>
-  static auto async_attempt_revoke(CuratorFramework& client, std::string node_path, Token&& token) {
-    return detail::async_run<>(client.core(), std::forward<Token>(token),
+  /// Asynchronous twin. Handler: `void(error_code)`. Executor: the handler's, else the client's completion
+  /// executor. Cancellation: terminal only: completes at once with `operation_aborted`; a write already sent
+  /// may still apply. Errors: as `attempt_revoke`. Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code)> Token = default_completion_token_t>
+  static auto async_attempt_revoke(CuratorFramework& client, std::string node_path, Token&& token = {}) {
+    detail::OpInfo info{"attempt_revoke", node_path, detail::Cancellation::write};
+    return detail::async_run<>(client.core(), std::move(info), std::forward<Token>(token),
                                [core = client.core(), p = std::move(node_path)](auto cb) mutable {
                                  start(core, std::move(p), std::move(cb));
                                });

@@ -1,25 +1,74 @@
 #pragma once
 /// \file
-/// Glue between the I/O-thread callbacks of `Core` and the public twins: Asio completion tokens for the async
-/// form, and a blocking runner for the synchronous form. Not for applications.
+/// Glue between the I/O-thread callbacks of `Core` and the public twins: the one initiator of the asynchronous
+/// form (`async_run`), and the blocking runners of the synchronous form. Not for applications: the contract
+/// it implements is in docs/async.md.
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
-#include <boost/asio/error.hpp>
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/cancellation_type.hpp>
+#include <boost/asio/error.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/system_executor.hpp>
 
 #include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 
 #include <zkr/framework/detail/core.hpp>
+#include <zkr/framework/with_diagnostics.hpp>
 
 namespace zkr::detail {
+
+/// How an operation honours a cancellation request (through its handler's cancellation slot). One choice per
+/// operation; docs/async.md has the table.
+enum class Cancellation {
+  /// A read, or a wait with no effect on the server: completes at once (posted) with `operation_aborted`; the
+  /// operation sends no further try, and a late result goes to its `abandon` hook (which removes a watch it
+  /// set). Nothing observable remains: honours `terminal`, `partial` and `total`.
+  read,
+  /// A write: completes at once (posted) with `operation_aborted` and sends no further try, but a try already
+  /// sent may still apply; its late result goes to `abandon` (e.g. deleting the node a create made after all).
+  /// The outcome is not known at completion: honours `terminal` only.
+  write,
+  /// A recipe operation (acquire): the cancellation requests the operation's stop signal, and the operation
+  /// completes itself once its cleanup is done (its nodes deleted, leases taken returned), with
+  /// `operation_aborted`. A known state at completion: honours `terminal` and `partial`.
+  cleanup,
+};
+
+/// The cancellation types an operation of kind `c` honours; it ignores the others (Asio's rule).
+constexpr boost::asio::cancellation_type supported_cancellation(Cancellation c) noexcept {
+  using boost::asio::cancellation_type;
+  switch (c) {
+    case Cancellation::read:
+      return cancellation_type::terminal | cancellation_type::partial | cancellation_type::total;
+    case Cancellation::write:
+      return cancellation_type::terminal;
+    case Cancellation::cleanup:
+      return cancellation_type::terminal | cancellation_type::partial;
+  }
+  return cancellation_type::none;
+}
+
+/// What an asynchronous operation is: its name and path (for `with_diagnostics`, the same the throwing twin
+/// puts in its `Error`), its cancellation, and whether it can start at all.
+struct OpInfo {
+  std::string_view operation;  // a literal
+  std::string path;
+  Cancellation cancellation = Cancellation::read;
+  /// Set when the operation cannot start (an empty handle: `errc::not_acquired`): the handler gets this error,
+  /// posted, and `start` never runs. The core may then be null.
+  error_code refuse = {};
+};
 
 /// What a late result of a cancelled operation is handed to (I/O thread): for an operation that can undo its
 /// own effect, such as deleting the node a cancelled create made after all.
@@ -34,90 +83,132 @@ struct NoCancelHook {
   void operator()() const noexcept {}
 };
 
-/// `async_run` (below) whose operation first gets a chance on the initiating thread: `start_here(callback)` either
-/// takes the callback and returns true (the operation then completes it on the I/O thread, as `start` would),
-/// or returns false and leaves it, and `start` is posted to the I/O thread as usual.
-template <class... T, class Token, class StartHere, class Start, class Abandon = NoAbandon,
-          class OnCancel = NoCancelHook>
-auto async_run_from_caller(std::shared_ptr<Core> core, Token&& token, StartHere&& start_here, Start&& start,
-                           Abandon abandon = {}, OnCancel on_cancel = {}) {
-  return boost::asio::async_initiate<Token, void(error_code, T...)>(
-      [](auto handler, std::shared_ptr<Core> core, auto start_here, auto start, Abandon abandon,
-         OnCancel on_cancel) {
-        using Handler = decltype(handler);
-        auto ex = boost::asio::get_associated_executor(handler, core->completion_executor());
-        // The handler and its work guard, until one of the result and the cancellation takes them (I/O thread).
-        struct Pending {
-          std::optional<Handler> h;
-          std::optional<boost::asio::executor_work_guard<decltype(ex)>> work;
-          void complete(error_code ec, T... v) {
-            auto h2 = std::move(*h);
-            h.reset();
-            auto w = std::move(*work);
-            work.reset();
-            boost::asio::post(w.get_executor(),
-                              [h = std::move(h2), ec, tup = std::make_tuple(std::move(v)...)]() mutable {
-                                auto slot = boost::asio::get_associated_cancellation_slot(h);
-                                if (slot.is_connected()) slot.clear();
-                                std::apply([&](auto&&... a) { std::move(h)(ec, std::move(a)...); }, std::move(tup));
-                              });
-            w.reset();
-          }
-        };
-        auto slot = boost::asio::get_associated_cancellation_slot(handler);
-        auto pending = std::make_shared<Pending>();
-        pending->work.emplace(boost::asio::make_work_guard(ex));
-        pending->h.emplace(std::move(handler));
-        auto io = core->io_executor();
-        StopPtr stop;
-        if (slot.is_connected()) {
-          stop = std::make_shared<StopSignal>();
-          slot.assign([io, weak = std::weak_ptr<Pending>(pending), stop,
-                       on_cancel = std::move(on_cancel)](boost::asio::cancellation_type) mutable {
-            boost::asio::post(io, [weak, stop, on_cancel = std::move(on_cancel)]() mutable {
-              if (auto p = weak.lock(); p && p->h) {
-                p->complete(boost::asio::error::operation_aborted, T{}...);
-                on_cancel();
-                stop->request();
-              }
-            });
-          });
-        }
-        using Callback = unique_function<void(error_code, T...)>;
-        Callback cb([pending = std::move(pending), abandon = std::move(abandon)](error_code ec, T... v) mutable {
-          if (pending->h)
-            pending->complete(ec, std::move(v)...);
-          else
-            abandon(ec, std::move(v)...);
-        });
-        if (start_here(cb)) return;
-        boost::asio::post(io, [core = std::move(core), start = std::move(start), cb = std::move(cb),
-                               stop = std::move(stop)]() mutable {
-          if constexpr (std::is_invocable_v<decltype(start)&, Callback&&, StopPtr>)
-            start(std::move(cb), std::move(stop));
-          else
-            start(std::move(cb));
-        });
-      },
-      token, std::move(core), std::forward<StartHere>(start_here), std::forward<Start>(start), std::move(abandon),
-      std::move(on_cancel));
+/// An operation that does not start on the initiating thread.
+struct NoStartHere {
+  template <class Callback>
+  bool operator()(Callback&) const noexcept {
+    return false;
+  }
+};
+
+/// The executor a handler without an associated executor runs on: the client's completion executor; with no
+/// client (an operation refused on an empty handle), the system executor.
+inline boost::asio::any_io_executor default_completion_executor(const std::shared_ptr<Core>& core) {
+  if (core) return core->completion_executor();
+  return boost::asio::any_io_executor(boost::asio::system_executor());
 }
 
-/// Starts `start(callback)` on the client's I/O thread and completes the Asio handler made from `token` with
-/// the callback's arguments, on the handler's associated executor (default: the client's completion
-/// executor). The handler is never invoked inline.
+/// The initiation object of every zkrecipes asynchronous operation (see `async_run`). It carries the
+/// operation's name and path for `with_diagnostics`.
+template <class... T>
+class Initiation {
+ public:
+  Initiation(std::shared_ptr<Core> core, OpInfo info) : core_(std::move(core)), info_(std::move(info)) {}
+
+  std::string_view operation() const noexcept { return info_.operation; }
+  const std::string& path() const noexcept { return info_.path; }
+
+  template <class Handler, class Start, class Abandon, class OnCancel, class StartHere>
+  void operator()(Handler handler, Start start, Abandon abandon, OnCancel on_cancel, StartHere start_here) const {
+    using Callback = unique_function<void(error_code, T...)>;
+    auto ex = boost::asio::get_associated_executor(handler, default_completion_executor(core_));
+    // The handler and its work guard, until the result or a cancellation takes them (I/O thread); the one
+    // place that completes a handler: always posted, never inline.
+    struct Pending {
+      std::optional<Handler> h;
+      std::optional<boost::asio::executor_work_guard<decltype(ex)>> work;
+      void complete(error_code ec, T... v) {
+        auto h2 = std::move(*h);
+        h.reset();
+        auto w = std::move(*work);
+        work.reset();
+        boost::asio::post(w.get_executor(),
+                          [h = std::move(h2), ec, tup = std::make_tuple(std::move(v)...)]() mutable {
+                            auto slot = boost::asio::get_associated_cancellation_slot(h);
+                            if (slot.is_connected()) slot.clear();
+                            std::apply([&](auto&&... a) { std::move(h)(ec, std::move(a)...); }, std::move(tup));
+                          });
+        w.reset();
+      }
+    };
+    auto slot = boost::asio::get_associated_cancellation_slot(handler);
+    auto pending = std::make_shared<Pending>();
+    pending->work.emplace(boost::asio::make_work_guard(ex));
+    pending->h.emplace(std::move(handler));
+    if (info_.refuse || !core_) {
+      pending->complete(info_.refuse ? info_.refuse : error_code(errc::closed), T{}...);
+      return;
+    }
+    auto io = core_->io_executor();
+    const auto supported = supported_cancellation(info_.cancellation);
+    StopPtr stop;
+    if (info_.cancellation == Cancellation::cleanup) {
+      // The operation completes itself after its cleanup: the slot only requests its stop.
+      stop = std::make_shared<StopSignal>();
+      if (slot.is_connected())
+        slot.assign([io, weak = std::weak_ptr<StopSignal>(stop), supported](boost::asio::cancellation_type t) {
+          if ((t & supported) == boost::asio::cancellation_type::none) return;
+          boost::asio::post(io, [weak] {
+            if (auto s = weak.lock()) s->request();
+          });
+        });
+    } else if (slot.is_connected()) {
+      stop = std::make_shared<StopSignal>();
+      slot.assign([io, weak = std::weak_ptr<Pending>(pending), stop, supported,
+                   on_cancel = std::move(on_cancel)](boost::asio::cancellation_type t) mutable {
+        if ((t & supported) == boost::asio::cancellation_type::none) return;
+        boost::asio::post(io, [weak, stop, on_cancel = std::move(on_cancel)]() mutable {
+          if (auto p = weak.lock(); p && p->h) {
+            p->complete(boost::asio::error::operation_aborted, T{}...);
+            on_cancel();
+            stop->request();
+          }
+        });
+      });
+    }
+    Callback cb([pending = std::move(pending), abandon = std::move(abandon)](error_code ec, T... v) mutable {
+      if (pending->h)
+        pending->complete(ec, std::move(v)...);
+      else
+        abandon(ec, std::move(v)...);
+    });
+    if (start_here(cb)) return;
+    boost::asio::post(io, [core = core_, start = std::move(start), cb = std::move(cb),
+                           stop = std::move(stop)]() mutable {
+      if constexpr (std::is_invocable_v<decltype(start)&, Callback&&, StopPtr>)
+        start(std::move(cb), std::move(stop));
+      else
+        start(std::move(cb));
+    });
+  }
+
+ private:
+  std::shared_ptr<Core> core_;
+  OpInfo info_;
+};
+
+/// The one initiator of every public asynchronous operation of zkrecipes (framework and recipes). Starts
+/// `start(callback)` or `start(callback, stop)` on the client's I/O thread and completes the Asio handler made
+/// from `token` with the callback's arguments (`void(error_code, T...)`), on the handler's associated executor
+/// (default: the client's completion executor), under a work guard. The handler is never invoked inline.
 ///
-/// Cancellation (any type, through the handler's cancellation slot) is terminal: the handler completes at once
-/// with `operation_aborted`. A `start` that also takes a `StopPtr` (`start(callback, stop)`) gets one when the
-/// handler has a slot, and the cancellation requests it, so the operation's retry loop sends no further try.
-/// A try already sent may still reach the server; its result, when it comes, goes to `abandon` instead of the
-/// handler. `on_cancel` runs once the cancellation has completed the handler.
-template <class... T, class Token, class Start, class Abandon = NoAbandon, class OnCancel = NoCancelHook>
-auto async_run(std::shared_ptr<Core> core, Token&& token, Start&& start, Abandon abandon = {},
-               OnCancel on_cancel = {}) {
-  return async_run_from_caller<T...>(
-      std::move(core), std::forward<Token>(token), [](auto&) { return false; }, std::forward<Start>(start),
-      std::move(abandon), std::move(on_cancel));
+/// Cancellation, through the handler's cancellation slot, as `info.cancellation` says (`Cancellation`): the
+/// types the operation does not honour are ignored. `read`/`write`: the handler completes at once with
+/// `operation_aborted`, `on_cancel` runs, and the `stop` given to `start` (when the handler has a slot) is
+/// requested so the operation's retry loop sends no further try; a late result goes to `abandon`. `cleanup`:
+/// `stop` (always given) is requested and the operation completes itself after its cleanup.
+///
+/// `start_here(callback)` gives the operation a chance on the initiating thread: it takes the callback and
+/// returns true (the operation then completes it on the I/O thread), or returns false and leaves it, and
+/// `start` is posted to the I/O thread as usual. An operation that cannot start (`info.refuse`) completes
+/// its handler with that error, posted.
+template <class... T, class Token, class Start, class Abandon = NoAbandon, class OnCancel = NoCancelHook,
+          class StartHere = NoStartHere>
+auto async_run(std::shared_ptr<Core> core, OpInfo info, Token&& token, Start&& start, Abandon abandon = {},
+               OnCancel on_cancel = {}, StartHere start_here = {}) {
+  return boost::asio::async_initiate<Token, void(error_code, T...)>(
+      Initiation<T...>(std::move(core), std::move(info)), token, std::forward<Start>(start), std::move(abandon),
+      std::move(on_cancel), std::move(start_here));
 }
 
 /// Blocks the calling thread until `done(ec, value)` runs. The operation first gets a chance on the calling
