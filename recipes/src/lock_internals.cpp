@@ -280,7 +280,10 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
           }
           if (ec) return self->give_up(ec);
           if (std::exchange(self->woken, false)) return self->check();
-          // else: wait for the watch
+          // else: wait for the watch, which is set
+          if (self->options.on_waiting)
+            boost::asio::post(self->core->completion_executor(),
+                              [f = self->options.on_waiting, p = self->our_path] { f(p); });
         });
   }
 

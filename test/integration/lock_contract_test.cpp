@@ -665,6 +665,47 @@ TEST_CASE("contract: async_acquire tells when our node is queued, before the wai
   l.release();
 }
 
+TEST_CASE("contract: async_acquire tells when it is queued and waiting, its watch set on the node ahead",
+          "[contract][async]") {
+  ServerFixture fx;
+  auto c1 = fx.client();
+  auto c2 = fx.client();
+  InterProcessMutex holder(*c1, "/locks/waiting");
+  InterProcessMutex waiter(*c2, "/locks/waiting");
+  holder.acquire();
+  std::promise<std::string> waiting;
+  std::atomic<int> queued_calls{0};
+  std::atomic<int> waiting_calls{0};
+  auto lease = waiter.async_acquire(
+      AcquireEvents{.on_queued = [&](const std::string&) { ++queued_calls; },
+                    .on_waiting =
+                        [&](const std::string& node) {
+                          if (++waiting_calls == 1) waiting.set_value(node);
+                        }},
+      boost::asio::use_future);
+  auto w = waiting.get_future();
+  REQUIRE(w.wait_for(10s) == std::future_status::ready);
+  const auto node = w.get();
+  CHECK(queued_calls == 1);  // queued before waiting
+  CHECK(lease.wait_for(200ms) == std::future_status::timeout);
+  holder.release();  // the watch told of wakes the waiter
+  REQUIRE(lease.wait_for(10s) == std::future_status::ready);
+  auto l = lease.get();
+  CHECK(l.node_path() == node);
+  CHECK(waiting_calls == 1);
+  l.release();
+
+  // Granted at once: queued, never waiting.
+  int waited = 0;
+  auto at_once = waiter
+                     .async_acquire(AcquireEvents{.on_queued = {}, .on_waiting = [&](const std::string&) { ++waited; }},
+                                    boost::asio::use_future)
+                     .get();
+  CHECK(at_once.valid());
+  at_once.release();
+  CHECK(waited == 0);
+}
+
 TEST_CASE("contract: a wait for the loss signal raced against a timer withdraws when the timer wins",
           "[contract][loss]") {
   // The common "is my lock still mine, or is it time to do the next piece of work" loop. The losing wait is

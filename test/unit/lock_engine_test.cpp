@@ -762,6 +762,47 @@ TEST_CASE_METHOD(Fixture, "engine: our node vanishes before the listing -> a new
   }
 }
 
+TEST_CASE_METHOD(Fixture, "engine: on_waiting is told once the watch on the node ahead is set, not on a grant at once",
+                 "[engine]") {
+  auto e = engine();
+  std::vector<std::string> waiting;
+  std::size_t watches_when_told = 0;
+  zkr::AcquireOptions o;
+  o.on_waiting = [&](const std::string& node) {
+    waiting.push_back(node);
+    watches_when_told = core->watch_count();
+  };
+  SECTION("a waiter: told after its get_data with the watch returned") {
+    const auto pred = other();
+    auto out = start(e, o);
+    REQUIRE(core->run_until([&] { return waiting.size() == 1; }));
+    INFO(core->describe_log());
+    CHECK_FALSE(out->done());
+    CHECK(watches_when_told == 1);
+    CHECK(core->watch_count(pred) == 1);
+    core->erase(pred);
+    REQUIRE(wait(*out));
+    REQUIRE(out->lease.valid());
+    CHECK(waiting == std::vector<std::string>{out->lease.node_path()});
+  }
+  SECTION("the watched node is gone before the watch is set: not told for it") {
+    const auto pred = other();
+    core->before_next(Op::get_data, [&] { core->erase(pred); });
+    auto out = start(e, o);
+    REQUIRE(wait(*out));
+    INFO(core->describe_log());
+    REQUIRE(out->lease.valid());
+    CHECK(waiting.empty());
+  }
+  SECTION("granted at once: never told") {
+    auto out = start(e, o);
+    REQUIRE(wait(*out));
+    REQUIRE(out->lease.valid());
+    core->settle();
+    CHECK(waiting.empty());
+  }
+}
+
 TEST_CASE_METHOD(Fixture, "engine: on_queued is told every node the attempt makes, before the grant",
                  "[engine]") {
   auto e = engine();

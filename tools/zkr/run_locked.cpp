@@ -352,16 +352,16 @@ class Runner {
     phase_ = Phase::releasing;
     auto remaining = std::make_shared<std::size_t>(0);
     for (auto& lease : leases_) {
-      if (lease.state() && options_.stop_on_suspended && lease.status() == LeaseStatus::maybe_lost) {
+      if (lease.valid() && options_.stop_on_suspended && lease.status() == LeaseStatus::maybe_lost) {
         logger_->debug("connection suspended: deleting {} in the background", lease.node_path());
         lease = Lease();  // the destructor starts the guaranteed delete without waiting
       }
-      if (lease.state()) ++*remaining;
+      if (lease.valid()) ++*remaining;
     }
     if (*remaining == 0) return next();
     auto then = std::make_shared<std::function<void()>>(std::move(next));
     for (auto& lease : leases_) {
-      if (!lease.state()) continue;
+      if (!lease.valid()) continue;
       std::string node = lease.node_path();
       lease.async_release([this, alive = alive_, remaining, then, node](error_code ec) {
         if (!*alive) return;

@@ -301,12 +301,14 @@ class CuratorFramework {
   /// retry loop (`connection_timeout`, `closed`, ...). Thread-safe, as every member.
   AclResult get_acl(const std::string& path);
   AclResult get_acl(const std::string& path, error_code& ec);
-  /// `void(error_code, AclResult)`. Cancelled, it completes at once with `operation_aborted` and is not tried
-  /// again.
-  template <class Token>
-  auto async_get_acl(std::string path, Token&& token) {
+  /// `get_acl`, asynchronously. Handler: `void(error_code, AclResult)`. Executor: the handler's, else the
+  /// client's completion executor. Cancellation: terminal, partial, total: completes at once with
+  /// `operation_aborted`. Errors: as `get_acl`. Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code, AclResult)> Token = default_completion_token_t>
+  auto async_get_acl(std::string path, Token&& token = {}) {
+    detail::OpInfo info{"get_acl", path, detail::Cancellation::read};
     return detail::async_run<AclResult>(
-        core(), std::forward<Token>(token),
+        core(), std::move(info), std::forward<Token>(token),
         [this_core = core(), path = std::move(path)](auto cb, detail::StopPtr stop) mutable {
           this_core->get_acl(std::move(path), std::move(cb), {.stop = std::move(stop)});
         });
@@ -321,11 +323,13 @@ class CuratorFramework {
   /// `bad_version` although the first applied.
   Stat set_acl(const std::string& path, const AclList& acl, int version = -1);
   Stat set_acl(const std::string& path, const AclList& acl, int version, error_code& ec);
-  /// `void(error_code, Stat)`. Cancelled, it completes at once with `operation_aborted` and is not tried again
-  /// (a try already sent may still apply).
-  template <class Token>
-  auto async_set_acl(std::string path, AclList acl, int version, Token&& token) {
-    return detail::async_run<Stat>(core(), std::forward<Token>(token),
+  /// `set_acl`, asynchronously. Handler: `void(error_code, Stat)`. Executor: the handler's, else the client's
+  /// completion executor. Cancellation: terminal only: completes at once with `operation_aborted` and sends no
+  /// further try; a try already sent may still apply. Errors: as `set_acl`. Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code, Stat)> Token = default_completion_token_t>
+  auto async_set_acl(std::string path, AclList acl, int version, Token&& token = {}) {
+    detail::OpInfo info{"set_acl", path, detail::Cancellation::write};
+    return detail::async_run<Stat>(core(), std::move(info), std::forward<Token>(token),
                                    [this_core = core(), path = std::move(path), acl = std::move(acl),
                                     version](auto cb, detail::StopPtr stop) mutable {
                                      this_core->set_acl(std::move(path), std::move(acl), version, std::move(cb),

@@ -19,6 +19,15 @@
 
 namespace zkr {
 
+/// What an asynchronous acquire tells as it goes (`InterProcessMutex::async_acquire(AcquireEvents, token)`), on
+/// the client's completion executor. Either may be empty.
+struct AcquireEvents {
+  /// Our lock node exists: its path, without the client's namespace.
+  std::function<void(const std::string& node_path)> on_queued;
+  /// The attempt waits, its watch set on the node ahead: queued and waiting.
+  std::function<void(const std::string& node_path)> on_waiting;
+};
+
 /// A reentrant mutex shared across processes.
 ///
 /// Blocking API (Curator's): holds belong to the calling *thread*, counted for reentrancy; another thread using
@@ -124,18 +133,28 @@ class InterProcessMutex : public InterProcessLock {
           e->attempt_lock(std::move(o), std::move(cancel), std::move(done));
         });
   }
-  /// As `async_acquire`, telling `on_queued` (on the client's completion executor) the path of our lock node as
-  /// soon as it exists, before the wait (CURATOR-592). A node made again after a session loss is told again.
+  /// As `async_acquire`, telling `events` (on the client's completion executor) how the attempt goes:
+  /// `on_queued` with the path of our lock node as soon as it exists, before the attempt knows whether it
+  /// holds (CURATOR-592), again for a node made again after a session loss; `on_waiting` with that path once the
+  /// attempt waits with its watch set on the node ahead (that node's deletion will wake it), again each time it
+  /// waits anew. A grant at once tells `on_queued` only.
   template <boost::asio::completion_token_for<void(error_code, Lease)> Token = default_completion_token_t>
-  auto async_acquire(std::function<void(const std::string& node_path)> on_queued, Token&& token = {}) {
+  auto async_acquire(AcquireEvents events, Token&& token = {}) {
     return detail::async_run<Lease>(
         engine_->core(), {"acquire", path(), detail::Cancellation::cleanup}, std::forward<Token>(token),
-        [e = engine_, data = node_data(), on_queued = std::move(on_queued)](auto done, auto cancel) mutable {
+        [e = engine_, data = node_data(), events = std::move(events)](auto done, auto cancel) mutable {
           AcquireOptions o;
           o.node_data = std::move(data);
-          o.on_queued = std::move(on_queued);
+          o.on_queued = std::move(events.on_queued);
+          o.on_waiting = std::move(events.on_waiting);
           e->attempt_lock(std::move(o), std::move(cancel), std::move(done));
         });
+  }
+  /// `async_acquire(AcquireEvents{.on_queued = on_queued}, token)`.
+  template <boost::asio::completion_token_for<void(error_code, Lease)> Token = default_completion_token_t>
+  auto async_acquire(std::function<void(const std::string& node_path)> on_queued, Token&& token = {}) {
+    return async_acquire(AcquireEvents{.on_queued = std::move(on_queued), .on_waiting = {}},
+                         std::forward<Token>(token));
   }
   /// Releases a lease from `async_acquire` (same as `lease.async_release(token)`, whose contract applies).
   template <boost::asio::completion_token_for<void(error_code)> Token = default_completion_token_t>

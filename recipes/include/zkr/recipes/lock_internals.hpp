@@ -82,6 +82,10 @@ struct AcquireOptions {
   /// attempt learns whether it holds the lock (CURATOR-592: "tell me when I am in line"). Runs again with the
   /// new path if the node has to be made again (its session was lost while waiting).
   std::function<void(const std::string& node_path)> on_queued;
+  /// Runs on the client's completion executor when the attempt starts waiting: its watch on the node ahead
+  /// is set (the server confirmed the node exists), so that node's deletion will wake it. Told again each time
+  /// it waits anew (on another node, after a wake-up that did not grant it). Not told when granted at once.
+  std::function<void(const std::string& node_path)> on_waiting;
 };
 
 /// The data a revocable lock's node is set to by `Revoker::attempt_revoke` (Curator's `REVOKE_MESSAGE`).
