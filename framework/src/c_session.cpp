@@ -4,9 +4,9 @@
 
 #include "c_session.hpp"
 
-#include <algorithm>
 #include "tls/tls_checks.hpp"
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <cerrno>
 #include <cstring>

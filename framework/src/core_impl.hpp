@@ -203,7 +203,8 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   /// of `exists` for every one of them, then one pipelined round of creates per depth, parents first
   /// (containers or persistent nodes; node-exists ignored: a racing creator's node will do). `k(rc)` once:
   /// ZOK, the first other failure, or kAbortedRc when `stop` was requested before a round of creates.
-  void mkdirs(const std::vector<std::string>& dirs, bool containers, StopPtr stop, unique_function<void(int)> k);
+  void mkdirs(const std::vector<std::string>& dirs, bool containers, StopPtr stop,
+              unique_function<void(int)> k);
   struct Mkdirs;
   void mkdirs_create(std::shared_ptr<Mkdirs> m, std::size_t from);
 
@@ -218,10 +219,10 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   // protected_create.cpp
   void find_protected(std::string full_path, std::string protected_id, bool ephemeral,
                       unique_function<void(int, std::optional<CreateResult>)> k);
-  /// Deletes, in the background, every child of `parent_full` whose name starts with `protected_prefix`
-  /// (`protected_names::prefix_for(id)`): the nodes a try whose outcome is unknown may have made. Retried with
-  /// a pause until the listing succeeds or the client closes, counted in the pending deletes.
-  void find_and_delete_in_background(std::string parent_full, std::string protected_prefix, int attempt);
+  /// Deletes, in the background, every child of `parent_full` whose name starts with `prefix`
+  /// (`protected_names::prefix_for(id)`): the nodes a try whose outcome is unknown may have made. Retried
+  /// with a pause until the listing succeeds or the client closes, counted in the pending deletes.
+  void find_and_delete_in_background(std::string parent_full, std::string prefix, int attempt);
 
   // guaranteed_delete.cpp
   void background_delete(std::string full_path, int attempt);

@@ -66,7 +66,7 @@ class MtSession final : public CSession {
   std::chrono::steady_clock::time_point attempt_since_{};
   int attempts_abandoned_ = 0;
   bool watch_supported_ = false;
-  bool watching_ = false;      // its timer is armed
+  bool watching_ = false;     // its timer is armed
   int last_event_state_ = 0;  // the handle's last session event delivered (0: none yet)
 };
 

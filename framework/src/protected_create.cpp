@@ -89,7 +89,8 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
       if (!st->protected_id.empty() && !closed_ && st->attempts > 0 &&
           (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == kConnectionTimeoutRc ||
            rc == kAbortedRc))
-        find_and_delete_in_background(parent_path(st->full), protected_names::prefix_for(st->protected_id), 0);
+        find_and_delete_in_background(parent_path(st->full), protected_names::prefix_for(st->protected_id),
+                                      0);
       return cb(map_rc(rc), CreateResult{});
     }
     st->result.path = unfix(st->result.path);
@@ -133,23 +134,22 @@ void CoreImpl::sweep_protected(std::string parent, std::string protected_prefix)
   find_and_delete_in_background(fix(parent), std::move(protected_prefix), 0);
 }
 
-void CoreImpl::find_and_delete_in_background(std::string parent_full, std::string protected_prefix,
-                                             int attempt) {
+void CoreImpl::find_and_delete_in_background(std::string parent_full, std::string prefix, int attempt) {
   if (closed_ || given_up_) return;
   ++pending_delete_count_;
-  auto retry_later = [this, parent_full, protected_prefix, attempt] {
+  auto retry_later = [this, parent_full, prefix, attempt] {
     auto t = std::make_shared<asio::steady_timer>(
         rt_->ioc, std::chrono::milliseconds(std::min(1000, 50 << std::min(attempt, 5))));
     auto sid = add_sleeper(t.get());
-    t->async_wait([this, t, sid, parent_full, protected_prefix, attempt](error_code) {
+    t->async_wait([this, t, sid, parent_full, prefix, attempt](error_code) {
       remove_sleeper(sid);
       --pending_delete_count_;
-      find_and_delete_in_background(parent_full, protected_prefix, attempt + 1);
+      find_and_delete_in_background(parent_full, prefix, attempt + 1);
     });
   };
-  auto go = [this, parent_full, protected_prefix, retry_later]() mutable {
+  auto go = [this, parent_full, prefix, retry_later]() mutable {
     session_->submit(
-        zk::GetChildren{parent_full}, [this, parent_full, protected_prefix, retry_later](zk::Reply r) mutable {
+        zk::GetChildren{parent_full}, [this, parent_full, prefix, retry_later](zk::Reply r) mutable {
           const int rc = r.rc;
           const auto& names = r.children;
           if (rc == ZNONODE) {
@@ -165,8 +165,9 @@ void CoreImpl::find_and_delete_in_background(std::string parent_full, std::strin
             return;
           }
           for (auto& n : names)
-            if (n.compare(0, protected_prefix.size(), protected_prefix) == 0) {
-              log_->info("deleting {} left by a failed protected create or transaction", make_path(parent_full, n));
+            if (n.compare(0, prefix.size(), prefix) == 0) {
+              log_->info("deleting {} left by a failed protected create or transaction",
+                         make_path(parent_full, n));
               background_delete(make_path(parent_full, n), 0);
             }
           --pending_delete_count_;

@@ -239,20 +239,20 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
     std::vector<std::string> bases;
     for (std::size_t i = k; i < n(); ++i) bases.push_back(s->engines[i]->base_path());
     in_flight = true;
-    dirs_stop = std::make_shared<StopSignal>();  // a cancellation ends it between its rounds; the deadline not
-    core->make_dirs(
-        std::move(bases),
-        [self = shared_from_this(), k](error_code ec) {
-          self->in_flight = false;
-          self->dirs_stop.reset();
-          if (self->stopping()) return self->stop({});
-          if (ec) {
-            self->batch = false;  // the engine, lock by lock, reports the real error
-            return self->next();
-          }
-          self->enqueue(k);
-        },
-        {.stop = dirs_stop});
+    dirs_stop =
+        std::make_shared<StopSignal>();  // a cancellation ends it between its rounds; the deadline not
+    core->make_dirs(std::move(bases),
+                    [self = shared_from_this(), k](error_code ec) {
+                      self->in_flight = false;
+                      self->dirs_stop.reset();
+                      if (self->stopping()) return self->stop({});
+                      if (ec) {
+                        self->batch = false;  // the engine, lock by lock, reports the real error
+                        return self->next();
+                      }
+                      self->enqueue(k);
+                    },
+                    {.stop = dirs_stop});
   }
 
   /// `sweep` with the prefixes of the nodes queued in locks [k, n).
@@ -381,8 +381,8 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
   /// for an earlier one, docs/multi-lock.md), then carry on from there. True when it gave something back.
   bool give_back_stale() {
     const auto sid = core->session_id();
-    const auto bad =
-        std::find_if(held.begin(), held.end(), [sid](const Lease& l) { return !l.state()->still_grants(sid); });
+    const auto bad = std::find_if(held.begin(), held.end(),
+                                  [sid](const Lease& l) { return !l.state()->still_grants(sid); });
     if (bad == held.end()) return false;
     std::vector<Lease> stale(std::make_move_iterator(bad), std::make_move_iterator(held.end()));
     held.erase(bad, held.end());

@@ -224,7 +224,8 @@ class FakeClient {
   std::shared_ptr<Outcome<>> make_dirs(std::vector<std::string> paths, zkr::detail::RequestOptions ro = {}) {
     auto out = std::make_shared<Outcome<>>();
     io([this, out, paths = std::move(paths), ro]() mutable {
-      core_->make_dirs(std::move(paths), [out](zkr::error_code ec) { out->set(ec); }, ro);
+      core_->make_dirs(
+          std::move(paths), [out](zkr::error_code ec) { out->set(ec); }, ro);
     });
     return out;
   }

@@ -171,7 +171,8 @@ TEST_CASE_METHOD(Fixture, "multi-lock engine: the directories failing to be made
   CHECK(core->count(Op::create) == dirs.size());  // the engine, lock by lock, with its container parents
 }
 
-TEST_CASE_METHOD(Fixture, "multi-lock engine: cancelled while the directories are made -> stopped, nothing left",
+TEST_CASE_METHOD(Fixture,
+                 "multi-lock engine: cancelled while the directories are made -> stopped, nothing left",
                  "[multi-engine][fault][cancel]") {
   auto cancel = std::make_shared<zkr::detail::CancelState>();
   core->before_next(Op::make_dirs, [&] { cancel->request(); });

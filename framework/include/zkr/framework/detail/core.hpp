@@ -147,10 +147,11 @@ class Core {
 /// deletes falls back to.
 void remove_each(Core& core, std::vector<std::string> paths, VoidCallback cb);
 
-/// Deletes `paths` on the I/O thread, guaranteed and quietly: one `remove` for one path, one `multi` of deletes
-/// for several, and if that transaction fails (a node already gone, say), `remove_each`. `cb` runs once every
-/// delete has answered, with the first error; at once when `paths` is empty or the client is closed (its
-/// ephemeral nodes went with it). The same deletes sent from the caller's thread: `Core::remove_from_caller`.
+/// Deletes `paths` on the I/O thread, guaranteed and quietly: one `remove` for one path, one `multi` of
+/// deletes for several, and if that transaction fails (a node already gone, say), `remove_each`. `cb` runs
+/// once every delete has answered, with the first error; at once when `paths` is empty or the client is
+/// closed (its ephemeral nodes went with it). The same deletes sent from the caller's thread:
+/// `Core::remove_from_caller`.
 void remove_nodes(Core& core, std::vector<std::string> paths, VoidCallback cb);
 
 }  // namespace zkr::detail
