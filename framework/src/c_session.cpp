@@ -6,6 +6,7 @@
 
 #include "tls/tls_checks.hpp"
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <cerrno>
 #include <cstring>
@@ -289,9 +290,14 @@ bool CSession::is_connected_state(int state) noexcept {
   return state == ZOO_CONNECTED_STATE || state == ZOO_READONLY_STATE;
 }
 
+std::chrono::milliseconds handshake_bound(std::chrono::milliseconds timeout, int abandoned_in_a_row) {
+  return timeout * (1 << std::clamp(abandoned_in_a_row - 1, 0, 4));
+}
+
 void CSession::on_c_session_event(std::uint64_t generation, int state) {
   asio::post(ioc_, [this, generation, state] {
     if (generation != generation_ || !zh_) return;
+    on_session_event(state);
     if (state == ZOO_CONNECTED_STATE)
       events_.on_session_state(SessionState::connected);
     else if (state == ZOO_READONLY_STATE)

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -22,6 +23,14 @@
 #include "zk_glue.hpp"
 
 namespace zkr::detail {
+
+/// ZOO_SSL_CONNECTING_STATE: the C client exports it but its header does not declare it (docs/tls.md).
+inline constexpr int kSslConnectingState = 7;
+
+/// The handshake bound of a connection attempt (docs/architecture.md, "the handshake bound"): `timeout`, and
+/// from the second attempt abandoned in a row on, doubled with each, up to 16 times, so that a server that is
+/// merely slow still gets its answer through. Both sessions' watches use it.
+std::chrono::milliseconds handshake_bound(std::chrono::milliseconds timeout, int abandoned_in_a_row);
 
 /// A request in flight: everything the C client may read until its completion (defined in c_session.cpp).
 struct Pending;
@@ -88,6 +97,8 @@ class CSession : public Session {
   int refused_rc(int rc) const;
   /// Whether `state` (zoo_state) is a live connection.
   static bool is_connected_state(int state) noexcept;
+  /// A session event of the current handle, on the I/O thread, before `events_` hears of it.
+  virtual void on_session_event(int state) { (void)state; }
 
   boost::asio::io_context& ioc_;
   const ClientConfig& cfg_;

@@ -90,6 +90,8 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   }
 
   void create(std::string path, CreateOptions options, CreateCallback cb, RequestOptions ro) override;
+  void make_dirs(std::vector<std::string> paths, VoidCallback cb, RequestOptions ro) override;
+  void sweep_protected(std::string parent, std::string protected_prefix) override;
   bool remove_from_caller(std::vector<std::string> paths, VoidCallback& cb) override;
   void remove(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb,
               RequestOptions ro) override;
@@ -199,11 +201,14 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
     return !ns_prefix_.empty() && parent_path(full_path) == ns_prefix_;
   }
   void ensure_namespace(unique_function<void(int)> k);
-  void mkdirs(std::string full_path, bool make_last, bool containers, unique_function<void(int)> k);
-  void mkdirs_down(std::shared_ptr<std::vector<std::string>> todo, std::size_t i, bool containers,
-                   unique_function<void(int)> k);
-  void mkdirs_probe(std::shared_ptr<std::vector<std::string>> todo, std::size_t n, bool containers,
-                    unique_function<void(int)> k);
+  /// One try of making the directories `dirs` (full paths) with their missing ancestors: one pipelined round
+  /// of `exists` for every one of them, then one pipelined round of creates per depth, parents first
+  /// (containers or persistent nodes; node-exists ignored: a racing creator's node will do). `k(rc)` once:
+  /// ZOK, the first other failure, or kAbortedRc when `stop` was requested before a round of creates.
+  void mkdirs(const std::vector<std::string>& dirs, bool containers, StopPtr stop,
+              unique_function<void(int)> k);
+  struct Mkdirs;
+  void mkdirs_create(std::shared_ptr<Mkdirs> m, std::size_t from);
 
   // operations.cpp
   /// A read (`Request`: zk::Exists, GetData, GetChildren) under the namespace and the retry loop, `fill`ing
@@ -216,7 +221,10 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   // protected_create.cpp
   void find_protected(std::string full_path, std::string protected_id, bool ephemeral,
                       unique_function<void(int, std::optional<CreateResult>)> k);
-  void find_and_delete_in_background(std::string parent_full, std::string protected_id, int attempt);
+  /// Deletes, in the background, every child of `parent_full` whose name starts with `prefix`
+  /// (`protected_names::prefix_for(id)`): the nodes a try whose outcome is unknown may have made. Retried
+  /// with a pause until the listing succeeds or the client closes, counted in the pending deletes.
+  void find_and_delete_in_background(std::string parent_full, std::string prefix, int attempt);
 
   // guaranteed_delete.cpp
   void background_delete(std::string full_path, int attempt);

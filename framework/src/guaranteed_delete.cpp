@@ -1,6 +1,7 @@
 // delete: the delete operation, with Curator's guarantee (a delete that failed for a connection reason is
 // kept and retried in the background until it succeeds or the client closes), the delete of a whole tree, and
-// the deletes sent from the caller's thread that end a lock hold without waiting for the I/O thread.
+// the delete of several nodes at once (one transaction, else one guaranteed delete each), from the I/O thread
+// (`remove_nodes`) or sent from the caller's thread to end a lock hold without waiting for the I/O thread.
 
 #include "core_impl.hpp"
 
@@ -81,6 +82,20 @@ void remove_each(Core& core, std::vector<std::string> paths, VoidCallback cb) {
       if (e && !j->first) j->first = e;
       if (--j->left == 0) j->cb(j->first);
     });
+}
+
+void remove_nodes(Core& core, std::vector<std::string> paths, VoidCallback cb) {
+  if (paths.empty() || !core.is_open()) return cb({});
+  if (paths.size() == 1)
+    return core.remove(std::move(paths.front()), -1, /*guaranteed=*/true, /*quietly=*/true, std::move(cb));
+  std::vector<Op> ops;
+  ops.reserve(paths.size());
+  for (const auto& p : paths) ops.push_back(Op::remove(p));
+  core.multi(std::move(ops), [&core, paths = std::move(paths), cb = std::move(cb)](
+                                 error_code ec, std::vector<OpResult>) mutable {
+    if (!ec) return cb({});
+    remove_each(core, std::move(paths), std::move(cb));
+  });
 }
 
 bool CoreImpl::remove_from_caller(std::vector<std::string> paths, VoidCallback& cb) {

@@ -11,7 +11,6 @@
 #include <unistd.h>
 #include <zookeeper/zookeeper_version.h>
 
-#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <fcntl.h>
 #include <string_view>
@@ -26,9 +25,6 @@ std::unique_ptr<Session> make_default_session(asio::io_context& ioc, const Clien
 }
 
 namespace {
-
-// ZOO_SSL_CONNECTING_STATE: the C client exports it but its header does not declare it (docs/tls.md).
-constexpr int kSslConnectingState = 7;
 
 // The socket of the handle's current connection attempt, or -1. The C client does not expose it in this
 // flavour; its handle's first member is its socket record (`zsock_t *fd`, whose first member, `sock`, is in
@@ -63,6 +59,7 @@ bool MtSession::open() {
     zh_ = zh;
   }
   attempts_abandoned_ = 0;
+  last_event_state_ = 0;
   watch_attempt();
   return true;
 }
@@ -75,7 +72,7 @@ std::chrono::milliseconds MtSession::attempt_bound(int state) const {
   if (cfg_.handshake_timeout <= std::chrono::milliseconds::zero())
     // Left to the C client, which has no timeout of its own for a TLS handshake.
     return state == kSslConnectingState ? std::chrono::milliseconds(2000) : std::chrono::milliseconds::zero();
-  return cfg_.handshake_timeout * (1 << std::clamp(attempts_abandoned_ - 1, 0, 4));
+  return handshake_bound(cfg_.handshake_timeout, attempts_abandoned_);
 }
 
 bool MtSession::track_attempt() {
@@ -106,12 +103,24 @@ void MtSession::forget_attempt() {
   attempt_ino_ = 0;
 }
 
+// The watch runs only while an attempt may be under way: it stops once the handle is connected *and* the C
+// client's event for that connection has arrived, and a session event that is not a connection restarts it.
+// (On a lost connection the C client queues its CONNECTING event before it marks the handle not connected, so
+// the handle may still read connected when that event arrives: the watch then goes on until the next
+// connection's event.)
+void MtSession::on_session_event(int state) {
+  last_event_state_ = state;
+  if (!watching_ && !is_connected_state(state)) watch_attempt();
+}
+
 void MtSession::watch_attempt() {
+  watching_ = false;
   if (!zh_ || !watch_supported_) return;
   const int state = zoo_state(zh_);
   if (is_connected_state(state)) {
     attempts_abandoned_ = 0;
     forget_attempt();
+    if (is_connected_state(last_event_state_)) return;  // stopped until the next session event
   } else if (const auto bound = attempt_bound(state); bound > std::chrono::milliseconds::zero()) {
     const ino_t before = attempt_ino_;
     if (!track_attempt()) {
@@ -126,6 +135,7 @@ void MtSession::watch_attempt() {
       forget_attempt();
     }
   }
+  watching_ = true;
   watch_timer_.expires_after(std::chrono::milliseconds(100));
   watch_timer_.async_wait([this, g = watch_gen_](error_code ec) {
     if (!ec && g == watch_gen_) watch_attempt();
@@ -136,6 +146,7 @@ void MtSession::close() {
   if (!zh_) return;
   ++watch_gen_;
   watch_timer_.cancel();
+  watching_ = false;
   // A TLS handshake in progress holds the C client's thread, which zookeeper_close joins: end it now.
   if (watch_supported_ && zoo_state(zh_) == kSslConnectingState && track_attempt())
     (void)::shutdown(attempt_fd_, SHUT_RDWR);

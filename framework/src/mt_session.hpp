@@ -52,8 +52,9 @@ class MtSession final : public CSession {
   /// The requests the C client holds (see close()).
   InFlight in_flight_;
 
-  // The attempt watch (mt_session.cpp): every 100 ms while the handle is open.
+  // The attempt watch (mt_session.cpp): every 100 ms while the handle is open and not connected.
   void watch_attempt();
+  void on_session_event(int state) override;
   /// Keeps a duplicate of the handle's current attempt socket (a new one when it changed); false: none.
   bool track_attempt();
   void forget_attempt();
@@ -65,6 +66,8 @@ class MtSession final : public CSession {
   std::chrono::steady_clock::time_point attempt_since_{};
   int attempts_abandoned_ = 0;
   bool watch_supported_ = false;
+  bool watching_ = false;     // its timer is armed
+  int last_event_state_ = 0;  // the handle's last session event delivered (0: none yet)
 };
 
 }  // namespace zkr::detail

@@ -1,6 +1,9 @@
 // The client's namespace (paths in and out of it, its root made on first use and again should the server have
 // deleted it as an empty container), the ACL of a new node, the gate every request passes (started, open,
-// a valid path), and the creation of missing parents (mkdirs).
+// a valid path), and the creation of missing directories (mkdirs, batched: several paths at once, for
+// the framework's own parents and root and for the recipes' `make_dirs`).
+
+#include <algorithm>
 
 #include "core_impl.hpp"
 
@@ -75,7 +78,7 @@ void CoreImpl::ensure_namespace(unique_function<void(int)> k) {
   ns_waiters_.push_back(std::move(k));
   if (ns_in_progress_) return;
   ns_in_progress_ = true;
-  mkdirs(ns_prefix_, true, cfg_.use_container_parents, [this](int rc) {
+  mkdirs({ns_prefix_}, cfg_.use_container_parents, nullptr, [this](int rc) {
     ns_in_progress_ = false;
     if (rc == ZOK) ns_ready_ = true;
     auto ws = std::move(ns_waiters_);
@@ -84,42 +87,81 @@ void CoreImpl::ensure_namespace(unique_function<void(int)> k) {
   });
 }
 
-void CoreImpl::mkdirs(std::string full_path, bool make_last, bool containers, unique_function<void(int)> k) {
-  // Walk up with exists() to the deepest existing ancestor (no read access needed above it), then create
-  // downwards, ignoring NodeExists (Curator's ZKPaths.mkdirs).
-  auto todo = std::make_shared<std::vector<std::string>>();
-  std::string p = make_last ? full_path : parent_path(full_path);
-  while (!p.empty() && p != "/") {
-    todo->push_back(p);
-    p = parent_path(p);
+struct CoreImpl::Mkdirs {
+  std::vector<std::string> dirs;  // the round's directories; then the missing ones, by depth
+  std::vector<char> missing;      // by `dirs`, after the exists round
+  bool containers = false;
+  StopPtr stop;
+  unique_function<void(int)> k;
+  std::size_t left = 0;  // replies outstanding in the current round
+  int rc = ZOK;          // the round's first failure
+};
+
+void CoreImpl::mkdirs(const std::vector<std::string>& dirs, bool containers, StopPtr stop,
+                      unique_function<void(int)> k) {
+  // Every directory and ancestor once, by depth (parents first), then by name.
+  std::set<std::string> all;
+  for (const auto& d : dirs)
+    for (std::string p = d; !p.empty() && p != "/"; p = parent_path(p))
+      if (!all.insert(p).second) break;  // its ancestors are in already
+  auto m = std::make_shared<Mkdirs>();
+  m->dirs.assign(all.begin(), all.end());
+  const auto depth = [](const std::string& d) { return std::count(d.begin(), d.end(), '/'); };
+  std::stable_sort(m->dirs.begin(), m->dirs.end(),
+                   [&](const std::string& a, const std::string& b) { return depth(a) < depth(b); });
+  m->missing.assign(m->dirs.size(), 0);
+  m->containers = containers;
+  m->stop = std::move(stop);
+  m->k = std::move(k);
+  if (m->dirs.empty()) return post_result(std::move(m->k), ZOK);
+  // Every exists at once, not walking up one at a time: one round trip whatever the depth.
+  m->left = m->dirs.size();
+  for (std::size_t i = 0; i < m->dirs.size(); ++i)
+    session_->submit(zk::Exists{m->dirs[i]}, [this, m, i](zk::Reply r) {
+      if (r.rc == ZNONODE)
+        m->missing[i] = 1;
+      else if (r.rc != ZOK && m->rc == ZOK)
+        m->rc = r.rc;
+      if (--m->left) return;
+      std::vector<std::string> missing;
+      for (std::size_t j = 0; j < m->dirs.size(); ++j)
+        if (m->missing[j]) missing.push_back(std::move(m->dirs[j]));
+      m->dirs = std::move(missing);  // still by depth
+      mkdirs_create(m, 0);
+    });
+}
+
+// Creates `m->dirs[from...]` of the smallest depth at once, then the next depth.
+void CoreImpl::mkdirs_create(std::shared_ptr<Mkdirs> m, std::size_t from) {
+  if (m->rc != ZOK) return m->k(m->rc);
+  if (from == m->dirs.size()) return m->k(ZOK);
+  if (m->stop && m->stop->requested()) return m->k(kAbortedRc);
+  const auto depth = [](const std::string& d) { return std::count(d.begin(), d.end(), '/'); };
+  std::size_t to = from;
+  while (to < m->dirs.size() && depth(m->dirs[to]) == depth(m->dirs[from])) ++to;
+  m->left = to - from;
+  for (std::size_t i = from; i < to; ++i) {
+    const auto& path = m->dirs[i];
+    session_->submit(zk::Create{path, std::string(), acl_for(path, std::nullopt),
+                                m->containers ? CreateMode::container : CreateMode::persistent},
+                     [this, m, to](zk::Reply r) {
+                       if (r.rc != ZOK && r.rc != ZNODEEXISTS && m->rc == ZOK) m->rc = r.rc;
+                       if (--m->left == 0) mkdirs_create(m, to);
+                     });
   }
-  std::reverse(todo->begin(), todo->end());  // top-down
-  if (todo->empty()) return post_result(std::move(k), ZOK);
-  mkdirs_probe(todo, todo->size(), containers, std::move(k));
 }
 
-void CoreImpl::mkdirs_probe(std::shared_ptr<std::vector<std::string>> todo, std::size_t n, bool containers,
-                            unique_function<void(int)> k) {
-  if (n == 0) return mkdirs_down(todo, 0, containers, std::move(k));
-  auto path = (*todo)[n - 1];
-  session_->submit(zk::Exists{path}, [this, todo, n, containers, k = std::move(k)](zk::Reply r) mutable {
-    const int rc = r.rc;
-    if (rc == ZOK) return mkdirs_down(todo, n, containers, std::move(k));
-    if (rc == ZNONODE) return mkdirs_probe(todo, n - 1, containers, std::move(k));
-    k(rc);
+void CoreImpl::make_dirs(std::vector<std::string> paths, VoidCallback cb, RequestOptions ro) {
+  auto full = std::make_shared<std::vector<std::string>>();
+  for (const auto& p : paths) {
+    if (auto ec = gate(p)) return post_result(std::move(cb), ec);
+    full->push_back(fix(p));
+  }
+  auto attempt = std::make_shared<Attempt>([this, full, stop = ro.stop](unique_function<void(int)> k) {
+    mkdirs(*full, cfg_.use_container_parents, stop, std::move(k));
   });
-}
-
-void CoreImpl::mkdirs_down(std::shared_ptr<std::vector<std::string>> todo, std::size_t i, bool containers,
-                           unique_function<void(int)> k) {
-  if (i >= todo->size()) return k(ZOK);
-  const auto& path = (*todo)[i];
-  session_->submit(zk::Create{path, std::string(), acl_for(path, std::nullopt),
-                              containers ? CreateMode::container : CreateMode::persistent},
-                   [this, todo, i, containers, k = std::move(k)](zk::Reply r) mutable {
-                     if (r.rc != ZOK && r.rc != ZNODEEXISTS) return k(r.rc);
-                     mkdirs_down(todo, i + 1, containers, std::move(k));
-                   });
+  with_retry(ro, in_namespace(std::move(attempt)),
+             [this, cb = std::move(cb)](int rc) mutable { cb(map_rc(rc)); });
 }
 
 }  // namespace zkr::detail

@@ -1,7 +1,8 @@
 // create: the create operation with its parents and its protection (Curator's protection mode). A protected
 // create names its node with a GUID; a try whose outcome is unknown is followed by a look for that GUID
 // before the next try (the node found is adopted, unless it is an ephemeral node of an earlier session), and
-// a create that fails for good after such a try has its orphan swept up in the background.
+// a create that fails for good after such a try has its orphan swept up in the background. The recipes use
+// the same sweep (`sweep_protected`) for the nodes of a transaction whose reply was lost.
 
 #include "core_impl.hpp"
 
@@ -51,7 +52,7 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
               request, [this, st, parents, containers, request, done, k = std::move(k)](zk::Reply r) mutable {
                 if (r.rc == ZNONODE && parents) {
                   // The parents are made and the create is sent again, once.
-                  return mkdirs(st->full, false, containers,
+                  return mkdirs({parent_path(st->full)}, containers, nullptr,
                                 [this, request = std::move(request), done, k = std::move(k)](int rc) mutable {
                                   if (rc != ZOK) return k(rc);
                                   session_->submit(std::move(request),
@@ -88,7 +89,8 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
       if (!st->protected_id.empty() && !closed_ && st->attempts > 0 &&
           (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == kConnectionTimeoutRc ||
            rc == kAbortedRc))
-        find_and_delete_in_background(parent_path(st->full), st->protected_id, 0);
+        find_and_delete_in_background(parent_path(st->full), protected_names::prefix_for(st->protected_id),
+                                      0);
       return cb(map_rc(rc), CreateResult{});
     }
     st->result.path = unfix(st->result.path);
@@ -127,22 +129,27 @@ void CoreImpl::find_protected(std::string full_path, std::string protected_id, b
   });
 }
 
-void CoreImpl::find_and_delete_in_background(std::string parent_full, std::string protected_id, int attempt) {
+void CoreImpl::sweep_protected(std::string parent, std::string protected_prefix) {
+  if (protected_prefix.empty() || gate(parent)) return;
+  find_and_delete_in_background(fix(parent), std::move(protected_prefix), 0);
+}
+
+void CoreImpl::find_and_delete_in_background(std::string parent_full, std::string prefix, int attempt) {
   if (closed_ || given_up_) return;
   ++pending_delete_count_;
-  auto retry_later = [this, parent_full, protected_id, attempt] {
+  auto retry_later = [this, parent_full, prefix, attempt] {
     auto t = std::make_shared<asio::steady_timer>(
         rt_->ioc, std::chrono::milliseconds(std::min(1000, 50 << std::min(attempt, 5))));
     auto sid = add_sleeper(t.get());
-    t->async_wait([this, t, sid, parent_full, protected_id, attempt](error_code) {
+    t->async_wait([this, t, sid, parent_full, prefix, attempt](error_code) {
       remove_sleeper(sid);
       --pending_delete_count_;
-      find_and_delete_in_background(parent_full, protected_id, attempt + 1);
+      find_and_delete_in_background(parent_full, prefix, attempt + 1);
     });
   };
-  auto go = [this, parent_full, protected_id, retry_later]() mutable {
+  auto go = [this, parent_full, prefix, retry_later]() mutable {
     session_->submit(
-        zk::GetChildren{parent_full}, [this, parent_full, protected_id, retry_later](zk::Reply r) mutable {
+        zk::GetChildren{parent_full}, [this, parent_full, prefix, retry_later](zk::Reply r) mutable {
           const int rc = r.rc;
           const auto& names = r.children;
           if (rc == ZNONODE) {
@@ -157,10 +164,10 @@ void CoreImpl::find_and_delete_in_background(std::string parent_full, std::strin
             --pending_delete_count_;
             return;
           }
-          const auto prefix = protected_names::prefix_for(protected_id);
           for (auto& n : names)
             if (n.compare(0, prefix.size(), prefix) == 0) {
-              log_->info("deleting {} left by a failed protected create", make_path(parent_full, n));
+              log_->info("deleting {} left by a failed protected create or transaction",
+                         make_path(parent_full, n));
               background_delete(make_path(parent_full, n), 0);
             }
           --pending_delete_count_;

@@ -28,9 +28,6 @@ void set_cork(int fd, bool on) {
   (void)::setsockopt(fd, IPPROTO_TCP, TCP_CORK, &v, sizeof v);
 }
 
-// ZOO_SSL_CONNECTING_STATE: the C client exports it but its header does not declare it (docs/tls.md).
-constexpr int kSslConnectingState = 7;
-
 }  // namespace
 
 std::unique_ptr<Session> make_default_session(asio::io_context& ioc, const ClientConfig& config,
@@ -199,7 +196,7 @@ void StSession::update_descriptor(int fd, bool connected) {
 // at once. From the second attempt abandoned in a row on, the bound doubles with each (a server that is
 // merely slow gets its answer through), up to 16 times; a connection starts it over.
 std::chrono::milliseconds StSession::handshake_bound() const {
-  return cfg_.handshake_timeout * (1 << std::clamp(handshakes_abandoned_ - 1, 0, 4));
+  return detail::handshake_bound(cfg_.handshake_timeout, handshakes_abandoned_);
 }
 
 // The longest the I/O thread waits in the C client's TLS handshake: the attempt's bound, at most twice the

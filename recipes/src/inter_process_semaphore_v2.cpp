@@ -96,7 +96,7 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
     const auto sid = s->core->session_id();
     std::size_t stale = 0;
     for (auto it = got.begin(); it != got.end();) {
-      if (it->state()->session == sid && it->state()->status != LeaseStatus::lost) {
+      if (it->state()->still_grants(sid)) {
         ++it;
         continue;
       }

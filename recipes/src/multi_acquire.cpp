@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <boost/asio/error.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <set>
 #include <zkr/framework/paths.hpp>
 #include <zkr/recipes/detail/lease_core.hpp>
 #include <zkr/recipes/inter_process_mutex.hpp>
@@ -77,6 +76,7 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
   std::shared_ptr<CancelState> engine_cancel;
   std::vector<StopPtr>
       batch_stops;  // the transaction and its listings: stopped while waiting for the connection
+  StopPtr dirs_stop;  // the making of missing directories: stopped by a cancellation only
   std::unique_ptr<asio::steady_timer> deadline_timer;
 
   std::size_t n() const { return s->engines.size(); }
@@ -107,6 +107,7 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
     if (in_flight) {
       // Requests of the batch still waiting for the connection are never sent (as the engine's create).
       for (auto& st : batch_stops) st->request();
+      if (dirs_stop) dirs_stop->request();
       return;
     }
     stop({});
@@ -224,90 +225,34 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
                               std::any_of(results.begin(), results.end(), [](const OpResult& r) {
                                 return r.ec == zk_errc::no_node || r.ec == zk_errc::node_exists;
                               });
-    if (dirs_changed && parent_rounds++ < 3) return find_missing_dirs(k);
+    if (dirs_changed && parent_rounds++ < 3) return make_missing_dirs(k);
     core->logger()->debug("multi-lock: batched enqueue failed ({}); acquiring lock by lock", ec.message());
     batch = false;
     next();
   }
 
-  /// Lock directories are missing: find which of them and of their ancestors do not exist (one pipelined
-  /// round of exists), create those as containers (one pipelined round per depth), then queue again.
+  /// Lock directories are missing: make them and their missing ancestors (the framework's batched mkdirs:
+  /// one pipelined round of exists, one pipelined round of creates per depth), then queue again.
   /// (Not inside the transaction: the C client misreads a multi's reply to a container create, which the
   /// server answers with a Stat the client does not expect.)
-  void find_missing_dirs(std::size_t k) {
-    std::set<std::string> all;  // ordered: a parent sorts before its children
-    for (std::size_t i = k; i < n(); ++i) {
-      const auto& base = s->engines[i]->base_path();
-      for (auto pos = base.find('/', 1); pos != std::string::npos; pos = base.find('/', pos + 1))
-        all.insert(base.substr(0, pos));
-      all.insert(base);
-    }
-    struct Probe {
-      std::vector<std::string> dirs;
-      std::vector<char> missing;
-      std::size_t left = 0;
-      error_code ec;
-    };
-    auto p = std::make_shared<Probe>();
-    p->dirs.assign(all.begin(), all.end());
-    p->missing.assign(p->dirs.size(), 0);
-    p->left = p->dirs.size();
+  void make_missing_dirs(std::size_t k) {
+    std::vector<std::string> bases;
+    for (std::size_t i = k; i < n(); ++i) bases.push_back(s->engines[i]->base_path());
     in_flight = true;
-    for (std::size_t i = 0; i < p->dirs.size(); ++i) {
-      core->exists(p->dirs[i], nullptr, [self = shared_from_this(), p, i, k](error_code ec, Stat) {
-        if (ec == zk_errc::no_node)
-          p->missing[i] = 1;
-        else if (ec && !p->ec)
-          p->ec = ec;
-        if (--p->left) return;
-        self->in_flight = false;
-        if (self->stopping()) return self->stop({});
-        if (p->ec) {
-          self->batch = false;
-          return self->next();
-        }
-        std::vector<std::string> missing;
-        for (std::size_t j = 0; j < p->dirs.size(); ++j)
-          if (p->missing[j]) missing.push_back(std::move(p->dirs[j]));
-        // By depth, so that every parent is created before its children.
-        std::stable_sort(missing.begin(), missing.end(), [](const std::string& a, const std::string& b) {
-          return std::count(a.begin(), a.end(), '/') < std::count(b.begin(), b.end(), '/');
-        });
-        self->create_dirs(k, std::move(missing), 0);
-      });
-    }
-  }
-
-  /// Creates `dirs[from...]` of the smallest depth at once (as Curator's mkdirs: containers unless the client
-  /// says `dont_use_container_parents`, node_exists ignored), then the next depth, then queues again.
-  void create_dirs(std::size_t k, std::vector<std::string> dirs, std::size_t from) {
-    if (stopping()) return stop({});
-    if (from == dirs.size()) return enqueue(k);
-    const auto depth = [](const std::string& d) { return std::count(d.begin(), d.end(), '/'); };
-    std::size_t to = from;
-    while (to < dirs.size() && depth(dirs[to]) == depth(dirs[from])) ++to;
-    auto left = std::make_shared<std::size_t>(to - from);
-    auto failed = std::make_shared<error_code>();
-    auto shared_dirs = std::make_shared<std::vector<std::string>>(std::move(dirs));
-    in_flight = true;
-    for (std::size_t i = from; i < to; ++i) {
-      CreateOptions co;
-      co.mode = core->use_container_parents() ? CreateMode::container : CreateMode::persistent;
-      co.data = std::string();
-      core->create(
-          (*shared_dirs)[i], std::move(co),
-          [self = shared_from_this(), k, left, failed, shared_dirs, to](error_code ec, CreateResult) {
-            if (ec && ec != zk_errc::node_exists && !*failed) *failed = ec;
-            if (--*left) return;
-            self->in_flight = false;
-            if (self->stopping()) return self->stop({});
-            if (*failed) {
-              self->batch = false;  // the engine, lock by lock, reports the real error
-              return self->next();
-            }
-            self->create_dirs(k, std::move(*shared_dirs), to);
-          });
-    }
+    dirs_stop =
+        std::make_shared<StopSignal>();  // a cancellation ends it between its rounds; the deadline not
+    core->make_dirs(std::move(bases),
+                    [self = shared_from_this(), k](error_code ec) {
+                      self->in_flight = false;
+                      self->dirs_stop.reset();
+                      if (self->stopping()) return self->stop({});
+                      if (ec) {
+                        self->batch = false;  // the engine, lock by lock, reports the real error
+                        return self->next();
+                      }
+                      self->enqueue(k);
+                    },
+                    {.stop = dirs_stop});
   }
 
   /// `sweep` with the prefixes of the nodes queued in locks [k, n).
@@ -318,20 +263,9 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
   }
 
   /// Deletes, in the background, any node of ours left in locks [k, n) by a transaction retried after a
-  /// connection loss (an empty prefix: none to look for).
+  /// connection loss (an empty prefix: none to look for): the framework's sweep of a protected create.
   void sweep(std::size_t k, const std::vector<std::string>& prefixes) {
-    if (!core->is_open()) return;
-    for (std::size_t i = k; i < n(); ++i) {
-      if (prefixes[i - k].empty()) continue;
-      const auto base = s->engines[i]->base_path();
-      core->get_children(base, nullptr,
-                         [core = core, base, prefix = prefixes[i - k]](error_code ec, Children c) {
-                           if (ec) return;
-                           for (const auto& name : c.names)
-                             if (name.starts_with(prefix))
-                               core->remove(make_path(base, name), -1, true, true, [](error_code) {});
-                         });
-    }
+    for (std::size_t i = k; i < n(); ++i) core->sweep_protected(s->engines[i]->base_path(), prefixes[i - k]);
   }
 
   // 2. All directories listed at once: keep the held prefix of the list.
@@ -392,7 +326,7 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
     }
     if (j == n()) {
       if (!orphans.empty())
-        remove_nodes(core, std::move(orphans), [](error_code) {});  // we hold every lock: no need to wait
+        remove_nodes(*core, std::move(orphans), [](error_code) {});  // we hold every lock: no need to wait
       return next();
     }
     if (past_deadline()) {  // we would have to wait: time is up
@@ -406,7 +340,7 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
     for (std::size_t i = j + 1; i < n(); ++i)
       if (queued[i]) later.push_back(std::exchange(queued[i], std::nullopt)->path);
     in_flight = true;
-    remove_nodes(core, std::move(later), [self = shared_from_this(), j](error_code) {
+    remove_nodes(*core, std::move(later), [self = shared_from_this(), j](error_code) {
       self->in_flight = false;
       if (self->stopping()) return self->stop({});
       self->wait_on(j);
@@ -423,7 +357,7 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
       if (core->session_id() == batch_session)
         o.existing_node = AcquireOptions::ExistingNode{std::move(q->path), batch_czxid, batch_session};
       else
-        remove_nodes(core, {std::move(q->path)},
+        remove_nodes(*core, {std::move(q->path)},
                      [](error_code) {});  // of a lost session: the engine makes a new one
     }
     engine_cancel = std::make_shared<CancelState>();
@@ -447,9 +381,8 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
   /// for an earlier one, docs/multi-lock.md), then carry on from there. True when it gave something back.
   bool give_back_stale() {
     const auto sid = core->session_id();
-    const auto bad = std::find_if(held.begin(), held.end(), [sid](const Lease& l) {
-      return l.state()->session != sid || l.state()->status == LeaseStatus::lost;
-    });
+    const auto bad = std::find_if(held.begin(), held.end(),
+                                  [sid](const Lease& l) { return !l.state()->still_grants(sid); });
     if (bad == held.end()) return false;
     std::vector<Lease> stale(std::make_move_iterator(bad), std::make_move_iterator(held.end()));
     held.erase(bad, held.end());
@@ -484,7 +417,7 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
     for (auto& q : queued)
       if (q) nodes.push_back(std::exchange(q, std::nullopt)->path);
     auto self = shared_from_this();
-    remove_nodes(core, std::move(nodes), [self, ec](error_code) {
+    remove_nodes(*core, std::move(nodes), [self, ec](error_code) {
       std::vector<Lease> leases = std::move(self->held);
       std::reverse(leases.begin(), leases.end());
       release_all(std::move(leases), [self, ec] {

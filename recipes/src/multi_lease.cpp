@@ -1,6 +1,6 @@
 // MultiLease: the grants of one multi-lock acquire, and how they go back: every node deleted in one
-// transaction from the caller's thread or the I/O thread, falling back to one guaranteed delete each. Also
-// `remove_nodes`, that delete of several nodes at once, which the batched acquire uses for its queued nodes.
+// transaction from the caller's thread or the I/O thread (the framework's `remove_from_caller` and
+// `remove_nodes`), falling back to one guaranteed delete each.
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
@@ -13,20 +13,6 @@ namespace asio = boost::asio;
 namespace zkr {
 
 namespace detail {
-
-void remove_nodes(const std::shared_ptr<Core>& core, std::vector<std::string> paths, VoidCallback cb) {
-  if (paths.empty() || !core->is_open()) return cb({});
-  if (paths.size() == 1)
-    return core->remove(std::move(paths.front()), -1, /*guaranteed=*/true, /*quietly=*/true, std::move(cb));
-  std::vector<Op> ops;
-  ops.reserve(paths.size());
-  for (const auto& p : paths) ops.push_back(Op::remove(p));
-  core->multi(std::move(ops), [core, paths = std::move(paths), cb = std::move(cb)](
-                                  error_code ec, std::vector<OpResult>) mutable {
-    if (!ec) return cb({});
-    remove_each(*core, std::move(paths), std::move(cb));
-  });
-}
 
 namespace {
 
@@ -45,7 +31,7 @@ void multi_release_nodes(std::vector<Lease> leases, VoidCallback cb) {
     c->stop_monitoring();
     paths.push_back(c->path);
   }
-  remove_nodes(core, std::move(paths), std::move(cb));
+  remove_nodes(*core, std::move(paths), std::move(cb));
 }
 
 /// No two leases belong to different clients (empty handles aside).

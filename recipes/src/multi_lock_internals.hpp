@@ -29,11 +29,6 @@ struct MultiShared {
   std::optional<std::string> node_data;
 };
 
-/// Deletes `paths` (I/O thread), in one transaction when there are several; if the transaction fails (a node
-/// already gone, say), one guaranteed quiet delete each. `cb` runs once every delete has answered, with the
-/// first error; at once when `paths` is empty or the client is closed (its ephemeral nodes went with it).
-void remove_nodes(const std::shared_ptr<Core>& core, std::vector<std::string> paths, VoidCallback cb);
-
 }  // namespace detail
 
 /// What an asynchronous acquire needs of an `InterProcessMultiLock` (shared: it outlives the object).

@@ -239,6 +239,14 @@ class FakeClient {
     });
     return out;
   }
+  std::shared_ptr<Outcome<>> make_dirs(std::vector<std::string> paths, zkr::detail::RequestOptions ro = {}) {
+    auto out = std::make_shared<Outcome<>>();
+    io([this, out, paths = std::move(paths), ro]() mutable {
+      core_->make_dirs(
+          std::move(paths), [out](zkr::error_code ec) { out->set(ec); }, ro);
+    });
+    return out;
+  }
   /// Requests `stop` on the I/O thread (a stop signal is single-threaded).
   void stop(const zkr::detail::StopPtr& stop) {
     io([stop] { stop->request(); });

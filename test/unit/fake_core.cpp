@@ -43,6 +43,8 @@ std::string_view to_string(Op op) noexcept {
       return "get_acl";
     case Op::set_acl:
       return "set_acl";
+    case Op::make_dirs:
+      return "make_dirs";
   }
   return "?";
 }
@@ -750,6 +752,27 @@ void FakeCore::set_acl(std::string path, zkr::AclList acl, int version, detail::
     }
     complete(v, seq, ec, [cb = std::move(cb), ec, s]() mutable { cb(ec, s); });
   });
+}
+
+void FakeCore::make_dirs(std::vector<std::string> paths, detail::VoidCallback cb, detail::RequestOptions) {
+  auto seq = log_request(Op::make_dirs, paths.empty() ? std::string() : paths.front());
+  enqueue([this, seq, paths = std::move(paths), cb = std::move(cb)]() mutable {
+    auto v = judge(Op::make_dirs, paths.empty() ? std::string() : paths.front());
+    error_code ec = v.ec;
+    if (v.apply)
+      for (const auto& p : paths) {
+        if (p == "/" || has(p)) continue;
+        std::string created;
+        auto e = do_create(p, zkr::CreateMode::container, {}, true, true, 0, created);
+        if (e && !ec) ec = e;
+      }
+    complete(v, seq, ec, [cb = std::move(cb), ec]() mutable { cb(ec); });
+  });
+}
+
+void FakeCore::sweep_protected(std::string parent_path, std::string protected_prefix) {
+  if (!open_ || !background_cleanup_ || protected_prefix.empty()) return;
+  background_find_and_delete(std::move(parent_path), std::move(protected_prefix));
 }
 
 }  // namespace fake

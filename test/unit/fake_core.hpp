@@ -41,8 +41,8 @@
 
 namespace fake {
 
-/// The request kinds of `zkr::detail::Core`.
-enum class Op { create, remove, exists, get_data, get_children, set_data, multi, sync, get_acl, set_acl };
+/// The request kinds of `zkr::detail::Core` (`make_dirs`: one logged request for the whole batch).
+enum class Op { create, remove, exists, get_data, get_children, set_data, multi, sync, get_acl, set_acl, make_dirs };
 std::string_view to_string(Op op) noexcept;
 
 /// One logged request: what the caller asked (the path as given, before protection or sequence) and, once
@@ -173,6 +173,14 @@ class FakeCore final : public zkr::detail::Core {
   /// remove per node) and `cb` runs on the I/O thread with their outcome. The real core sends them before it
   /// returns; here they are logged when the step runs, after the steps already posted.
   bool remove_from_caller(std::vector<std::string> paths, zkr::detail::VoidCallback& cb) override;
+  /// One logged `make_dirs` request (its path: the first of `paths`), applied in one step: every missing
+  /// directory and ancestor is created, as a container (the real core makes them in rounds; the framework's
+  /// own tests cover those).
+  void make_dirs(std::vector<std::string> paths, zkr::detail::VoidCallback cb,
+                 zkr::detail::RequestOptions ro = {}) override;
+  /// The real core's background sweep: a background listing of `parent_path` and a background delete of
+  /// each child with `protected_prefix` (modelled only while background clean-ups are on).
+  void sweep_protected(std::string parent_path, std::string protected_prefix) override;
   zkr::detail::WatchId exists(std::string path, zkr::detail::WatchCallback watch,
                               zkr::detail::StatCallback cb, zkr::detail::RequestOptions ro = {}) override;
   zkr::detail::WatchId get_data(std::string path, zkr::detail::WatchCallback watch,

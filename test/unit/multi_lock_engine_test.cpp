@@ -156,8 +156,32 @@ TEST_CASE_METHOD(Fixture, "multi-lock engine: missing directories are made as co
   REQUIRE_FALSE(out->ec);
   check_sole_holder(*core, out->lease);
   CHECK(core->count(Op::multi) == 2);
-  CHECK(core->count(Op::create) == 4);  // /multi, then the three lock directories
+  CHECK(core->count(Op::make_dirs) == 1);  // the three lock directories and /multi, in one batch
+  CHECK(core->count(Op::create) == 0);
   for (const auto& d : dirs) CHECK(core->stat(d)->ephemeral_owner == 0);
+}
+
+TEST_CASE_METHOD(Fixture, "multi-lock engine: the directories failing to be made -> lock by lock",
+                 "[multi-engine][fault]") {
+  core->fail_next(Op::make_dirs, zk_errc::no_auth);
+  auto out = acquire_granted();
+  INFO(core->describe_log());
+  CHECK(core->count(Op::make_dirs) == 1);
+  CHECK(core->count(Op::multi) == 1);
+  CHECK(core->count(Op::create) == dirs.size());  // the engine, lock by lock, with its container parents
+}
+
+TEST_CASE_METHOD(Fixture,
+                 "multi-lock engine: cancelled while the directories are made -> stopped, nothing left",
+                 "[multi-engine][fault][cancel]") {
+  auto cancel = std::make_shared<zkr::detail::CancelState>();
+  core->before_next(Op::make_dirs, [&] { cancel->request(); });
+  auto out = start(std::nullopt, cancel);
+  REQUIRE(wait(*out));
+  INFO(core->describe_log());
+  CHECK(out->ec == boost::asio::error::operation_aborted);
+  CHECK(core->count(Op::multi) == 1);  // not queued again
+  for (const auto& seen : out->seen) CHECK(seen.empty());
 }
 
 TEST_CASE_METHOD(Fixture, "multi-lock engine: a taken lock gives back the later queue places before the wait",

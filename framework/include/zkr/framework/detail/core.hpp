@@ -92,6 +92,17 @@ class Core {
   virtual std::chrono::milliseconds session_timeout() const noexcept = 0;
 
   virtual void create(std::string path, CreateOptions options, CreateCallback cb, RequestOptions ro = {}) = 0;
+  /// Makes each of `paths` and its ancestors where they do not exist (Curator's `ZKPaths.mkdirs`, for several
+  /// paths at once): one pipelined round of `exists` for all of them, then one pipelined round of creates per
+  /// depth, parents first. Containers unless `use_container_parents()` is false, then persistent nodes; the
+  /// ACL provider's ACL; node-exists is not an error (another client made it first). Under the retry policy
+  /// as a whole; a stop also ends it between its rounds (`operation_aborted`; what exists stays).
+  virtual void make_dirs(std::vector<std::string> paths, VoidCallback cb, RequestOptions ro = {}) = 0;
+  /// Deletes, in the background, every child of `parent_path` whose name starts with `protected_prefix`
+  /// (`protected_names::prefix_for(id)`): what a create or a transaction whose reply was lost may have left.
+  /// Never reports: it lists the parent (again, after a pause, while that fails with a retryable error) and
+  /// guaranteed-deletes each node found, until done or the client closes. An empty prefix does nothing.
+  virtual void sweep_protected(std::string parent_path, std::string protected_prefix) = 0;
   /// `guaranteed`: a retryable failure leaves the delete to the background until it succeeds or the client
   /// closes. No-node counts as success when `quietly`.
   virtual void remove(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb,
@@ -141,5 +152,12 @@ class Core {
 /// `cb` runs once every one has completed, with the first error (I/O thread). What a failed transaction of
 /// deletes falls back to.
 void remove_each(Core& core, std::vector<std::string> paths, VoidCallback cb);
+
+/// Deletes `paths` on the I/O thread, guaranteed and quietly: one `remove` for one path, one `multi` of
+/// deletes for several, and if that transaction fails (a node already gone, say), `remove_each`. `cb` runs
+/// once every delete has answered, with the first error; at once when `paths` is empty or the client is
+/// closed (its ephemeral nodes went with it). The same deletes sent from the caller's thread:
+/// `Core::remove_from_caller`.
+void remove_nodes(Core& core, std::vector<std::string> paths, VoidCallback cb);
 
 }  // namespace zkr::detail

@@ -37,6 +37,13 @@ class LeaseCore : public std::enable_shared_from_this<LeaseCore> {
   /// (`Core::remove_from_caller`). False, with `cb` untouched and nothing done, when it cannot: the caller then
   /// posts `release`.
   bool release_from_caller(VoidCallback& cb);
+  /// Whether this grant still holds for a client now in session `current` (I/O thread): a node of an earlier
+  /// session may be gone, or about to go, and someone else may hold its place (CURATOR-604), and a lost one
+  /// is gone. An acquire of several grants (the multi-lock's paths form, a semaphore's `qty > 1`) gives back
+  /// and takes again those that do not.
+  bool still_grants(std::int64_t current) const noexcept {
+    return session == current && status != LeaseStatus::lost;
+  }
 
   const std::shared_ptr<Core> core;
   const std::string path;
