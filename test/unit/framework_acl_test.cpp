@@ -34,7 +34,7 @@ zkr::Stat stat_with_aversion(int aversion) {
 
 }  // namespace
 
-TEST_CASE("framework get_acl: one request; the reply's ACL and Stat, after a connection loss at each try",
+TEST_CASE("framework get_acl: one request, the reply's ACL and Stat, after a connection loss at each try",
           "[framework][acl]") {
   const int succeed_at = GENERATE(1, 2, 3, 4);  // RetryNTimes(3): four tries at most
   FakeClient c;

@@ -133,7 +133,7 @@ TEST_CASE("framework make_dirs: a stop during a round sends no further round", "
   CHECK(c.session().sent() == probed.size());
 }
 
-TEST_CASE("framework make_dirs: nothing to make answers after one round; a bad path is refused",
+TEST_CASE("framework make_dirs: nothing to make answers after one round, and a bad path is refused",
           "[framework][mkdirs]") {
   FakeClient c;
   c.connect();
