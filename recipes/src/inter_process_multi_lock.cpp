@@ -45,8 +45,10 @@ void InterProcessMultiLock::set_node_data(std::optional<std::string> data) {
 std::shared_ptr<detail::Core> InterProcessMultiLock::async_core() const { return grant_core(); }
 
 detail::OpInfo InterProcessMultiLock::acquire_info() const {
-  detail::OpInfo info{"acquire", paths_.empty() ? std::string() : paths_.front(), detail::Cancellation::cleanup};
-  if (!grant_core()) info.refuse = errc::invalid_argument;  // a lock of this multi-lock has no asynchronous acquire
+  detail::OpInfo info{"acquire", paths_.empty() ? std::string() : paths_.front(),
+                      detail::Cancellation::cleanup};
+  if (!grant_core())
+    info.refuse = errc::invalid_argument;  // a lock of this multi-lock has no asynchronous acquire
   return info;
 }
 

@@ -1,6 +1,5 @@
-#include <zkr/recipes/inter_process_mutex.hpp>
-
 #include <zkr/framework/paths.hpp>
+#include <zkr/recipes/inter_process_mutex.hpp>
 
 #include "thread_holds.hpp"
 
@@ -41,7 +40,8 @@ std::optional<std::string> InterProcessMutex::node_data() const {
   return node_data_;
 }
 
-AcquireOptions InterProcessMutex::make_options(std::optional<std::chrono::steady_clock::time_point> deadline) const {
+AcquireOptions InterProcessMutex::make_options(
+    std::optional<std::chrono::steady_clock::time_point> deadline) const {
   AcquireOptions o;
   o.deadline = deadline;
   o.node_data = node_data();
@@ -109,14 +109,16 @@ bool InterProcessMutex::is_owned_by_current_thread() const {
   auto it = holds_.find(std::this_thread::get_id());
   return it != holds_.end() && it->second.count > 0;
 }
-void InterProcessMutex::participants_start(const std::shared_ptr<LockInternals>& engine, std::string kind,
-                                           detail::unique_function<void(error_code, std::vector<std::string>)> cb) {
-  engine->participant_nodes([kind = std::move(kind), cb = std::move(cb)](error_code ec,
-                                                                         std::vector<std::string> nodes) mutable {
-    if (!kind.empty())
-      std::erase_if(nodes, [&](const std::string& p) { return node_name(p).find(kind) == std::string::npos; });
-    cb(ec, std::move(nodes));
-  });
+void InterProcessMutex::participants_start(
+    const std::shared_ptr<LockInternals>& engine, std::string kind,
+    detail::unique_function<void(error_code, std::vector<std::string>)> cb) {
+  engine->participant_nodes(
+      [kind = std::move(kind), cb = std::move(cb)](error_code ec, std::vector<std::string> nodes) mutable {
+        if (!kind.empty())
+          std::erase_if(nodes,
+                        [&](const std::string& p) { return node_name(p).find(kind) == std::string::npos; });
+        cb(ec, std::move(nodes));
+      });
 }
 
 std::vector<std::string> InterProcessMutex::participant_nodes() const {
@@ -159,11 +161,12 @@ void InterProcessMutex::start_grant(std::optional<std::chrono::steady_clock::tim
   AcquireOptions o;
   o.node_data = node_data();
   o.deadline = deadline;
-  engine_->attempt_lock(std::move(o), std::move(cancel), [done = std::move(done)](error_code ec, Lease l) mutable {
-    std::vector<Lease> v;
-    if (l) v.push_back(std::move(l));
-    done(ec, std::move(v));
-  });
+  engine_->attempt_lock(std::move(o), std::move(cancel),
+                        [done = std::move(done)](error_code ec, Lease l) mutable {
+                          std::vector<Lease> v;
+                          if (l) v.push_back(std::move(l));
+                          done(ec, std::move(v));
+                        });
 }
 
 }  // namespace zkr

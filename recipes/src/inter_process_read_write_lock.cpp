@@ -1,6 +1,5 @@
-#include <zkr/recipes/inter_process_read_write_lock.hpp>
-
 #include <zkr/framework/paths.hpp>
+#include <zkr/recipes/inter_process_read_write_lock.hpp>
 
 namespace zkr {
 
@@ -17,8 +16,8 @@ std::shared_ptr<const LockDriver> unowned(const D& d) {
 /// the attempt starts, since the engine runs on the client's I/O thread where thread identity means nothing.
 class ReadDriverHoldingWrite : public ReadLockDriver {
  public:
-  std::optional<PredicateResults> gets_the_lock(const std::vector<std::string>& children, std::string_view our_node,
-                                                std::size_t) const override {
+  std::optional<PredicateResults> gets_the_lock(const std::vector<std::string>& children,
+                                                std::string_view our_node, std::size_t) const override {
     return read_gets_the_lock(children, our_node, /*this_thread_owns_write=*/true);
   }
 };
@@ -73,7 +72,9 @@ const std::string& InterProcessReadWriteLock::path() const noexcept { return wri
 InterProcessReadWriteLock::WriteLock::WriteLock(CuratorFramework& client, const std::string& path)
     : InterProcessMutex(client, path, std::string(write_lock_name), unowned(write_lock_driver())) {}
 
-std::string InterProcessReadWriteLock::WriteLock::participant_kind() const { return std::string(write_lock_name); }
+std::string InterProcessReadWriteLock::WriteLock::participant_kind() const {
+  return std::string(write_lock_name);
+}
 
 error_code InterProcessReadWriteLock::WriteLock::acquire_precondition() const {
   // Re-entering the write lock never gets here; holding only the read lock means waiting for ourselves.
@@ -83,9 +84,12 @@ error_code InterProcessReadWriteLock::WriteLock::acquire_precondition() const {
 
 InterProcessReadWriteLock::ReadLock::ReadLock(CuratorFramework& client, const std::string& path,
                                               const WriteLock& write)
-    : InterProcessMutex(client, path, std::string(read_lock_name), unowned(read_lock_driver())), write_(write) {}
+    : InterProcessMutex(client, path, std::string(read_lock_name), unowned(read_lock_driver())),
+      write_(write) {}
 
-std::string InterProcessReadWriteLock::ReadLock::participant_kind() const { return std::string(read_lock_name); }
+std::string InterProcessReadWriteLock::ReadLock::participant_kind() const {
+  return std::string(read_lock_name);
+}
 
 AcquireOptions InterProcessReadWriteLock::ReadLock::make_options(
     std::optional<std::chrono::steady_clock::time_point> deadline) const {

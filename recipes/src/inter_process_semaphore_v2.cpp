@@ -1,13 +1,10 @@
-#include <zkr/recipes/inter_process_semaphore_v2.hpp>
-
+#include <algorithm>
 #include <boost/asio/error.hpp>
 #include <boost/asio/steady_timer.hpp>
-
-#include <algorithm>
 #include <mutex>
-
 #include <zkr/framework/paths.hpp>
 #include <zkr/recipes/detail/lease_core.hpp>
+#include <zkr/recipes/inter_process_semaphore_v2.hpp>
 
 namespace asio = boost::asio;
 
@@ -104,7 +101,8 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
       it = got.erase(it);
       ++stale;
     }
-    if (stale) s->core->logger()->debug("semaphore: {} lease(s) of an earlier session or lost; taking others", stale);
+    if (stale)
+      s->core->logger()->debug("semaphore: {} lease(s) of an earlier session or lost; taking others", stale);
     if ((int)got.size() == qty) return finish({});
     if (stopping()) return stop({});
     retries = 0;
@@ -230,8 +228,8 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
   void got_one() {
     if (watch) s->core->remove_watch(watch), watch = 0;
     if (s->core->session_id() != session) {
-      // CURATOR-604 (as LockInternals::grant): a node of an earlier session, not yet deleted by the server, is
-      // never ours. Delete it, give the mutex back and make a new one.
+      // CURATOR-604 (as LockInternals::grant): a node of an earlier session, not yet deleted by the server,
+      // is never ours. Delete it, give the mutex back and make a new one.
       s->core->remove(std::exchange(lease_path, std::string()), -1, true, true, [](error_code) {});
       release_quietly(mutex_lease);
       if (stopping()) return stop({});
@@ -310,11 +308,11 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
 
 void semaphore_acquire(std::shared_ptr<SemaphoreShared> s, int qty,
                        std::optional<std::chrono::steady_clock::time_point> deadline,
-                       std::shared_ptr<CancelState> cancel, unique_function<void(error_code, std::vector<Lease>)> done) {
+                       std::shared_ptr<CancelState> cancel,
+                       unique_function<void(error_code, std::vector<Lease>)> done) {
   if (qty < 1) {
-    return boost::asio::post(s->core->io_executor(), [done = std::move(done)]() mutable {
-      done(errc::invalid_argument, {});
-    });
+    return boost::asio::post(s->core->io_executor(),
+                             [done = std::move(done)]() mutable { done(errc::invalid_argument, {}); });
   }
   auto a = std::make_shared<SemAcquire>();
   a->s = std::move(s);
@@ -329,7 +327,8 @@ void semaphore_acquire(std::shared_ptr<SemaphoreShared> s, int qty,
 
 namespace detail {
 
-std::shared_ptr<SemaphoreShared> make_semaphore_shared(std::shared_ptr<Core> core, std::string path, int max_leases) {
+std::shared_ptr<SemaphoreShared> make_semaphore_shared(std::shared_ptr<Core> core, std::string path,
+                                                       int max_leases) {
   if (auto why = path_error(path)) throw Error(errc::invalid_path, "semaphore " + *why, path);
   if (max_leases < 1) throw Error(errc::invalid_argument, "semaphore max_leases must be >= 1", path);
   auto s = std::make_shared<SemaphoreShared>();
@@ -337,8 +336,8 @@ std::shared_ptr<SemaphoreShared> make_semaphore_shared(std::shared_ptr<Core> cor
   s->path = path;
   s->leases_path = make_path(path, InterProcessSemaphoreV2::lease_parent);
   s->max_leases = max_leases;
-  s->mutex = std::make_shared<LockInternals>(s->core, make_path(path, InterProcessSemaphoreV2::lock_parent), "lock-",
-                                             1, default_mutex_driver());
+  s->mutex = std::make_shared<LockInternals>(s->core, make_path(path, InterProcessSemaphoreV2::lock_parent),
+                                             "lock-", 1, default_mutex_driver());
   return s;
 }
 
@@ -355,7 +354,8 @@ void InterProcessSemaphoreV2::set_node_data(std::optional<std::string> data) {
   shared_->node_data = std::move(data);
 }
 
-std::vector<Lease> InterProcessSemaphoreV2::acquire_impl(int qty, std::optional<std::chrono::milliseconds> timeout,
+std::vector<Lease> InterProcessSemaphoreV2::acquire_impl(int qty,
+                                                         std::optional<std::chrono::milliseconds> timeout,
                                                          error_code& ec) {
   std::optional<std::chrono::steady_clock::time_point> deadline;
   if (timeout) deadline = std::chrono::steady_clock::now() + std::max(*timeout, std::chrono::milliseconds(0));
@@ -377,7 +377,9 @@ Lease InterProcessSemaphoreV2::acquire() {
   throw_if(ec, "acquire", path());
   return l;
 }
-std::vector<Lease> InterProcessSemaphoreV2::acquire(int qty, error_code& ec) { return acquire_impl(qty, std::nullopt, ec); }
+std::vector<Lease> InterProcessSemaphoreV2::acquire(int qty, error_code& ec) {
+  return acquire_impl(qty, std::nullopt, ec);
+}
 std::vector<Lease> InterProcessSemaphoreV2::acquire(int qty) {
   error_code ec;
   auto v = acquire(qty, ec);
@@ -394,7 +396,8 @@ Lease InterProcessSemaphoreV2::acquire(std::chrono::milliseconds timeout) {
   throw_if(ec, "acquire", path());
   return l;
 }
-std::vector<Lease> InterProcessSemaphoreV2::acquire(int qty, std::chrono::milliseconds timeout, error_code& ec) {
+std::vector<Lease> InterProcessSemaphoreV2::acquire(int qty, std::chrono::milliseconds timeout,
+                                                    error_code& ec) {
   return acquire_impl(qty, timeout, ec);
 }
 std::vector<Lease> InterProcessSemaphoreV2::acquire(int qty, std::chrono::milliseconds timeout) {
@@ -413,21 +416,22 @@ void InterProcessSemaphoreV2::return_all(std::vector<Lease> leases) noexcept {
   for (auto& l : leases) return_lease(std::move(l));
 }
 
-void InterProcessSemaphoreV2::participants_start(const std::shared_ptr<detail::SemaphoreShared>& s,
-                                                 detail::unique_function<void(error_code, std::vector<std::string>)> cb) {
+void InterProcessSemaphoreV2::participants_start(
+    const std::shared_ptr<detail::SemaphoreShared>& s,
+    detail::unique_function<void(error_code, std::vector<std::string>)> cb) {
   // A missing leases directory (never used, or its empty container reaped by the server) has no participants,
   // as for the mutex; Curator throws NoNodeException here.
   // Full paths in queue order, as the mutex's (Curator's semaphore gives bare names in the server's order).
-  s->core->get_children(s->leases_path, nullptr,
-                        [dir = s->leases_path, cb = std::move(cb)](error_code ec, Children c) mutable {
-                          if (ec == zk_errc::no_node) return cb({}, {});
-                          if (ec) return cb(ec, {});
-                          StandardLockDriver().sort_children(c.names, InterProcessSemaphoreV2::lease_base_name);
-                          std::vector<std::string> paths;
-                          paths.reserve(c.names.size());
-                          for (const auto& name : c.names) paths.push_back(make_path(dir, name));
-                          cb({}, std::move(paths));
-                        });
+  s->core->get_children(
+      s->leases_path, nullptr, [dir = s->leases_path, cb = std::move(cb)](error_code ec, Children c) mutable {
+        if (ec == zk_errc::no_node) return cb({}, {});
+        if (ec) return cb(ec, {});
+        StandardLockDriver().sort_children(c.names, InterProcessSemaphoreV2::lease_base_name);
+        std::vector<std::string> paths;
+        paths.reserve(c.names.size());
+        for (const auto& name : c.names) paths.push_back(make_path(dir, name));
+        cb({}, std::move(paths));
+      });
 }
 
 std::vector<std::string> InterProcessSemaphoreV2::participant_nodes() const {

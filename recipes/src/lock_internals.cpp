@@ -1,13 +1,10 @@
-#include <zkr/recipes/lock_internals.hpp>
-
-#include <boost/asio/error.hpp>
-
 #include <algorithm>
+#include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-
 #include <zkr/framework/paths.hpp>
 #include <zkr/recipes/detail/lease_core.hpp>
+#include <zkr/recipes/lock_internals.hpp>
 
 namespace asio = boost::asio;
 
@@ -15,8 +12,8 @@ namespace zkr {
 
 namespace detail {
 
-Lease make_lease(const std::shared_ptr<Core>& core, std::string path, std::int64_t czxid, std::int64_t session,
-                 bool persistent) {
+Lease make_lease(const std::shared_ptr<Core>& core, std::string path, std::int64_t czxid,
+                 std::int64_t session, bool persistent) {
   auto lc = std::make_shared<LeaseCore>(core, std::move(path), czxid, session, persistent);
   lc->start_monitoring();
   return Lease(std::move(lc));
@@ -26,7 +23,8 @@ Lease make_lease(const std::shared_ptr<Core>& core, std::string path, std::int64
 
 LockInternals::LockInternals(CuratorFramework& client, std::string base_path, std::string lock_name,
                              std::size_t max_leases, std::shared_ptr<const LockDriver> driver)
-    : LockInternals(client.core(), std::move(base_path), std::move(lock_name), max_leases, std::move(driver)) {}
+    : LockInternals(client.core(), std::move(base_path), std::move(lock_name), max_leases,
+                    std::move(driver)) {}
 
 LockInternals::LockInternals(std::shared_ptr<detail::Core> core, std::string base_path, std::string lock_name,
                              std::size_t max_leases, std::shared_ptr<const LockDriver> driver)
@@ -36,7 +34,8 @@ LockInternals::LockInternals(std::shared_ptr<detail::Core> core, std::string bas
       max_leases_(max_leases),
       driver_(std::move(driver)) {
   if (auto why = path_error(base_path_)) throw Error(errc::invalid_path, "lock " + *why, base_path_);
-  if (!driver_) driver_ = std::shared_ptr<const LockDriver>(&standard_lock_driver(), [](const LockDriver*) {});
+  if (!driver_)
+    driver_ = std::shared_ptr<const LockDriver>(&standard_lock_driver(), [](const LockDriver*) {});
 }
 
 std::shared_ptr<const LockDriver> detail::default_mutex_driver() {
@@ -65,8 +64,8 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
   int retries = 0;
   std::string our_path;  // un-namespaced
   std::int64_t czxid = 0;
-  std::int64_t session = 0;  // the node's owner; for a persistent node, the session that made it
-  bool persistent = false;   // our node outlives its session (LockNodeSpec)
+  std::int64_t session = 0;      // the node's owner; for a persistent node, the session that made it
+  bool persistent = false;       // our node outlives its session (LockNodeSpec)
   detail::WatchId watch = 0;     // on the node the driver names (path_to_watch), while waiting
   std::string watched;           // its name
   bool shortcut = false;         // its deletion grants the lock (the latest listing: the only one ahead)
@@ -153,7 +152,8 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
     create_stop = std::make_shared<detail::StopSignal>();
     core->create(make_path(engine->base_path_, engine->lock_name_ + options.fixed_sequence), std::move(co),
                  [self = shared_from_this()](error_code ec, CreateResult r) {
-                   if (!ec) self->core->logger()->debug("lock {}: queued as {}", self->engine->base_path_, r.path);
+                   if (!ec)
+                     self->core->logger()->debug("lock {}: queued as {}", self->engine->base_path_, r.path);
                    self->create_pending = false;
                    self->create_ec = ec;
                    if (!ec) {
@@ -195,7 +195,8 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
     listing.reset();
     if (finished) return;
     const bool created = std::exchange(round_created, false);
-    if (created && create_ec && stopping()) return give_up({});  // a timeout or cancel, not the create's error
+    if (created && create_ec && stopping())
+      return give_up({});  // a timeout or cancel, not the create's error
     if (created) {
       if (create_ec == zk_errc::no_node) return retry_with_new_node(create_ec);
       if (create_ec) return give_up(create_ec);
@@ -308,7 +309,8 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
         make_path(engine->base_path_, name),
         [self, gen, went](const WatchedEvent& ev) {
           if (ev.type == EventType::node_deleted) return went();
-          if (gen == self->prewatch_gen) self->prewatch = 0, self->prewatched.clear();  // spent: nothing learnt
+          if (gen == self->prewatch_gen)
+            self->prewatch = 0, self->prewatched.clear();  // spent: nothing learnt
         },
         [self, gen, went](error_code ec, NodeData) {
           if (ec == zk_errc::no_node) return went();
@@ -462,8 +464,10 @@ void LockInternals::send_listing(const std::shared_ptr<ListingBatch>& batch) {
   core_->get_children(base_path_, nullptr, [self = shared_from_this(), batch](error_code ec, Children c) {
     --self->listings_in_flight_;
     auto l = std::make_shared<Listing>();
-    if (ec == zk_errc::no_node) ec = {};  // no directory: no children
-    else if (!ec) l->names = std::move(c.names);
+    if (ec == zk_errc::no_node)
+      ec = {};  // no directory: no children
+    else if (!ec)
+      l->names = std::move(c.names);
     if (!ec) {
       self->driver_->sort_children(l->names, self->lock_name_);
       l->foreign = std::any_of(l->names.begin(), l->names.end(), [&](const std::string& n) {
@@ -492,7 +496,8 @@ void LockInternals::attempt_lock(AcquireOptions options, std::shared_ptr<detail:
   a->begin();
 }
 
-void LockInternals::participant_nodes(detail::unique_function<void(error_code, std::vector<std::string>)> done) {
+void LockInternals::participant_nodes(
+    detail::unique_function<void(error_code, std::vector<std::string>)> done) {
   core_->get_children(base_path_, nullptr,
                       [self = shared_from_this(), done = std::move(done)](error_code ec, Children c) mutable {
                         if (ec == zk_errc::no_node) return done({}, {});
@@ -508,7 +513,8 @@ void LockInternals::participant_nodes(detail::unique_function<void(error_code, s
 Lease LockInternals::acquire_blocking(AcquireOptions options, error_code& ec) {
   return detail::run_blocking<Lease>(
       *core_,
-      [self = shared_from_this(), options = std::move(options)](detail::unique_function<void(error_code, Lease)> cb) mutable {
+      [self = shared_from_this(),
+       options = std::move(options)](detail::unique_function<void(error_code, Lease)> cb) mutable {
         self->attempt_lock(std::move(options), nullptr, std::move(cb));
       },
       ec);

@@ -75,7 +75,7 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
   bool timed_out = false;
   std::shared_ptr<CancelState> engine_cancel;
   std::vector<StopPtr>
-      batch_stops;  // the transaction and its listings: stopped while waiting for the connection
+      batch_stops;    // the transaction and its listings: stopped while waiting for the connection
   StopPtr dirs_stop;  // the making of missing directories: stopped by a cancellation only
   std::unique_ptr<asio::steady_timer> deadline_timer;
 

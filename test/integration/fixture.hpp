@@ -3,14 +3,12 @@
 // waiting (never a hang, never a timing assertion).
 
 #include <boost/asio/post.hpp>
-
 #include <chrono>
 #include <functional>
 #include <future>
 #include <memory>
 #include <string>
 #include <thread>
-
 #include <zkr/testing/testing_server.hpp>
 #include <zkr/zkrecipes.hpp>
 
@@ -54,7 +52,8 @@ inline ClientConfig client_config(const std::string& connect, const ClientOption
 inline std::unique_ptr<CuratorFramework> make_client(const std::string& connect, ClientOptions o = {}) {
   auto client = std::make_unique<CuratorFramework>(client_config(connect, o));
   client->start();
-  if (!client->block_until_connected(20s)) throw std::runtime_error("test client could not connect to " + connect);
+  if (!client->block_until_connected(20s))
+    throw std::runtime_error("test client could not connect to " + connect);
   return client;
 }
 
@@ -63,7 +62,9 @@ struct ServerFixture {
   zkr::testing::TestingServer server;
   std::unique_ptr<CuratorFramework> admin = make_client(server.connect_string());
 
-  std::unique_ptr<CuratorFramework> client(ClientOptions o = {}) { return make_client(server.connect_string(), o); }
+  std::unique_ptr<CuratorFramework> client(ClientOptions o = {}) {
+    return make_client(server.connect_string(), o);
+  }
 
   /// Children of `path` as seen by an independent client (empty when it does not exist).
   std::vector<std::string> children(const std::string& path) {
@@ -73,8 +74,8 @@ struct ServerFixture {
   }
 };
 
-/// Holds a client's I/O thread inside a handler until `end()` (at the latest after 30 s, so that a failing test
-/// cannot hang the client): what happens meanwhile was not done by that thread.
+/// Holds a client's I/O thread inside a handler until `end()` (at the latest after 30 s, so that a failing
+/// test cannot hang the client): what happens meanwhile was not done by that thread.
 class IoStall {
  public:
   explicit IoStall(CuratorFramework& c) {

@@ -2,13 +2,12 @@
 // when the client is destroyed, long created paths in a transaction, background clean-up that cannot succeed,
 // a guaranteed recursive delete cut off half-way, start racing close, and a state listener removing itself.
 
-#include "framework_support.hpp"
-
 #include <dirent.h>
 
 #include <atomic>
-
 #include <zkr/testing/testing_cluster.hpp>
+
+#include "framework_support.hpp"
 
 using namespace zkr;
 using namespace zkr::itest;
@@ -224,7 +223,8 @@ TEST_CASE("life cycle: start racing close leaves no handle open", "[framework][l
   CHECK(open_fds() <= before);
 }
 
-TEST_CASE("connection state: an internal listener may remove itself while it runs", "[framework][connection_state][edge]") {
+TEST_CASE("connection state: an internal listener may remove itself while it runs",
+          "[framework][connection_state][edge]") {
   auto c = connect_shared();
   auto core = c->core();
   std::uint64_t id = 0;

@@ -2,8 +2,10 @@
 // TestInterProcessMutexBase, extended with the guarantees zkrecipes adds: fencing tokens, loss signal,
 // cancellation leaving no node). A lock type joins by adding an adapter to lock_adapters.hpp.
 
-#include <catch2/catch.hpp>
+#include <dirent.h>
 
+#include <algorithm>
+#include <atomic>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -13,19 +15,15 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
-
-#include <algorithm>
-#include <atomic>
-#include <dirent.h>
+#include <catch2/catch.hpp>
 #include <future>
 #include <mutex>
 #include <thread>
 #include <vector>
+#include <zkr/recipes/detail/lease_core.hpp>
 
 #include "fixture.hpp"
 #include "lock_adapters.hpp"
-
-#include <zkr/recipes/detail/lease_core.hpp>
 
 using namespace zkr;
 using namespace zkr::test;
@@ -78,7 +76,8 @@ TEMPLATE_TEST_CASE("contract: FIFO order of waiters", "[contract]", MutexAdapter
       lock->release();
     });
     // Wait until waiter i is queued before starting the next one.
-    REQUIRE(eventually([&] { return TestType::nodes(fx, "/locks/fifo") == TestType::expected_nodes(1, i + 1); }));
+    REQUIRE(
+        eventually([&] { return TestType::nodes(fx, "/locks/fifo") == TestType::expected_nodes(1, i + 1); }));
   }
   holder->release();
   for (auto& t : ts) t.join();
@@ -132,7 +131,8 @@ TEST_CASE("contract: mutex release from a non-owner thread is rejected", "[contr
   CHECK_FALSE(m.is_acquired_in_this_process());
 }
 
-TEST_CASE("contract: semaphore mutex may be released by any thread and is not reentrant", "[contract][semaphore]") {
+TEST_CASE("contract: semaphore mutex may be released by any thread and is not reentrant",
+          "[contract][semaphore]") {
   ServerFixture fx;
   auto c = fx.client();
   InterProcessSemaphoreMutex m(*c, "/locks/any-thread");
@@ -156,7 +156,8 @@ TEST_CASE("contract: a semaphore mutex's blocking hold has a loss signal", "[con
   CHECK(m.lease_status() == LeaseStatus::held);
   CHECK(m.lease()->fencing_token() == m.fencing_token());
   CHECK(m.lease()->session_id() == c->session_id());
-  CHECK(m.participant_nodes() == std::vector<std::string>{m.lease()->node_path()});  // full paths, as the mutex
+  CHECK(m.participant_nodes() ==
+        std::vector<std::string>{m.lease()->node_path()});  // full paths, as the mutex
   c->inject_session_expiration();
   CHECK(eventually([&] { return m.lease_status() == LeaseStatus::lost; }, 15s));
   m.release();  // the node went with the session: a quiet delete
@@ -187,7 +188,8 @@ TEST_CASE("contract: mutex reentrancy is counted per thread", "[contract][mutex]
   CHECK(eventually([&] { return fx.children("/locks/reentrant").empty(); }));
 }
 
-TEST_CASE("contract: std::scoped_lock and std::unique_lock work (Lockable/TimedLockable)", "[contract][mutex]") {
+TEST_CASE("contract: std::scoped_lock and std::unique_lock work (Lockable/TimedLockable)",
+          "[contract][mutex]") {
   ServerFixture fx;
   auto c = fx.client();
   InterProcessMutex a(*c, "/locks/std-a");
@@ -204,8 +206,8 @@ TEST_CASE("contract: std::scoped_lock and std::unique_lock work (Lockable/TimedL
   CHECK(a.is_owned_by_current_thread());
 }
 
-TEMPLATE_TEST_CASE("contract: a killed session while holding loses the lock and the waiter gets it", "[contract]",
-                   MutexAdapter, SemaphoreMutexAdapter) {
+TEMPLATE_TEST_CASE("contract: a killed session while holding loses the lock and the waiter gets it",
+                   "[contract]", MutexAdapter, SemaphoreMutexAdapter) {
   ServerFixture fx;
   auto c1 = fx.client({.session_timeout = 4s});
   auto c2 = fx.client();
@@ -249,7 +251,8 @@ TEST_CASE("contract: the loss signal fires on session expiry", "[contract][loss]
   CHECK(lease.status() == LeaseStatus::lost);
 }
 
-TEST_CASE("contract: the loss signal fires when the lock node is deleted by someone else", "[contract][loss]") {
+TEST_CASE("contract: the loss signal fires when the lock node is deleted by someone else",
+          "[contract][loss]") {
   ServerFixture fx;
   auto c1 = fx.client();
   InterProcessMutex m(*c1, "/locks/loss-node");
@@ -261,7 +264,8 @@ TEST_CASE("contract: the loss signal fires when the lock node is deleted by some
   CHECK(wait_lost.get() == LeaseStatus::lost);
 }
 
-TEST_CASE("contract: multi_while_held commits only while the grant holds, all or nothing", "[contract][fenced]") {
+TEST_CASE("contract: multi_while_held commits only while the grant holds, all or nothing",
+          "[contract][fenced]") {
   ServerFixture fx;
   auto c1 = fx.client({.session_timeout = 4s});
   fx.admin->create("/fenced/data", {.creating_parents = true, .data = std::string("v0")});
@@ -337,7 +341,8 @@ TEST_CASE("contract: multi_while_held commits only while the grant holds, all or
   CHECK(data() == "v3");
 }
 
-TEST_CASE("contract: a multi-lock's multi_while_held checks every lock it holds", "[contract][fenced][multi]") {
+TEST_CASE("contract: a multi-lock's multi_while_held checks every lock it holds",
+          "[contract][fenced][multi]") {
   ServerFixture fx;
   auto c1 = fx.client();
   auto c2 = fx.client();
@@ -377,9 +382,9 @@ TEST_CASE("contract: a multi-lock's multi_while_held checks every lock it holds"
 TEST_CASE("contract: a blocking release sends its delete from the calling thread and ends released, not lost",
           "[contract][release]") {
   // The delete that ends a hold is on the next holder's critical path, so a blocking release sends it itself
-  // instead of waking the client's I/O thread first. Shown here with that I/O thread stalled: the node is gone
-  // before the I/O thread runs again. The lease watches its own node (a status listener), and that deletion
-  // must not read as a loss.
+  // instead of waking the client's I/O thread first. Shown here with that I/O thread stalled: the node is
+  // gone before the I/O thread runs again. The lease watches its own node (a status listener), and that
+  // deletion must not read as a loss.
   ServerFixture fx;
   auto c1 = fx.client();
   InterProcessMutex m(*c1, "/locks/release-caller");
@@ -537,11 +542,17 @@ TEST_CASE("contract: an async_release that never starts still gives the grant ba
   REQUIRE(other.acquire(10s));
   other.release();
   // Through the mutex's forwarder.
-  { auto never_launched = m.async_release(m.async_acquire(boost::asio::use_future).get(), boost::asio::deferred); }
+  {
+    auto never_launched =
+        m.async_release(m.async_acquire(boost::asio::use_future).get(), boost::asio::deferred);
+  }
   REQUIRE(other.acquire(10s));
   other.release();
   // An awaitable never awaited.
-  { auto never_awaited = m.async_acquire(boost::asio::use_future).get().async_release(boost::asio::use_awaitable); }
+  {
+    auto never_awaited =
+        m.async_acquire(boost::asio::use_future).get().async_release(boost::asio::use_awaitable);
+  }
   REQUIRE(other.acquire(10s));
   other.release();
   // A semaphore's lease.
@@ -576,13 +587,13 @@ TEST_CASE("contract: a deferred async_release launched later releases then", "[c
 
 TEST_CASE("contract: a blocking release as the server goes down is kept and done after the restart",
           "[contract][release]") {
-  // The client's I/O thread is stalled while the server stops, so the client still counts itself connected and
-  // the release sends its delete from the calling thread, into a dead connection. That send fails, and the C
-  // client then closes the connection without any session event: the client must notice by itself (else it
-  // would count itself connected and retry against the dead connection until the session timed out). The
+  // The client's I/O thread is stalled while the server stops, so the client still counts itself connected
+  // and the release sends its delete from the calling thread, into a dead connection. That send fails, and
+  // the C client then closes the connection without any session event: the client must notice by itself (else
+  // it would count itself connected and retry against the dead connection until the session timed out). The
   // delete fails with the connection and continues as a guaranteed delete: kept, and done once the server is
-  // back. (Had the client seen the disconnection first, the release would have gone the usual way, to the same
-  // end.)
+  // back. (Had the client seen the disconnection first, the release would have gone the usual way, to the
+  // same end.)
   ServerFixture fx;
   auto c1 = fx.client({.session_timeout = 30s, .connection_timeout = 1s});
   InterProcessMutex m(*c1, "/locks/release-down");
@@ -676,13 +687,12 @@ TEST_CASE("contract: async_acquire tells when it is queued and waiting, its watc
   std::promise<std::string> waiting;
   std::atomic<int> queued_calls{0};
   std::atomic<int> waiting_calls{0};
-  auto lease = waiter.async_acquire(
-      AcquireEvents{.on_queued = [&](const std::string&) { ++queued_calls; },
-                    .on_waiting =
-                        [&](const std::string& node) {
-                          if (++waiting_calls == 1) waiting.set_value(node);
-                        }},
-      boost::asio::use_future);
+  auto lease = waiter.async_acquire(AcquireEvents{.on_queued = [&](const std::string&) { ++queued_calls; },
+                                                  .on_waiting =
+                                                      [&](const std::string& node) {
+                                                        if (++waiting_calls == 1) waiting.set_value(node);
+                                                      }},
+                                    boost::asio::use_future);
   auto w = waiting.get_future();
   REQUIRE(w.wait_for(10s) == std::future_status::ready);
   const auto node = w.get();
@@ -697,10 +707,11 @@ TEST_CASE("contract: async_acquire tells when it is queued and waiting, its watc
 
   // Granted at once: queued, never waiting.
   int waited = 0;
-  auto at_once = waiter
-                     .async_acquire(AcquireEvents{.on_queued = {}, .on_waiting = [&](const std::string&) { ++waited; }},
-                                    boost::asio::use_future)
-                     .get();
+  auto at_once =
+      waiter
+          .async_acquire(AcquireEvents{.on_queued = {}, .on_waiting = [&](const std::string&) { ++waited; }},
+                         boost::asio::use_future)
+          .get();
   CHECK(at_once.valid());
   at_once.release();
   CHECK(waited == 0);
@@ -721,7 +732,8 @@ TEST_CASE("contract: a wait for the loss signal raced against a timer withdraws 
   auto loop = [&]() -> boost::asio::awaitable<void> {
     for (int i = 0; i < 50; ++i) {
       boost::asio::steady_timer t(ioc, 2ms);
-      auto r = co_await (lease.async_wait_lost(boost::asio::use_awaitable) || t.async_wait(boost::asio::use_awaitable));
+      auto r = co_await (lease.async_wait_lost(boost::asio::use_awaitable) ||
+                         t.async_wait(boost::asio::use_awaitable));
       timer_won += r.index() == 1;
     }
   };
@@ -735,7 +747,8 @@ TEST_CASE("contract: a wait for the loss signal raced against a timer withdraws 
   CHECK(timer_won == 50);
   // No withdrawn waiter is left registered (read on the client's I/O thread, which owns the list).
   auto count = std::make_shared<std::promise<std::size_t>>();
-  boost::asio::post(c1->core()->io_executor(), [count, s = lease.state()] { count->set_value(s->lost_waiters.size()); });
+  boost::asio::post(c1->core()->io_executor(),
+                    [count, s = lease.state()] { count->set_value(s->lost_waiters.size()); });
   CHECK(count->get_future().get() == 0);
   // And a wait that is not cancelled still sees the loss.
   auto wait_lost = lease.async_wait_lost(boost::asio::use_future);
@@ -758,7 +771,8 @@ TEMPLATE_TEST_CASE("contract: a killed session while waiting still acquires", "[
     if (ok) b->release();
     return ok;
   });
-  REQUIRE(eventually([&] { return TestType::nodes(fx, "/locks/killed-waiter") == TestType::expected_nodes(1, 1); }));
+  REQUIRE(eventually(
+      [&] { return TestType::nodes(fx, "/locks/killed-waiter") == TestType::expected_nodes(1, 1); }));
   c2->inject_session_expiration();
   // The waiter's node went with its session; it makes a new one under the retry policy.
   std::this_thread::sleep_for(500ms);
@@ -767,7 +781,8 @@ TEMPLATE_TEST_CASE("contract: a killed session while waiting still acquires", "[
   CHECK(eventually([&] { return TestType::nodes(fx, "/locks/killed-waiter") == 0; }));
 }
 
-TEMPLATE_TEST_CASE("contract: server restart while waiting", "[contract]", MutexAdapter, SemaphoreMutexAdapter) {
+TEMPLATE_TEST_CASE("contract: server restart while waiting", "[contract]", MutexAdapter,
+                   SemaphoreMutexAdapter) {
   ServerFixture fx;
   auto c1 = fx.client({.session_timeout = 20s});
   auto c2 = fx.client({.session_timeout = 20s});
@@ -779,7 +794,8 @@ TEMPLATE_TEST_CASE("contract: server restart while waiting", "[contract]", Mutex
     if (ok) b->release();
     return ok;
   });
-  REQUIRE(eventually([&] { return TestType::nodes(fx, "/locks/restart") == TestType::expected_nodes(1, 1); }));
+  REQUIRE(
+      eventually([&] { return TestType::nodes(fx, "/locks/restart") == TestType::expected_nodes(1, 1); }));
   fx.server.restart();
   REQUIRE(c1->block_until_connected(30s));
   a->release();
@@ -856,8 +872,8 @@ TEMPLATE_TEST_CASE("contract: a closed client gives a clear error", "[contract]"
 
 TEST_CASE("contract: invalid lock paths are rejected at construction", "[contract]") {
   ServerFixture fx;
-  const std::vector<std::string> bad_paths{"",       "relative", "/trailing/", "/a//b",
-                                           "/a/./b", "/a/../b",  std::string("/nul\0x", 6)};
+  const std::vector<std::string> bad_paths{
+      "", "relative", "/trailing/", "/a//b", "/a/./b", "/a/../b", std::string("/nul\0x", 6)};
   for (const auto& bad : bad_paths) {
     CAPTURE(bad);
     CHECK_THROWS_AS(InterProcessMutex(*fx.admin, bad), zkr::Error);
@@ -865,7 +881,8 @@ TEST_CASE("contract: invalid lock paths are rejected at construction", "[contrac
   }
 }
 
-TEST_CASE("contract: cancelling an asynchronous acquire mid-wait deletes its node first", "[contract][async]") {
+TEST_CASE("contract: cancelling an asynchronous acquire mid-wait deletes its node first",
+          "[contract][async]") {
   ServerFixture fx;
   auto c1 = fx.client();
   auto c2 = fx.client();
@@ -880,7 +897,8 @@ TEST_CASE("contract: cancelling an asynchronous acquire mid-wait deletes its nod
   }));
   REQUIRE(eventually([&] { return fx.children("/locks/cancel").size() == 2; }));
   // Emit from the handler's executor (the client's I/O thread is its default executor).
-  boost::asio::post(c2->core()->completion_executor(), [&] { sig.emit(boost::asio::cancellation_type::terminal); });
+  boost::asio::post(c2->core()->completion_executor(),
+                    [&] { sig.emit(boost::asio::cancellation_type::terminal); });
   auto f = done.get_future();
   REQUIRE(f.wait_for(20s) == std::future_status::ready);
   auto [ec, valid] = f.get();
@@ -890,7 +908,8 @@ TEST_CASE("contract: cancelling an asynchronous acquire mid-wait deletes its nod
   a.release();
 }
 
-TEST_CASE("contract: asynchronous timed acquire completes with an empty lease and no node", "[contract][async]") {
+TEST_CASE("contract: asynchronous timed acquire completes with an empty lease and no node",
+          "[contract][async]") {
   ServerFixture fx;
   auto c1 = fx.client();
   InterProcessMutex a(*c1, "/locks/async-timeout");
@@ -944,13 +963,14 @@ TEST_CASE("contract: many asynchronous waiters in one process drain in FIFO orde
   CHECK(errors == 0);
   REQUIRE(granted.size() == std::size_t(waiters));
   auto by_sequence = granted;
-  std::sort(by_sequence.begin(), by_sequence.end(),
-            [](const std::string& a, const std::string& b) { return sequential_suffix(a) < sequential_suffix(b); });
+  std::sort(by_sequence.begin(), by_sequence.end(), [](const std::string& a, const std::string& b) {
+    return sequential_suffix(a) < sequential_suffix(b);
+  });
   CHECK(granted == by_sequence);
 }
 
-TEMPLATE_TEST_CASE("contract: idle lock directories are reaped (container parents)", "[contract]", MutexAdapter,
-                   SemaphoreMutexAdapter) {
+TEMPLATE_TEST_CASE("contract: idle lock directories are reaped (container parents)", "[contract]",
+                   MutexAdapter, SemaphoreMutexAdapter) {
   ServerFixture fx;
   auto c = fx.client();
   {
@@ -998,7 +1018,8 @@ TEST_CASE("contract: nodes have Curator's names and default data", "[contract][w
   CHECK(lease.node_path().rfind("/sem/wire/leases/_c_", 0) == 0);
   CHECK(protected_names::normalize(lease.node_name()).substr(0, 6) == "lease-");
   CHECK(sem.participant_nodes().size() == 1);
-  CHECK(sem.async_participant_nodes(boost::asio::use_future).get() == std::vector<std::string>{lease.node_path()});
+  CHECK(sem.async_participant_nodes(boost::asio::use_future).get() ==
+        std::vector<std::string>{lease.node_path()});
   // Full paths in queue order, as the mutex's (the protected prefixes' random GUIDs do not decide the order).
   auto second = sem.acquire();
   CHECK(sem.participant_nodes() == std::vector<std::string>{lease.node_path(), second.node_path()});
@@ -1010,7 +1031,8 @@ TEST_CASE("contract: nodes have Curator's names and default data", "[contract][w
   sm.release();
 }
 
-TEST_CASE("contract: lease.data() reads the grant's node data, as Curator's Lease.getData()", "[contract][wire]") {
+TEST_CASE("contract: lease.data() reads the grant's node data, as Curator's Lease.getData()",
+          "[contract][wire]") {
   ServerFixture fx;
   auto c = fx.client();
   InterProcessSemaphoreV2 sem(*c, "/sem/data", 2);
@@ -1062,10 +1084,11 @@ TEST_CASE("semaphore: N leases, all or none, timeouts return nothing", "[semapho
   CHECK_THROWS_AS(s1.acquire(0), zkr::Error);
 }
 
-TEST_CASE("semaphore: a session expiry during acquire of 2 never returns the lease it took before", "[semaphore][session]") {
-  // c2 holds 2 of 3 leases. c1 asks for 2: the first is granted, the second waits. c1's session expires, which
-  // deletes the first; the retried second finds a slot. c1 must not return the first (its slot is anyone's):
-  // it waits for a second slot of the new session.
+TEST_CASE("semaphore: a session expiry during acquire of 2 never returns the lease it took before",
+          "[semaphore][session]") {
+  // c2 holds 2 of 3 leases. c1 asks for 2: the first is granted, the second waits. c1's session expires,
+  // which deletes the first; the retried second finds a slot. c1 must not return the first (its slot is
+  // anyone's): it waits for a second slot of the new session.
   ServerFixture fx;
   auto c1 = fx.client({.session_timeout = 4s});
   auto c2 = fx.client();

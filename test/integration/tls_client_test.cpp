@@ -1,22 +1,22 @@
 // TLS to the ensemble (issue 27; docs/tls.md): a zkrecipes client over a real TLS server, and every refusal
 // the C client alone would turn into a spin or an endless silent retry, as a typed error.
 
+#include <arpa/inet.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spdlog/sinks/base_sink.h>
+#include <spdlog/sinks/ostream_sink.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <future>
-#include <netdb.h>
-#include <arpa/inet.h>
-#include <spdlog/sinks/base_sink.h>
-#include <spdlog/sinks/ostream_sink.h>
-#include <array>
-#include <atomic>
-#include <thread>
 #include <sstream>
+#include <thread>
 
 #include "tls_support.hpp"
 
@@ -67,7 +67,9 @@ class StallingRelay {
     ioc_.stop();
     thread_.join();
   }
-  std::string connect_string() const { return "127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()); }
+  std::string connect_string() const {
+    return "127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port());
+  }
   std::atomic<bool> stall{true};
   std::atomic<int> stalled{0};
 
@@ -126,7 +128,8 @@ class LineCounter : public spdlog::sinks::base_sink<std::mutex> {
 
  protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
-    if (std::string_view(msg.payload.data(), msg.payload.size()).find(text_) != std::string_view::npos) ++count;
+    if (std::string_view(msg.payload.data(), msg.payload.size()).find(text_) != std::string_view::npos)
+      ++count;
   }
   void flush_() override {}
 
@@ -208,8 +211,8 @@ TEST_CASE("tls: refusals are typed errors within the connection timeout, not a s
     CHECK(exists_error(*c) == errc::tls_handshake_failed);
   }
   SECTION("TLS to the plain-text port") {
-    auto c = make_tls_client_unconnected(f.server.connect_string(), tls_settings(f.files("client-a")),
-                                         quick(2s));
+    auto c =
+        make_tls_client_unconnected(f.server.connect_string(), tls_settings(f.files("client-a")), quick(2s));
     CHECK_FALSE(c->block_until_connected(20s));
     CHECK(exists_error(*c) == errc::tls_handshake_failed);
   }
@@ -297,7 +300,8 @@ TEST_CASE("tls: no key password in any log line or error", "[tls]") {
   CHECK(what.find(password) == std::string::npos);
 }
 
-TEST_CASE("tls: without TLS support in the C client, a TLS client fails at start, never in plain text", "[tls]") {
+TEST_CASE("tls: without TLS support in the C client, a TLS client fails at start, never in plain text",
+          "[tls]") {
   if (zkr::tls_supported()) {
     WARN("not applicable: this build's C client speaks TLS (the ASan build on Debian's own client runs it)");
     return;

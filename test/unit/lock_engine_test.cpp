@@ -3,25 +3,22 @@
 // cancellation injected at every step. Cleanup is checked *inside* the completion (the tree as the completion
 // saw it), since a cancelled or failed operation must delete its nodes before it completes.
 
-#include "fake_core.hpp"
-
-#include <boost/asio/post.hpp>
-
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <atomic>
+#include <boost/asio/post.hpp>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
-
 #include <zkr/drivers/read_write_lock_driver.hpp>
 #include <zkr/framework/paths.hpp>
 #include <zkr/recipes/detail/lease_core.hpp>
 #include <zkr/recipes/inter_process_semaphore_v2.hpp>
 #include <zkr/recipes/lock_internals.hpp>
+
+#include "fake_core.hpp"
 
 namespace {
 
@@ -327,7 +324,7 @@ TEST_CASE_METHOD(Fixture, "engine: a burst of acquires on one engine shares its 
   // The first attempt's listing goes out at once, right behind its create; the other five, arriving while it
   // is in flight, share the next one.
   CHECK(core->count(Op::get_children) == 2);
-  CHECK(core->count(Op::get_data) == 6);      // each watches only its own predecessor: no herd
+  CHECK(core->count(Op::get_data) == 6);  // each watches only its own predecessor: no herd
   CHECK(core->watch_count(holder) == 1);
 
   // Granted in queue order, each exactly once.
@@ -516,7 +513,8 @@ TEST_CASE_METHOD(Fixture, "engine, pre-watch: the node to pre-watch is already g
   CHECK(core->count(Op::get_children) == 2);  // the re-listing showed the second as the only one ahead
 }
 
-TEST_CASE_METHOD(Fixture, "engine, pre-watch: a failed pre-watch read only loses the pre-watch until the next listing",
+TEST_CASE_METHOD(Fixture,
+                 "engine, pre-watch: a failed pre-watch read only loses the pre-watch until the next listing",
                  "[engine][prewatch]") {
   auto e = prewatch_engine();
   const auto first = other();
@@ -762,7 +760,8 @@ TEST_CASE_METHOD(Fixture, "engine: our node vanishes before the listing -> a new
   }
 }
 
-TEST_CASE_METHOD(Fixture, "engine: on_waiting is told once the watch on the node ahead is set, not on a grant at once",
+TEST_CASE_METHOD(Fixture,
+                 "engine: on_waiting is told once the watch on the node ahead is set, not on a grant at once",
                  "[engine]") {
   auto e = engine();
   std::vector<std::string> waiting;
@@ -1123,7 +1122,8 @@ TEST_CASE_METHOD(Fixture, "engine: a lease whose node is deleted by someone else
   CHECK(seen == std::vector<LeaseStatus>{LeaseStatus::lost});
 }
 
-TEST_CASE_METHOD(Fixture, "engine: a loss watch whose exists failed is set again on reconnect, then hears the loss",
+TEST_CASE_METHOD(Fixture,
+                 "engine: a loss watch whose exists failed is set again on reconnect, then hears the loss",
                  "[engine][session]") {
   auto e = engine();
   auto out = start(e);
@@ -1212,15 +1212,18 @@ struct SpecDriver : zkr::StandardLockDriver {
   zkr::LockNodeSpec lock_node(std::string_view) const override { return spec; }
 };
 
-std::shared_ptr<zkr::LockInternals> spec_engine(const std::shared_ptr<FakeCore>& core, zkr::LockNodeSpec spec) {
-  return std::make_shared<zkr::LockInternals>(core, dir, "lock-", 1, std::make_shared<SpecDriver>(std::move(spec)));
+std::shared_ptr<zkr::LockInternals> spec_engine(const std::shared_ptr<FakeCore>& core,
+                                                zkr::LockNodeSpec spec) {
+  return std::make_shared<zkr::LockInternals>(core, dir, "lock-", 1,
+                                              std::make_shared<SpecDriver>(std::move(spec)));
 }
 
 zkr::LockNodeSpec persistent_spec() { return {.mode = zkr::LockNodeMode::persistent_sequential}; }
 
 }  // namespace
 
-TEST_CASE_METHOD(Fixture, "engine: the default node spec is the protected ephemeral-sequential node", "[engine][spec]") {
+TEST_CASE_METHOD(Fixture, "engine: the default node spec is the protected ephemeral-sequential node",
+                 "[engine][spec]") {
   auto out = start(engine());
   REQUIRE(wait(*out));
   REQUIRE(out->lease.valid());
@@ -1569,7 +1572,8 @@ TEST_CASE_METHOD(Fixture, "semaphore: a lease node of an earlier session is not 
   // nodes yet: the listing shows our node, but it belongs to the old session (CURATOR-604).
   auto s = semaphore(3);
   const auto old_session = core->session_id();
-  core->before_next(Op::get_children, [&] { core->expire_session(/*drop_ephemerals=*/false); }, sem_leases);
+  core->before_next(
+      Op::get_children, [&] { core->expire_session(/*drop_ephemerals=*/false); }, sem_leases);
   auto out = sem_start(s, 1);
   REQUIRE(wait(*out));
   INFO(core->describe_log());
@@ -1675,7 +1679,8 @@ TEST_CASE_METHOD(Fixture, "fake core: sequences, protection, owners, watches and
   CHECK(core->has(b));
 }
 
-TEST_CASE_METHOD(Fixture, "engine: a revocation watch whose read failed is armed again, and still hears a request",
+TEST_CASE_METHOD(Fixture,
+                 "engine: a revocation watch whose read failed is armed again, and still hears a request",
                  "[engine][revocation]") {
   core->fail_next(Op::get_data, zk_errc::connection_loss);
   int asked = 0;

@@ -126,14 +126,14 @@ SpecFactory leader_spec(std::string path, Election election, LockOptions options
         if (lease) leases.push_back(std::move(lease));
         h(ec, std::move(leases));
       });
-      detail::async_run<Lease>(
-          engine->core(), {"acquire", engine->base_path(), detail::Cancellation::cleanup}, std::move(done),
-          [engine, data, timeout](auto complete, auto cancel) mutable {
-            AcquireOptions o;
-            o.node_data = std::move(data);
-            o.deadline = detail::deadline_after(timeout);
-            engine->attempt_lock(std::move(o), std::move(cancel), std::move(complete));
-          });
+      detail::async_run<Lease>(engine->core(),
+                               {"acquire", engine->base_path(), detail::Cancellation::cleanup},
+                               std::move(done), [engine, data, timeout](auto complete, auto cancel) mutable {
+                                 AcquireOptions o;
+                                 o.node_data = std::move(data);
+                                 o.deadline = detail::deadline_after(timeout);
+                                 engine->attempt_lock(std::move(o), std::move(cancel), std::move(complete));
+                               });
     };
     s.status.description = "leadership of " + path + " (LeaderLatch election)";
     s.status.queue_dirs = {path};

@@ -16,16 +16,15 @@
 /// `zkr::Error` with the operation and the path; the handler never runs inside the initiating call. The
 /// contract (executors, cancellation per operation, late results) is in docs/async.md.
 
-#include <boost/asio/any_io_executor.hpp>
+#include <spdlog/logger.h>
 
+#include <boost/asio/any_io_executor.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
-#include <spdlog/logger.h>
 #include <string>
 #include <vector>
-
 #include <zkr/framework/connection_state.hpp>
 #include <zkr/framework/detail/async.hpp>
 #include <zkr/framework/error.hpp>
@@ -138,9 +137,9 @@ namespace detail {
 class CoreImpl;
 }
 
-/// The client (Curator's `CuratorFramework`). Not copyable; movable. The destructor closes it, and returns once
-/// the handlers of the operations it ended (with `errc::closed`) have run on the I/O thread, or been posted to
-/// their own executors.
+/// The client (Curator's `CuratorFramework`). Not copyable; movable. The destructor closes it, and returns
+/// once the handlers of the operations it ended (with `errc::closed`) have run on the I/O thread, or been
+/// posted to their own executors.
 class CuratorFramework {
  public:
   explicit CuratorFramework(ClientConfig config);
@@ -158,9 +157,9 @@ class CuratorFramework {
   /// Waits until connected; false on timeout (or when closed, or once the server refused the auth info).
   [[nodiscard]] bool block_until_connected(std::chrono::milliseconds timeout);
   /// `block_until_connected`, asynchronously.
-  /// Handler: `void(error_code, bool connected)`. Executor: the handler's, else the client's completion executor.
-  /// Cancellation: terminal, partial, total: completes at once with `operation_aborted` and stops waiting.
-  /// Errors: none of its own (`false` on timeout or close). Thread-safety: any thread.
+  /// Handler: `void(error_code, bool connected)`. Executor: the handler's, else the client's completion
+  /// executor. Cancellation: terminal, partial, total: completes at once with `operation_aborted` and stops
+  /// waiting. Errors: none of its own (`false` on timeout or close). Thread-safety: any thread.
   template <boost::asio::completion_token_for<void(error_code, bool)> Token = default_completion_token_t>
   auto async_block_until_connected(std::chrono::milliseconds timeout, Token&& token = {}) {
     return detail::async_run<bool>(core(), {"block_until_connected", "", detail::Cancellation::read},
@@ -176,39 +175,45 @@ class CuratorFramework {
   std::int64_t session_id() const noexcept;
   const std::string& namespace_name() const noexcept;
 
-  /// Adds a listener; returns an id for `remove_connection_state_listener`. As in Curator, a listener receives
-  /// only the changes that happen after it was added, in order, one at a time, on the client's executor.
+  /// Adds a listener; returns an id for `remove_connection_state_listener`. As in Curator, a listener
+  /// receives only the changes that happen after it was added, in order, one at a time, on the client's
+  /// executor.
   std::uint64_t add_connection_state_listener(ConnectionStateListener listener);
   void remove_connection_state_listener(std::uint64_t id);
 
-  // create ---------------------------------------------------------------------------------------------------
+  // create
+  // ---------------------------------------------------------------------------------------------------
   CreateResult create(const std::string& path, const CreateOptions& options = {});
   CreateResult create(const std::string& path, const CreateOptions& options, error_code& ec);
   /// `create`, asynchronously. Handler: `void(error_code, CreateResult)`. Executor: the handler's, else the
-  /// client's completion executor. Cancellation: terminal only: completes at once with `operation_aborted` and
-  /// is not tried again; a node the create makes after all is deleted in the background (if its version is
-  /// unchanged; in protected mode also after a try whose outcome is unknown). Errors: as `create`.
+  /// client's completion executor. Cancellation: terminal only: completes at once with `operation_aborted`
+  /// and is not tried again; a node the create makes after all is deleted in the background (if its version
+  /// is unchanged; in protected mode also after a try whose outcome is unknown). Errors: as `create`.
   /// Thread-safety: any thread.
-  template <boost::asio::completion_token_for<void(error_code, CreateResult)> Token = default_completion_token_t>
+  template <
+      boost::asio::completion_token_for<void(error_code, CreateResult)> Token = default_completion_token_t>
   auto async_create(std::string path, CreateOptions options, Token&& token = {}) {
     detail::OpInfo info{"create", path, detail::Cancellation::write};
     return detail::async_run<CreateResult>(
         core(), std::move(info), std::forward<Token>(token),
-        [core = core(), path = std::move(path), options = std::move(options)](auto cb, detail::StopPtr stop) mutable {
+        [core = core(), path = std::move(path), options = std::move(options)](auto cb,
+                                                                              detail::StopPtr stop) mutable {
           core->create(std::move(path), std::move(options), std::move(cb), {.stop = std::move(stop)});
         },
         [weak = std::weak_ptr<detail::Core>(core())](error_code ec, CreateResult r) {
-          if (auto c = weak.lock(); c && !ec) c->remove(std::move(r.path), r.stat.version, true, true, [](error_code) {});
+          if (auto c = weak.lock(); c && !ec)
+            c->remove(std::move(r.path), r.stat.version, true, true, [](error_code) {});
         });
   }
 
-  // delete ---------------------------------------------------------------------------------------------------
+  // delete
+  // ---------------------------------------------------------------------------------------------------
   void remove(const std::string& path, const DeleteOptions& options = {});
   void remove(const std::string& path, const DeleteOptions& options, error_code& ec);
   /// `remove`, asynchronously. Handler: `void(error_code)`. Executor: the handler's, else the client's
-  /// completion executor. Cancellation: terminal only: completes at once with `operation_aborted`; a try already
-  /// sent may still apply, and a guaranteed delete keeps its guarantee (it goes on in the background).
-  /// Errors: as `remove`. Thread-safety: any thread.
+  /// completion executor. Cancellation: terminal only: completes at once with `operation_aborted`; a try
+  /// already sent may still apply, and a guaranteed delete keeps its guarantee (it goes on in the
+  /// background). Errors: as `remove`. Thread-safety: any thread.
   template <boost::asio::completion_token_for<void(error_code)> Token = default_completion_token_t>
   auto async_remove(std::string path, DeleteOptions options, Token&& token = {}) {
     detail::OpInfo info{"delete", path, detail::Cancellation::write};
@@ -219,57 +224,68 @@ class CuratorFramework {
         });
   }
 
-  // exists ---------------------------------------------------------------------------------------------------
+  // exists
+  // ---------------------------------------------------------------------------------------------------
   /// nullopt when the node does not exist. With `watcher`: a one-shot watch for create, delete or change.
   std::optional<Stat> exists(const std::string& path, Watcher watcher = {});
   std::optional<Stat> exists(const std::string& path, Watcher watcher, error_code& ec);
-  /// `exists`, asynchronously. Handler: `void(error_code, std::optional<Stat>)`. Executor: the handler's, else the client's completion
-  /// executor. Cancellation: terminal, partial, total: completes at once with `operation_aborted`; a watch the
-  /// read set after all is removed (the watcher never runs). Errors: as `exists`. Thread-safety: any thread.
-  template <boost::asio::completion_token_for<void(error_code, std::optional<Stat>)> Token = default_completion_token_t>
+  /// `exists`, asynchronously. Handler: `void(error_code, std::optional<Stat>)`. Executor: the handler's,
+  /// else the client's completion executor. Cancellation: terminal, partial, total: completes at once with
+  /// `operation_aborted`; a watch the read set after all is removed (the watcher never runs). Errors: as
+  /// `exists`. Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code, std::optional<Stat>)> Token =
+                default_completion_token_t>
   auto async_exists(std::string path, Watcher watcher, Token&& token = {}) {
     auto id = std::make_shared<detail::WatchId>(0);
     detail::OpInfo info{"exists", path, detail::Cancellation::read};
     return detail::async_run<std::optional<Stat>>(
         core(), std::move(info), std::forward<Token>(token),
-        [this_core = core(), path = std::move(path), w = std::move(watcher), id](auto cb, detail::StopPtr stop) mutable {
+        [this_core = core(), path = std::move(path), w = std::move(watcher), id](
+            auto cb, detail::StopPtr stop) mutable {
           *id = exists_start(this_core, std::move(path), std::move(w), std::move(cb), std::move(stop));
         },
         forget_watch<std::optional<Stat>>(core(), id));
   }
 
-  // get_data -------------------------------------------------------------------------------------------------
+  // get_data
+  // -------------------------------------------------------------------------------------------------
   NodeData get_data(const std::string& path, Watcher watcher = {});
   NodeData get_data(const std::string& path, Watcher watcher, error_code& ec);
-  /// `get_data`, asynchronously. Handler: `void(error_code, NodeData)`. Executor: the handler's, else the client's completion
-  /// executor. Cancellation: terminal, partial, total: completes at once with `operation_aborted`; a watch the
-  /// read set after all is removed (the watcher never runs). Errors: as `get_data`. Thread-safety: any thread.
+  /// `get_data`, asynchronously. Handler: `void(error_code, NodeData)`. Executor: the handler's, else the
+  /// client's completion executor. Cancellation: terminal, partial, total: completes at once with
+  /// `operation_aborted`; a watch the read set after all is removed (the watcher never runs). Errors: as
+  /// `get_data`. Thread-safety: any thread.
   template <boost::asio::completion_token_for<void(error_code, NodeData)> Token = default_completion_token_t>
   auto async_get_data(std::string path, Watcher watcher, Token&& token = {}) {
     auto id = std::make_shared<detail::WatchId>(0);
     detail::OpInfo info{"get_data", path, detail::Cancellation::read};
     return detail::async_run<NodeData>(
         core(), std::move(info), std::forward<Token>(token),
-        [this_core = core(), path = std::move(path), w = std::move(watcher), id](auto cb, detail::StopPtr stop) mutable {
+        [this_core = core(), path = std::move(path), w = std::move(watcher), id](
+            auto cb, detail::StopPtr stop) mutable {
           *id = this_core->get_data(std::move(path), wrap_watcher(this_core, std::move(w)), std::move(cb),
                                     {.stop = std::move(stop)});
         },
         forget_watch<NodeData>(core(), id));
   }
 
-  // get_children ---------------------------------------------------------------------------------------------
+  // get_children
+  // ---------------------------------------------------------------------------------------------
   std::vector<std::string> get_children(const std::string& path, Watcher watcher = {});
   std::vector<std::string> get_children(const std::string& path, Watcher watcher, error_code& ec);
-  /// `get_children`, asynchronously. Handler: `void(error_code, std::vector<std::string>)`. Executor: the handler's, else the client's completion
-  /// executor. Cancellation: terminal, partial, total: completes at once with `operation_aborted`; a watch the
-  /// read set after all is removed (the watcher never runs). Errors: as `get_children`. Thread-safety: any thread.
-  template <boost::asio::completion_token_for<void(error_code, std::vector<std::string>)> Token = default_completion_token_t>
+  /// `get_children`, asynchronously. Handler: `void(error_code, std::vector<std::string>)`. Executor: the
+  /// handler's, else the client's completion executor. Cancellation: terminal, partial, total: completes at
+  /// once with `operation_aborted`; a watch the read set after all is removed (the watcher never runs).
+  /// Errors: as `get_children`. Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code, std::vector<std::string>)> Token =
+                default_completion_token_t>
   auto async_get_children(std::string path, Watcher watcher, Token&& token = {}) {
     auto id = std::make_shared<detail::WatchId>(0);
     detail::OpInfo info{"get_children", path, detail::Cancellation::read};
     return detail::async_run<std::vector<std::string>>(
         core(), std::move(info), std::forward<Token>(token),
-        [this_core = core(), path = std::move(path), w = std::move(watcher), id](auto cb, detail::StopPtr stop) mutable {
+        [this_core = core(), path = std::move(path), w = std::move(watcher), id](
+            auto cb, detail::StopPtr stop) mutable {
           *id = this_core->get_children(
               std::move(path), wrap_watcher(this_core, std::move(w)),
               [cb = std::move(cb)](error_code ec, Children c) mutable { cb(ec, std::move(c.names)); },
@@ -278,12 +294,14 @@ class CuratorFramework {
         forget_watch<std::vector<std::string>>(core(), id));
   }
 
-  // set_data -------------------------------------------------------------------------------------------------
+  // set_data
+  // -------------------------------------------------------------------------------------------------
   Stat set_data(const std::string& path, const std::string& data, int version = -1);
   Stat set_data(const std::string& path, const std::string& data, int version, error_code& ec);
-  /// `set_data`, asynchronously. Handler: `void(error_code, Stat)`. Executor: the handler's, else the client's completion
-  /// executor. Cancellation: terminal only: completes at once with `operation_aborted` and sends no further
-  /// try; a try already sent may still apply. Errors: as `set_data`. Thread-safety: any thread.
+  /// `set_data`, asynchronously. Handler: `void(error_code, Stat)`. Executor: the handler's, else the
+  /// client's completion executor. Cancellation: terminal only: completes at once with `operation_aborted`
+  /// and sends no further try; a try already sent may still apply. Errors: as `set_data`. Thread-safety: any
+  /// thread.
   template <boost::asio::completion_token_for<void(error_code, Stat)> Token = default_completion_token_t>
   auto async_set_data(std::string path, std::string data, int version, Token&& token = {}) {
     detail::OpInfo info{"set_data", path, detail::Cancellation::write};
@@ -295,7 +313,8 @@ class CuratorFramework {
                                    });
   }
 
-  // get_acl / set_acl ----------------------------------------------------------------------------------------
+  // get_acl / set_acl
+  // ----------------------------------------------------------------------------------------
   /// The node's ACL and Stat (Curator's `getACL()`); `stat.aversion` is the ACL's version. Errors: `no_node`,
   /// `no_auth` (reading an ACL needs READ or ADMIN permission on the node), `invalid_path`, and those of the
   /// retry loop (`connection_timeout`, `closed`, ...). Thread-safe, as every member.
@@ -324,32 +343,36 @@ class CuratorFramework {
   Stat set_acl(const std::string& path, const AclList& acl, int version = -1);
   Stat set_acl(const std::string& path, const AclList& acl, int version, error_code& ec);
   /// `set_acl`, asynchronously. Handler: `void(error_code, Stat)`. Executor: the handler's, else the client's
-  /// completion executor. Cancellation: terminal only: completes at once with `operation_aborted` and sends no
-  /// further try; a try already sent may still apply. Errors: as `set_acl`. Thread-safety: any thread.
+  /// completion executor. Cancellation: terminal only: completes at once with `operation_aborted` and sends
+  /// no further try; a try already sent may still apply. Errors: as `set_acl`. Thread-safety: any thread.
   template <boost::asio::completion_token_for<void(error_code, Stat)> Token = default_completion_token_t>
   auto async_set_acl(std::string path, AclList acl, int version, Token&& token = {}) {
     detail::OpInfo info{"set_acl", path, detail::Cancellation::write};
     return detail::async_run<Stat>(core(), std::move(info), std::forward<Token>(token),
                                    [this_core = core(), path = std::move(path), acl = std::move(acl),
                                     version](auto cb, detail::StopPtr stop) mutable {
-                                     this_core->set_acl(std::move(path), std::move(acl), version, std::move(cb),
-                                                        {.stop = std::move(stop)});
+                                     this_core->set_acl(std::move(path), std::move(acl), version,
+                                                        std::move(cb), {.stop = std::move(stop)});
                                    });
   }
 
-  // multi ----------------------------------------------------------------------------------------------------
+  // multi
+  // ----------------------------------------------------------------------------------------------------
   /// A transaction: all operations or none. On failure the error is the first failing operation's and the
-  /// per-operation results say which one failed. Container and TTL creates are refused (`errc::invalid_argument`):
-  /// the C client 3.8 misreads their replies inside a transaction. As in Curator, a try whose reply was lost to
-  /// a connection loss is retried, and the retry cannot know whether that try committed. It then fails
+  /// per-operation results say which one failed. Container and TTL creates are refused
+  /// (`errc::invalid_argument`): the C client 3.8 misreads their replies inside a transaction. As in Curator,
+  /// a try whose reply was lost to a connection loss is retried, and the retry cannot know whether that try
+  /// committed. It then fails
   /// (`node_exists`, `bad_version`) or applies again. Give `set_data`, `remove` and `check` a version where
   /// applying twice would matter.
   std::vector<OpResult> multi(const std::vector<Op>& ops);
   std::vector<OpResult> multi(const std::vector<Op>& ops, error_code& ec);
-  /// `multi`, asynchronously. Handler: `void(error_code, std::vector<OpResult>)`. Executor: the handler's, else the client's completion
-  /// executor. Cancellation: terminal only: completes at once with `operation_aborted` and sends no further
-  /// try; a try already sent may still apply. Errors: as `multi`. Thread-safety: any thread.
-  template <boost::asio::completion_token_for<void(error_code, std::vector<OpResult>)> Token = default_completion_token_t>
+  /// `multi`, asynchronously. Handler: `void(error_code, std::vector<OpResult>)`. Executor: the handler's,
+  /// else the client's completion executor. Cancellation: terminal only: completes at once with
+  /// `operation_aborted` and sends no further try; a try already sent may still apply. Errors: as `multi`.
+  /// Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code, std::vector<OpResult>)> Token =
+                default_completion_token_t>
   auto async_multi(std::vector<Op> ops, Token&& token = {}) {
     detail::OpInfo info{"multi", ops.empty() ? std::string() : ops.front().path, detail::Cancellation::write};
     return detail::async_run<std::vector<OpResult>>(
@@ -359,27 +382,30 @@ class CuratorFramework {
         });
   }
 
-  // sync / remove_watches ------------------------------------------------------------------------------------
+  // sync / remove_watches
+  // ------------------------------------------------------------------------------------
   void sync(const std::string& path);
   void sync(const std::string& path, error_code& ec);
-  /// `sync`, asynchronously. Handler: `void(error_code)`. Executor: the handler's, else the client's completion
-  /// executor. Cancellation: terminal, partial, total: completes at once with `operation_aborted`.
+  /// `sync`, asynchronously. Handler: `void(error_code)`. Executor: the handler's, else the client's
+  /// completion executor. Cancellation: terminal, partial, total: completes at once with `operation_aborted`.
   /// Errors: as `sync`. Thread-safety: any thread.
   template <boost::asio::completion_token_for<void(error_code)> Token = default_completion_token_t>
   auto async_sync(std::string path, Token&& token = {}) {
     detail::OpInfo info{"sync", path, detail::Cancellation::read};
-    return detail::async_run<>(core(), std::move(info), std::forward<Token>(token),
-                               [this_core = core(), path = std::move(path)](auto cb, detail::StopPtr stop) mutable {
-                                 this_core->sync(std::move(path), std::move(cb), {.stop = std::move(stop)});
-                               });
+    return detail::async_run<>(
+        core(), std::move(info), std::forward<Token>(token),
+        [this_core = core(), path = std::move(path)](auto cb, detail::StopPtr stop) mutable {
+          this_core->sync(std::move(path), std::move(cb), {.stop = std::move(stop)});
+        });
   }
-  /// Removes every watch this client holds on `path` (server side and local; their watchers never run). A path
-  /// without watches is not an error.
+  /// Removes every watch this client holds on `path` (server side and local; their watchers never run). A
+  /// path without watches is not an error.
   void remove_watches(const std::string& path);
   void remove_watches(const std::string& path, error_code& ec);
-  /// `remove_watches`, asynchronously. Handler: `void(error_code)`. Executor: the handler's, else the client's completion
-  /// executor. Cancellation: terminal only: completes at once with `operation_aborted` and sends no further
-  /// try; a try already sent may still apply. Errors: as `remove_watches`. Thread-safety: any thread.
+  /// `remove_watches`, asynchronously. Handler: `void(error_code)`. Executor: the handler's, else the
+  /// client's completion executor. Cancellation: terminal only: completes at once with `operation_aborted`
+  /// and sends no further try; a try already sent may still apply. Errors: as `remove_watches`.
+  /// Thread-safety: any thread.
   template <boost::asio::completion_token_for<void(error_code)> Token = default_completion_token_t>
   auto async_remove_watches(std::string path, Token&& token = {}) {
     detail::OpInfo info{"remove_watches", path, detail::Cancellation::write};
@@ -392,23 +418,25 @@ class CuratorFramework {
   /// Guaranteed deletes still being retried in the background.
   std::size_t pending_guaranteed_deletes() const;
 
-  /// Ends this client's session as an expiry would (Curator's `injectSessionExpiration()`): the session is closed
-  /// on the server (its ephemeral nodes go at once), listeners see LOST, and a new session is started. For tests.
+  /// Ends this client's session as an expiry would (Curator's `injectSessionExpiration()`): the session is
+  /// closed on the server (its ephemeral nodes go at once), listeners see LOST, and a new session is started.
+  /// For tests.
   void inject_session_expiration();
 
   /// The engine room, for the recipes layer.
   const std::shared_ptr<detail::Core>& core() const;
 
  private:
-  static void connected_start(const std::shared_ptr<detail::CoreImpl>& impl, std::chrono::milliseconds timeout,
+  static void connected_start(const std::shared_ptr<detail::CoreImpl>& impl,
+                              std::chrono::milliseconds timeout,
                               detail::unique_function<void(error_code, bool)> cb, detail::StopPtr stop);
   static void remove_start(const std::shared_ptr<detail::Core>& core, std::string path, DeleteOptions options,
                            detail::VoidCallback cb, detail::StopPtr stop = {});
   static detail::WatchId exists_start(const std::shared_ptr<detail::Core>& core, std::string path, Watcher w,
                                       detail::unique_function<void(error_code, std::optional<Stat>)> cb,
                                       detail::StopPtr stop = {});
-  /// The abandon hook of a cancelled read with a watcher: a late success set the watch, so remove it again; the
-  /// caller was told the read was cancelled and must not hear from its watcher.
+  /// The abandon hook of a cancelled read with a watcher: a late success set the watch, so remove it again;
+  /// the caller was told the read was cancelled and must not hear from its watcher.
   template <class T>
   static auto forget_watch(const std::shared_ptr<detail::Core>& core, std::shared_ptr<detail::WatchId> id) {
     return [weak = std::weak_ptr<detail::Core>(core), id = std::move(id)](error_code, T) {
@@ -424,7 +452,8 @@ class CuratorFramework {
 /// Curator's `CuratorFrameworkFactory`: `CuratorFrameworkFactory::new_client(connect, retry)` or the builder.
 class CuratorFrameworkFactory {
  public:
-  static std::unique_ptr<CuratorFramework> new_client(std::string connect_string, RetryPolicyPtr retry_policy);
+  static std::unique_ptr<CuratorFramework> new_client(std::string connect_string,
+                                                      RetryPolicyPtr retry_policy);
   static std::unique_ptr<CuratorFramework> new_client(std::string connect_string,
                                                       std::chrono::milliseconds session_timeout,
                                                       std::chrono::milliseconds connection_timeout,
@@ -433,28 +462,76 @@ class CuratorFrameworkFactory {
   /// Fluent builder over `ClientConfig`.
   class Builder {
    public:
-    Builder& connect_string(std::string v) { c_.connect_string = std::move(v); return *this; }
-    Builder& retry_policy(RetryPolicyPtr v) { c_.retry_policy = std::move(v); return *this; }
-    Builder& session_timeout(std::chrono::milliseconds v) { c_.session_timeout = v; return *this; }
-    Builder& connection_timeout(std::chrono::milliseconds v) { c_.connection_timeout = v; return *this; }
-    Builder& handshake_timeout(std::chrono::milliseconds v) { c_.handshake_timeout = v; return *this; }
-    Builder& max_close_wait(std::chrono::milliseconds v) { c_.max_close_wait = v; return *this; }
-    Builder& namespace_name(std::string v) { c_.namespace_name = std::move(v); return *this; }
-    Builder& default_data(std::string v) { c_.default_data = std::move(v); return *this; }
-    Builder& acl_provider(AclProvider v) { c_.acl_provider = std::move(v); return *this; }
+    Builder& connect_string(std::string v) {
+      c_.connect_string = std::move(v);
+      return *this;
+    }
+    Builder& retry_policy(RetryPolicyPtr v) {
+      c_.retry_policy = std::move(v);
+      return *this;
+    }
+    Builder& session_timeout(std::chrono::milliseconds v) {
+      c_.session_timeout = v;
+      return *this;
+    }
+    Builder& connection_timeout(std::chrono::milliseconds v) {
+      c_.connection_timeout = v;
+      return *this;
+    }
+    Builder& handshake_timeout(std::chrono::milliseconds v) {
+      c_.handshake_timeout = v;
+      return *this;
+    }
+    Builder& max_close_wait(std::chrono::milliseconds v) {
+      c_.max_close_wait = v;
+      return *this;
+    }
+    Builder& namespace_name(std::string v) {
+      c_.namespace_name = std::move(v);
+      return *this;
+    }
+    Builder& default_data(std::string v) {
+      c_.default_data = std::move(v);
+      return *this;
+    }
+    Builder& acl_provider(AclProvider v) {
+      c_.acl_provider = std::move(v);
+      return *this;
+    }
     Builder& authorization(std::string scheme, std::string auth) {
       c_.auth.push_back({std::move(scheme), std::move(auth)});
       return *this;
     }
-    Builder& tls(TlsConfig v) { c_.tls = std::move(v); return *this; }
-    Builder& logger(std::shared_ptr<spdlog::logger> v) { c_.logger = std::move(v); return *this; }
-    Builder& executor(boost::asio::any_io_executor v) { c_.executor = std::move(v); return *this; }
-    Builder& can_be_read_only(bool v) { c_.can_be_read_only = v; return *this; }
-    Builder& dont_use_container_parents() { c_.use_container_parents = false; return *this; }
-    Builder& simulated_session_expiration_percent(int v) { c_.simulated_session_expiration_percent = v; return *this; }
+    Builder& tls(TlsConfig v) {
+      c_.tls = std::move(v);
+      return *this;
+    }
+    Builder& logger(std::shared_ptr<spdlog::logger> v) {
+      c_.logger = std::move(v);
+      return *this;
+    }
+    Builder& executor(boost::asio::any_io_executor v) {
+      c_.executor = std::move(v);
+      return *this;
+    }
+    Builder& can_be_read_only(bool v) {
+      c_.can_be_read_only = v;
+      return *this;
+    }
+    Builder& dont_use_container_parents() {
+      c_.use_container_parents = false;
+      return *this;
+    }
+    Builder& simulated_session_expiration_percent(int v) {
+      c_.simulated_session_expiration_percent = v;
+      return *this;
+    }
     /// Node data larger than this is refused locally (`errc::data_too_large`); set it to the server's
     /// `jute.maxbuffer` less some headroom when that differs from ZooKeeper's default.
-    Builder& max_data_size(std::size_t v) { c_.max_data_size = v; return *this; }
+    Builder& max_data_size(std::size_t v) {
+      c_.max_data_size = v;
+      return *this;
+    }
     const ClientConfig& config() const noexcept { return c_; }
     std::unique_ptr<CuratorFramework> build() const { return std::make_unique<CuratorFramework>(c_); }
 

@@ -1,8 +1,9 @@
 #pragma once
 /// \file
 /// `InterProcessMultiLock`: several locks taken as one, all or none, in list order (Curator's
-/// `InterProcessMultiLock`), with a batched acquire for the mutexes of the path-based form and an asynchronous
-/// twin returning a `MultiLease`. See docs/multi-lock.md for the algorithm and why it cannot deadlock.
+/// `InterProcessMultiLock`), with a batched acquire for the mutexes of the path-based form and an
+/// asynchronous twin returning a `MultiLease`. See docs/multi-lock.md for the algorithm and why it cannot
+/// deadlock.
 
 #include <chrono>
 #include <functional>
@@ -13,7 +14,6 @@
 #include <thread>
 #include <unordered_map>
 #include <vector>
-
 #include <zkr/recipes/inter_process_lock.hpp>
 #include <zkr/recipes/lock_internals.hpp>
 
@@ -52,7 +52,8 @@ class MultiLease {
   /// handler's, else the client's completion executor. Cancellation: terminal only: completes at once with
   /// `operation_aborted`; a try already sent may still commit. Errors: as `multi_while_held`
   /// (`errc::not_acquired` for an empty handle, through the handler). Thread-safety: as the class.
-  template <boost::asio::completion_token_for<void(error_code, std::vector<OpResult>)> Token = default_completion_token_t>
+  template <boost::asio::completion_token_for<void(error_code, std::vector<OpResult>)> Token =
+                default_completion_token_t>
   auto async_multi_while_held(std::vector<Op> ops, Token&& token = {}) const {
     return detail::async_run<std::vector<OpResult>>(
         async_core(), info("multi_while_held", detail::Cancellation::write), std::forward<Token>(token),
@@ -70,11 +71,11 @@ class MultiLease {
   void release();
   void release(error_code& ec);
   /// `release`, asynchronously. Handler: `void(error_code)`. Executor: the handler's, else the client's
-  /// completion executor. Cancellation: terminal only: completes at once with `operation_aborted`; the deletes
-  /// go on (guaranteed deletes). Errors: as `release` (`errc::not_acquired` when empty, through the handler).
-  /// Thread-safety: as the class. The operation owns the grants from the call on (this object is empty after
-  /// it): one that never starts (the default deferred operation never launched) gives them back when it is
-  /// destroyed, as the destructor does.
+  /// completion executor. Cancellation: terminal only: completes at once with `operation_aborted`; the
+  /// deletes go on (guaranteed deletes). Errors: as `release` (`errc::not_acquired` when empty, through the
+  /// handler). Thread-safety: as the class. The operation owns the grants from the call on (this object is
+  /// empty after it): one that never starts (the default deferred operation never launched) gives them back
+  /// when it is destroyed, as the destructor does.
   template <boost::asio::completion_token_for<void(error_code)> Token = default_completion_token_t>
   auto async_release(Token&& token = {}) {
     auto core = async_core();
@@ -84,7 +85,8 @@ class MultiLease {
     return detail::async_run<>(
         std::move(core), std::move(op), std::forward<Token>(token),
         [owned](auto cb) mutable { release_start(owned->take(), std::move(cb)); }, detail::NoAbandon{},
-        detail::NoCancelHook{}, [owned](detail::VoidCallback& cb) {
+        detail::NoCancelHook{},
+        [owned](detail::VoidCallback& cb) {
           if (!release_here(owned->leases_, cb)) return false;
           owned->leases_.clear();  // each Lease sees itself released
           return true;
@@ -109,9 +111,11 @@ namespace detail {
 struct MultiShared;
 /// The shared state of a paths-form multi-lock over `core` (one mutex engine per path); for the recipe and
 /// for unit tests over a fake core. Paths are validated as by the constructor.
-std::shared_ptr<MultiShared> make_multi_shared(std::shared_ptr<Core> core, const std::vector<std::string>& paths);
+std::shared_ptr<MultiShared> make_multi_shared(std::shared_ptr<Core> core,
+                                               const std::vector<std::string>& paths);
 /// The path-based multi-lock's acquire, on the client's I/O thread (see docs/multi-lock.md).
-void multi_acquire(std::shared_ptr<MultiShared> s, std::optional<std::chrono::steady_clock::time_point> deadline,
+void multi_acquire(std::shared_ptr<MultiShared> s,
+                   std::optional<std::chrono::steady_clock::time_point> deadline,
                    std::shared_ptr<CancelState> cancel, unique_function<void(error_code, MultiLease)> done);
 std::shared_ptr<Core> multi_core(const std::shared_ptr<MultiShared>& s);
 }  // namespace detail
@@ -122,12 +126,12 @@ std::shared_ptr<Core> multi_core(const std::shared_ptr<MultiShared>& s);
 /// - **Paths** (`InterProcessMultiLock(client, paths)`): one mutex per path, wire-compatible with Curator's
 ///   `InterProcessMutex` (`<path>/_c_<uuid>-lock-<seq>`). When the locks are free, acquiring N of them costs
 ///   one round trip in all instead of 2N: one transaction queues on every lock, and the listings that check
-///   them are sent right behind it. Where a lock is taken, the queue positions in the *later* locks are given back before waiting
-///   for it, so the lock order is respected exactly as Curator's one-at-a-time acquire does: processes using this
-///   class and Java Curator's `InterProcessMultiLock` on the same list cannot deadlock each other. Blocking holds
-///   belong to the calling thread and are reentrant (as Curator's mutexes); asynchronous acquires return a
-///   `MultiLease` owned by whoever holds it. Duplicate paths are refused (`errc::invalid_argument`): Curator
-///   would deadlock on them.
+///   them are sent right behind it. Where a lock is taken, the queue positions in the *later* locks are given
+///   back before waiting for it, so the lock order is respected exactly as Curator's one-at-a-time acquire
+///   does: processes using this class and Java Curator's `InterProcessMultiLock` on the same list cannot
+///   deadlock each other. Blocking holds belong to the calling thread and are reentrant (as Curator's
+///   mutexes); asynchronous acquires return a `MultiLease` owned by whoever holds it. Duplicate paths are
+///   refused (`errc::invalid_argument`): Curator would deadlock on them.
 /// - **Locks** (`InterProcessMultiLock(locks)`): any `InterProcessLock`s (mutexes, read or write locks,
 ///   semaphore mutexes, other multi-locks), acquired one by one through their blocking API; each lock's own
 ///   ownership and reentrancy rules apply. The asynchronous twin takes each lock's own asynchronous acquire.
@@ -137,7 +141,8 @@ std::shared_ptr<Core> multi_core(const std::shared_ptr<MultiShared>& s);
 ///   reverse order and nothing stays queued; the timed forms return false on timeout.
 /// - Difference 1: the timeout is one budget for the whole acquire (Curator gives each lock the full timeout,
 ///   so its worst case is N times the timeout).
-/// - Difference 2: the first error stops the acquire (Curator goes on trying the remaining locks and then rolls
+/// - Difference 2: the first error stops the acquire (Curator goes on trying the remaining locks and then
+/// rolls
 ///   them back, keeping only the last exception). An exception thrown by a lock of the locks form is
 ///   rethrown after the roll-back.
 /// - Difference 3: a lock whose hold was lost (session expiry) while a later lock was awaited is taken again,
@@ -145,9 +150,9 @@ std::shared_ptr<Core> multi_core(const std::shared_ptr<MultiShared>& s);
 /// - `release` releases every lock in reverse order, even when one fails; the error is the first failure.
 /// - `is_acquired_in_this_process` is true only when every lock is held.
 ///
-/// Thread-safety: all members are thread-safe. Lifetime: with the paths form the object may be destroyed while
-/// asynchronous acquires are pending (they complete normally); with the locks form the locks must outlive it
-/// (unless given as `shared_ptr`s).
+/// Thread-safety: all members are thread-safe. Lifetime: with the paths form the object may be destroyed
+/// while asynchronous acquires are pending (they complete normally); with the locks form the locks must
+/// outlive it (unless given as `shared_ptr`s).
 class InterProcessMultiLock : public InterProcessLock {
  public:
   /// One mutex per path (validated: `Error` with `errc::invalid_path`; `errc::invalid_argument` for an empty
@@ -168,8 +173,9 @@ class InterProcessMultiLock : public InterProcessLock {
   /// timeout only stops waits: free locks are taken even with a zero timeout.
   /// Any duration, and `try_acquire_for`, `try_lock_for`, `try_lock_until`: see `InterProcessLock`.
   using InterProcessLock::acquire;
-  /// Releases every lock, in reverse order. Paths form: one level of the calling thread's hold (`errc::not_owner`
-  /// when it holds none). Locks form: each lock's `release` (Curator releases all of them, held or not).
+  /// Releases every lock, in reverse order. Paths form: one level of the calling thread's hold
+  /// (`errc::not_owner` when it holds none). Locks form: each lock's `release` (Curator releases all of them,
+  /// held or not).
   void release() override;
   void release(error_code& ec) override;
   /// Every lock is held in this process.
@@ -202,17 +208,19 @@ class InterProcessMultiLock : public InterProcessLock {
   /// Cancellation: terminal and partial, as above (nothing held or queued when it completes). Errors: as
   /// `acquire`; a lock class of your own (not of this library) in the list: `errc::invalid_argument`, through
   /// the handler. Thread-safety: any thread.
-  template <boost::asio::completion_token_for<void(error_code, MultiLease)> Token = default_completion_token_t>
+  template <
+      boost::asio::completion_token_for<void(error_code, MultiLease)> Token = default_completion_token_t>
   auto async_acquire(Token&& token = {}) {
-    return detail::async_run<MultiLease>(
-        async_core(), acquire_info(), std::forward<Token>(token), [t = async_target_](auto done, auto cancel) mutable {
-          start_acquire(t, std::nullopt, std::move(cancel), std::move(done));
-        });
+    return detail::async_run<MultiLease>(async_core(), acquire_info(), std::forward<Token>(token),
+                                         [t = async_target_](auto done, auto cancel) mutable {
+                                           start_acquire(t, std::nullopt, std::move(cancel), std::move(done));
+                                         });
   }
   /// As `async_acquire`, giving up after `timeout` in all (any duration, as `try_acquire_for`), counted from
   /// when the operation starts: completes with no error and an empty MultiLease, with nothing held or queued.
-  template <class Rep, class Period,
-            boost::asio::completion_token_for<void(error_code, MultiLease)> Token = default_completion_token_t>
+  template <
+      class Rep, class Period,
+      boost::asio::completion_token_for<void(error_code, MultiLease)> Token = default_completion_token_t>
   auto async_try_acquire_for(std::chrono::duration<Rep, Period> timeout, Token&& token = {}) {
     return detail::async_run<MultiLease>(
         async_core(), acquire_info(), std::forward<Token>(token),

@@ -13,14 +13,13 @@
 #include <thread>
 #include <unordered_map>
 #include <vector>
-
 #include <zkr/recipes/inter_process_lock.hpp>
 #include <zkr/recipes/lock_internals.hpp>
 
 namespace zkr {
 
-/// What an asynchronous acquire tells as it goes (`InterProcessMutex::async_acquire(AcquireEvents, token)`), on
-/// the client's completion executor. Either may be empty.
+/// What an asynchronous acquire tells as it goes (`InterProcessMutex::async_acquire(AcquireEvents, token)`),
+/// on the client's completion executor. Either may be empty.
 struct AcquireEvents {
   /// Our lock node exists: its path, without the client's namespace.
   std::function<void(const std::string& node_path)> on_queued;
@@ -30,10 +29,10 @@ struct AcquireEvents {
 
 /// A reentrant mutex shared across processes.
 ///
-/// Blocking API (Curator's): holds belong to the calling *thread*, counted for reentrancy; another thread using
-/// the same object queues as a separate contender; `release()` must come from the owning thread.
-/// Asynchronous API: `async_acquire` grants a `Lease` owned by whoever holds it (any thread may release it); a
-/// lease does not take part in the per-thread reentrancy.
+/// Blocking API (Curator's): holds belong to the calling *thread*, counted for reentrancy; another thread
+/// using the same object queues as a separate contender; `release()` must come from the owning thread.
+/// Asynchronous API: `async_acquire` grants a `Lease` owned by whoever holds it (any thread may release it);
+/// a lease does not take part in the per-thread reentrancy.
 ///
 /// Models `Lockable` and `TimedLockable` (`lock`, `try_lock`, `try_lock_for`, `try_lock_until`, `unlock`), so
 /// `std::unique_lock` and `std::scoped_lock` work.
@@ -81,11 +80,14 @@ class InterProcessMutex : public InterProcessLock {
   /// Handler: `void(error_code, std::vector<std::string>)`. Executor: the handler's, else the client's
   /// completion executor. Cancellation: terminal, partial, total: completes at once with `operation_aborted`.
   /// Errors: as `participant_nodes`. Thread-safety: any thread.
-  template <boost::asio::completion_token_for<void(error_code, std::vector<std::string>)> Token = default_completion_token_t>
+  template <boost::asio::completion_token_for<void(error_code, std::vector<std::string>)> Token =
+                default_completion_token_t>
   auto async_participant_nodes(Token&& token = {}) const {
     return detail::async_run<std::vector<std::string>>(
-        engine_->core(), {"participant_nodes", path(), detail::Cancellation::read}, std::forward<Token>(token),
-        [e = engine_, kind = participant_kind()](auto cb) mutable { participants_start(e, kind, std::move(cb)); });
+        engine_->core(), {"participant_nodes", path(), detail::Cancellation::read},
+        std::forward<Token>(token), [e = engine_, kind = participant_kind()](auto cb) mutable {
+          participants_start(e, kind, std::move(cb));
+        });
   }
   /// The calling thread's lock node ("" when it holds none).
   std::string lock_path() const;
@@ -106,38 +108,40 @@ class InterProcessMutex : public InterProcessLock {
   /// them, so a `release()` there fails with `errc::not_owner`). Revocation is cooperative: the listener
   /// typically tells the owning thread to release.
   /// As in Curator, revocability is cleared by every release that frees a hold, so call this again
-  /// before the next acquire. Asynchronous acquires (`async_acquire`) are never revocable. The listener is not
-  /// called after this object is destroyed (a destruction waits for a listener call in progress).
+  /// before the next acquire. Asynchronous acquires (`async_acquire`) are never revocable. The listener is
+  /// not called after this object is destroyed (a destruction waits for a listener call in progress).
   /// Thread-safe.
   void make_revocable(std::function<void(InterProcessMutex&)> listener);
 
   /// Acquires asynchronously; the Lease is independent of the calling thread's blocking holds.
   /// Handler: `void(error_code, Lease)`. Executor: the handler's, else the client's completion executor.
-  /// Cancellation: terminal and partial: our lock node is deleted before it completes with `operation_aborted`.
-  /// Errors: as `acquire`. Thread-safety: any thread.
+  /// Cancellation: terminal and partial: our lock node is deleted before it completes with
+  /// `operation_aborted`. Errors: as `acquire`. Thread-safety: any thread.
   template <boost::asio::completion_token_for<void(error_code, Lease)> Token = default_completion_token_t>
   auto async_acquire(Token&& token = {}) {
     return async_acquire(std::function<void(const std::string&)>(), std::forward<Token>(token));
   }
-  /// As `async_acquire`, giving up after `timeout` (any duration, as `try_acquire_for`), counted from when the
-  /// operation starts (a deferred one: when launched): completes with no error and an empty Lease on timeout.
+  /// As `async_acquire`, giving up after `timeout` (any duration, as `try_acquire_for`), counted from when
+  /// the operation starts (a deferred one: when launched): completes with no error and an empty Lease on
+  /// timeout.
   template <class Rep, class Period,
             boost::asio::completion_token_for<void(error_code, Lease)> Token = default_completion_token_t>
   auto async_try_acquire_for(std::chrono::duration<Rep, Period> timeout, Token&& token = {}) {
-    return detail::async_run<Lease>(
-        engine_->core(), {"acquire", path(), detail::Cancellation::cleanup}, std::forward<Token>(token),
-        [e = engine_, data = node_data(), timeout = detail::to_timeout(timeout)](auto done, auto cancel) mutable {
-          AcquireOptions o;
-          o.node_data = std::move(data);
-          o.deadline = detail::deadline_after(timeout);
-          e->attempt_lock(std::move(o), std::move(cancel), std::move(done));
-        });
+    return detail::async_run<Lease>(engine_->core(), {"acquire", path(), detail::Cancellation::cleanup},
+                                    std::forward<Token>(token),
+                                    [e = engine_, data = node_data(), timeout = detail::to_timeout(timeout)](
+                                        auto done, auto cancel) mutable {
+                                      AcquireOptions o;
+                                      o.node_data = std::move(data);
+                                      o.deadline = detail::deadline_after(timeout);
+                                      e->attempt_lock(std::move(o), std::move(cancel), std::move(done));
+                                    });
   }
   /// As `async_acquire`, telling `events` (on the client's completion executor) how the attempt goes:
   /// `on_queued` with the path of our lock node as soon as it exists, before the attempt knows whether it
-  /// holds (CURATOR-592), again for a node made again after a session loss; `on_waiting` with that path once the
-  /// attempt waits with its watch set on the node ahead (that node's deletion will wake it), again each time it
-  /// waits anew. A grant at once tells `on_queued` only.
+  /// holds (CURATOR-592), again for a node made again after a session loss; `on_waiting` with that path once
+  /// the attempt waits with its watch set on the node ahead (that node's deletion will wake it), again each
+  /// time it waits anew. A grant at once tells `on_queued` only.
   template <boost::asio::completion_token_for<void(error_code, Lease)> Token = default_completion_token_t>
   auto async_acquire(AcquireEvents events, Token&& token = {}) {
     return detail::async_run<Lease>(

@@ -9,7 +9,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
 #include <zkr/recipes/detail/timeout.hpp>
 #include <zkr/recipes/lock_internals.hpp>
 
@@ -24,7 +23,8 @@ void semaphore_acquire(std::shared_ptr<SemaphoreShared> s, int qty,
 std::shared_ptr<Core> semaphore_core(const std::shared_ptr<SemaphoreShared>& s);
 /// The shared state of a semaphore over any `Core` (the constructor uses it; unit tests pass a fake core).
 /// Errors as the constructor's: `invalid_path`, `invalid_argument` for max_leases < 1 (thrown as `Error`).
-std::shared_ptr<SemaphoreShared> make_semaphore_shared(std::shared_ptr<Core> core, std::string path, int max_leases);
+std::shared_ptr<SemaphoreShared> make_semaphore_shared(std::shared_ptr<Core> core, std::string path,
+                                                       int max_leases);
 }  // namespace detail
 
 /// A semaphore of `max_leases` leases shared across processes. Leases are `Lease` objects owned by whoever
@@ -66,7 +66,8 @@ class InterProcessSemaphoreV2 {
     return acquire(qty, detail::to_timeout(timeout));
   }
   template <class Rep, class Period>
-  [[nodiscard]] std::vector<Lease> acquire(int qty, std::chrono::duration<Rep, Period> timeout, error_code& ec) {
+  [[nodiscard]] std::vector<Lease> acquire(int qty, std::chrono::duration<Rep, Period> timeout,
+                                           error_code& ec) {
     return acquire(qty, detail::to_timeout(timeout), ec);
   }
 
@@ -76,28 +77,28 @@ class InterProcessSemaphoreV2 {
   void return_all(std::vector<Lease> leases) noexcept;
 
   /// The lease nodes as full paths (without the client's namespace), in queue order: the same form as
-  /// `InterProcessMutex::participant_nodes`. (Curator's semaphore gives the bare names in the server's order.)
-  /// None when the leases directory does not exist (never used, or its empty container reaped by the server),
-  /// as for the mutex; Curator throws NoNodeException there.
+  /// `InterProcessMutex::participant_nodes`. (Curator's semaphore gives the bare names in the server's
+  /// order.) None when the leases directory does not exist (never used, or its empty container reaped by the
+  /// server), as for the mutex; Curator throws NoNodeException there.
   std::vector<std::string> participant_nodes() const;
   /// `participant_nodes`, asynchronously.
   /// Handler: `void(error_code, std::vector<std::string>)`. Executor: the handler's, else the client's
   /// completion executor. Cancellation: terminal, partial, total: completes at once with `operation_aborted`.
   /// Errors: as `participant_nodes`. Thread-safety: any thread.
-  template <boost::asio::completion_token_for<void(error_code, std::vector<std::string>)> Token = default_completion_token_t>
+  template <boost::asio::completion_token_for<void(error_code, std::vector<std::string>)> Token =
+                default_completion_token_t>
   auto async_participant_nodes(Token&& token = {}) const {
     return detail::async_run<std::vector<std::string>>(
         detail::semaphore_core(shared_), {"participant_nodes", path(), detail::Cancellation::read},
-        std::forward<Token>(token),
-        [s = shared_](auto cb) mutable { participants_start(s, std::move(cb)); });
+        std::forward<Token>(token), [s = shared_](auto cb) mutable { participants_start(s, std::move(cb)); });
   }
   /// Data of the lease nodes created from now on.
   void set_node_data(std::optional<std::string> data);
 
   /// One lease, asynchronously (the twin of `acquire()`).
   /// Handler: `void(error_code, Lease)`. Executor: the handler's, else the client's completion executor.
-  /// Cancellation: terminal and partial: this operation's nodes are deleted before it completes with `operation_aborted`.
-  /// Errors: as `acquire`. Thread-safety: any thread.
+  /// Cancellation: terminal and partial: this operation's nodes are deleted before it completes with
+  /// `operation_aborted`. Errors: as `acquire`. Thread-safety: any thread.
   template <boost::asio::completion_token_for<void(error_code, Lease)> Token = default_completion_token_t>
   auto async_acquire(Token&& token = {}) {
     return async_acquire_one(std::nullopt, std::forward<Token>(token));
@@ -110,18 +111,20 @@ class InterProcessSemaphoreV2 {
     return async_acquire_one(detail::to_timeout(timeout), std::forward<Token>(token));
   }
   /// `qty` leases.
-  /// Handler: `void(error_code, std::vector<Lease>)`. Executor: the handler's, else the client's completion executor.
-  /// Cancellation: terminal and partial: this operation's nodes are deleted and the leases
-  /// already taken given back before it completes with `operation_aborted`.
-  /// Errors: as `acquire`. Thread-safety: any thread.
-  template <boost::asio::completion_token_for<void(error_code, std::vector<Lease>)> Token = default_completion_token_t>
+  /// Handler: `void(error_code, std::vector<Lease>)`. Executor: the handler's, else the client's completion
+  /// executor. Cancellation: terminal and partial: this operation's nodes are deleted and the leases already
+  /// taken given back before it completes with `operation_aborted`. Errors: as `acquire`. Thread-safety: any
+  /// thread.
+  template <boost::asio::completion_token_for<void(error_code, std::vector<Lease>)> Token =
+                default_completion_token_t>
   auto async_acquire(int qty, Token&& token = {}) {
     return async_acquire_many(qty, std::nullopt, std::forward<Token>(token));
   }
-  /// As `async_acquire(qty, token)`, giving up after `timeout` (any duration), counted from when the operation
-  /// starts: completes with no error and no leases on timeout.
+  /// As `async_acquire(qty, token)`, giving up after `timeout` (any duration), counted from when the
+  /// operation starts: completes with no error and no leases on timeout.
   template <class Rep, class Period,
-            boost::asio::completion_token_for<void(error_code, std::vector<Lease>)> Token = default_completion_token_t>
+            boost::asio::completion_token_for<void(error_code, std::vector<Lease>)> Token =
+                default_completion_token_t>
   auto async_try_acquire_for(int qty, std::chrono::duration<Rep, Period> timeout, Token&& token = {}) {
     return async_acquire_many(qty, detail::to_timeout(timeout), std::forward<Token>(token));
   }
@@ -139,7 +142,8 @@ class InterProcessSemaphoreV2 {
     return detail::async_run<std::vector<Lease>>(
         detail::semaphore_core(shared_), {"acquire", path(), detail::Cancellation::cleanup},
         std::forward<Token>(token), [s = shared_, qty, timeout](auto done, auto cancel) mutable {
-          detail::semaphore_acquire(s, qty, detail::deadline_after(timeout), std::move(cancel), std::move(done));
+          detail::semaphore_acquire(s, qty, detail::deadline_after(timeout), std::move(cancel),
+                                    std::move(done));
         });
   }
   template <class Token>

@@ -133,10 +133,12 @@ class LeaderLatch {
   /// `get_participants`, asynchronously. Handler: `void(error_code, std::vector<Participant>)`. Executor: the
   /// handler's, else the client's completion executor. Cancellation: terminal, partial, total: completes at
   /// once with `operation_aborted`. Errors: as `get_participants`. Thread-safety: any thread.
-  template <boost::asio::completion_token_for<void(error_code, std::vector<Participant>)> Token = default_completion_token_t>
+  template <boost::asio::completion_token_for<void(error_code, std::vector<Participant>)> Token =
+                default_completion_token_t>
   auto async_get_participants(Token&& token = {}) const {
     return detail::async_run<std::vector<Participant>>(
-        core(), {"LeaderLatch::get_participants", path(), detail::Cancellation::read}, std::forward<Token>(token),
+        core(), {"LeaderLatch::get_participants", path(), detail::Cancellation::read},
+        std::forward<Token>(token),
         [e = engine()](auto cb) mutable { detail::read_participants(e, std::move(cb)); });
   }
   /// The first of `get_participants()`, or `Participant{}` ("", false) when there is none.

@@ -131,7 +131,8 @@ class LeaderSelector {
   std::vector<Participant> get_participants() const;
   std::vector<Participant> get_participants(error_code& ec) const;
   /// `get_participants`, asynchronously, with `LeaderLatch::async_get_participants`'s contract.
-  template <boost::asio::completion_token_for<void(error_code, std::vector<Participant>)> Token = default_completion_token_t>
+  template <boost::asio::completion_token_for<void(error_code, std::vector<Participant>)> Token =
+                default_completion_token_t>
   auto async_get_participants(Token&& token = {}) const {
     return detail::async_run<std::vector<Participant>>(
         mutex_.internals()->core(), {"LeaderSelector::get_participants", path(), detail::Cancellation::read},

@@ -3,13 +3,11 @@
 /// `Lease`: proof of a grant (a held lock or semaphore lease), with its fencing token and loss signal.
 
 #include <boost/asio/any_io_executor.hpp>
-
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
-
 #include <zkr/framework/detail/async.hpp>
 #include <zkr/framework/error.hpp>
 
@@ -33,8 +31,8 @@ class LeaseCore;
 }
 class MultiLease;
 
-/// A move-only handle to one grant, owned by whoever holds it (not by a thread). The destructor gives the grant
-/// back without throwing and without blocking (a guaranteed delete in the background).
+/// A move-only handle to one grant, owned by whoever holds it (not by a thread). The destructor gives the
+/// grant back without throwing and without blocking (a guaranteed delete in the background).
 ///
 /// Beyond Curator: `fencing_token()` is the lock node's czxid, taken from the create reply at no extra cost.
 /// ZooKeeper's zxids only grow, so a later grant on the same lock always has a larger token: a resource that
@@ -74,36 +72,38 @@ class Lease {
 
   /// The node's data, read from the server (Curator's `Lease.getData()`): what `set_node_data` (or the
   /// client's default data, the local address) put there when the node was created. Errors:
-  /// `errc::not_acquired` for an empty or released handle, `zk_errc::no_node` when the node is gone (the grant
-  /// was lost), and the client's errors under its retry policy.
+  /// `errc::not_acquired` for an empty or released handle, `zk_errc::no_node` when the node is gone (the
+  /// grant was lost), and the client's errors under its retry policy.
   std::string data() const;
   std::string data(error_code& ec) const;
   /// `data`, asynchronously. Handler: `void(error_code, std::string)`. Executor: the handler's, else the
   /// client's completion executor. Cancellation: terminal, partial, total: completes at once with
   /// `operation_aborted`. Errors: as `data` (`errc::not_acquired` for an empty handle, through the handler).
   /// Thread-safety: as the class.
-  template <boost::asio::completion_token_for<void(error_code, std::string)> Token = default_completion_token_t>
+  template <
+      boost::asio::completion_token_for<void(error_code, std::string)> Token = default_completion_token_t>
   auto async_data(Token&& token = {}) const {
-    return detail::async_run<std::string>(
-        async_core(), info("get_data", detail::Cancellation::read), std::forward<Token>(token),
-        [c = core_](auto cb, detail::StopPtr stop) mutable {
-          data_start(c, std::move(cb), std::move(stop));
-        });
+    return detail::async_run<std::string>(async_core(), info("get_data", detail::Cancellation::read),
+                                          std::forward<Token>(token),
+                                          [c = core_](auto cb, detail::StopPtr stop) mutable {
+                                            data_start(c, std::move(cb), std::move(stop));
+                                          });
   }
 
   /// The loss signal, as a query.
   LeaseStatus status() const noexcept;
-  /// The loss signal, as a callback: runs on the client's executor on every change of `status()` (maybe_lost on
-  /// SUSPENDED and READ_ONLY, held again on RECONNECTED to the same session, lost on expiry or when the node is
-  /// deleted by someone else; for a persistent lock node see `LeaseStatus`). The node is watched from the first
-  /// call on (one extra request).
+  /// The loss signal, as a callback: runs on the client's executor on every change of `status()` (maybe_lost
+  /// on SUSPENDED and READ_ONLY, held again on RECONNECTED to the same session, lost on expiry or when the
+  /// node is deleted by someone else; for a persistent lock node see `LeaseStatus`). The node is watched from
+  /// the first call on (one extra request).
   void on_status_change(std::function<void(LeaseStatus)> listener);
 
   /// Completes once the grant is lost (or released). Handler: `void(error_code, LeaseStatus)`. Executor: the
   /// handler's, else the client's completion executor. Cancellation: terminal, partial, total (e.g. racing a
   /// timer with `||`): completes at once with `operation_aborted` and withdraws. Errors: `errc::not_acquired`
   /// for an empty handle. Thread-safety: as the class.
-  template <boost::asio::completion_token_for<void(error_code, LeaseStatus)> Token = default_completion_token_t>
+  template <
+      boost::asio::completion_token_for<void(error_code, LeaseStatus)> Token = default_completion_token_t>
   auto async_wait_lost(Token&& token = {}) {
     auto id = std::make_shared<std::uint64_t>(0);
     return detail::async_run<LeaseStatus>(
@@ -112,14 +112,14 @@ class Lease {
         [c = core_, id] { forget_lost_waiter(c, *id); });
   }
 
-  /// Beyond Curator: a transaction that commits only while this grant holds. `ops` run as one `multi` (through
-  /// the client that holds the grant, paths without its namespace) behind a `check` that this grant's node
-  /// still exists, and ZooKeeper applies the check and the writes atomically. So a holder whose grant was lost
-  /// without it knowing (a pause longer than its session, an administrator deleting its node) cannot write:
-  /// the transaction fails whole with `errc::lock_lost` and nothing of `ops` is applied. This is the fencing
-  /// token's guarantee for state kept in ZooKeeper itself, with nothing for the state to remember.
-  /// Returns the results of `ops`, in order (the check's own result is not among them); on another failure
-  /// the error is the first failing operation's, as `CuratorFramework::multi`, whose retry policy and
+  /// Beyond Curator: a transaction that commits only while this grant holds. `ops` run as one `multi`
+  /// (through the client that holds the grant, paths without its namespace) behind a `check` that this
+  /// grant's node still exists, and ZooKeeper applies the check and the writes atomically. So a holder whose
+  /// grant was lost without it knowing (a pause longer than its session, an administrator deleting its node)
+  /// cannot write: the transaction fails whole with `errc::lock_lost` and nothing of `ops` is applied. This
+  /// is the fencing token's guarantee for state kept in ZooKeeper itself, with nothing for the state to
+  /// remember. Returns the results of `ops`, in order (the check's own result is not among them); on another
+  /// failure the error is the first failing operation's, as `CuratorFramework::multi`, whose retry policy and
   /// restrictions apply. With no `ops` it only asks the server whether the grant still holds.
   /// Errors: `errc::not_acquired` for an empty or released handle, `errc::lock_lost` at once when the grant
   /// is already known lost (nothing is sent in either case).
@@ -129,7 +129,8 @@ class Lease {
   /// handler's, else the client's completion executor. Cancellation: terminal only: completes at once with
   /// `operation_aborted`; a try already sent may still commit. Errors: as `multi_while_held`
   /// (`errc::not_acquired` for an empty handle, through the handler). Thread-safety: as the class.
-  template <boost::asio::completion_token_for<void(error_code, std::vector<OpResult>)> Token = default_completion_token_t>
+  template <boost::asio::completion_token_for<void(error_code, std::vector<OpResult>)> Token =
+                default_completion_token_t>
   auto async_multi_while_held(std::vector<Op> ops, Token&& token = {}) const {
     return detail::async_run<std::vector<OpResult>>(
         async_core(), info("multi_while_held", detail::Cancellation::write), std::forward<Token>(token),
@@ -147,9 +148,9 @@ class Lease {
   /// `release`, asynchronously. Handler: `void(error_code)`. Executor: the handler's, else the client's
   /// completion executor. Cancellation: terminal only: completes at once with `operation_aborted`; the delete
   /// goes on (guaranteed delete). Errors: as `release` (`errc::not_acquired` for an empty handle, through the
-  /// handler). Thread-safety: as the class. The operation owns the grant from the call on (this handle is empty
-  /// after it): an operation that never starts (the default deferred operation never launched, an awaitable
-  /// never awaited) gives the grant back when it is destroyed, as the destructor does.
+  /// handler). Thread-safety: as the class. The operation owns the grant from the call on (this handle is
+  /// empty after it): an operation that never starts (the default deferred operation never launched, an
+  /// awaitable never awaited) gives the grant back when it is destroyed, as the destructor does.
   template <boost::asio::completion_token_for<void(error_code)> Token = default_completion_token_t>
   auto async_release(Token&& token = {}) {
     auto core = async_core();
@@ -184,13 +185,15 @@ class Lease {
                                        detail::unique_function<void(error_code, LeaseStatus)> cb);
   static void forget_lost_waiter(const std::shared_ptr<detail::LeaseCore>& c, std::uint64_t id);
   static void data_start(const std::shared_ptr<detail::LeaseCore>& c,
-                         detail::unique_function<void(error_code, std::string)> cb, detail::StopPtr stop = nullptr);
+                         detail::unique_function<void(error_code, std::string)> cb,
+                         detail::StopPtr stop = nullptr);
   std::shared_ptr<detail::LeaseCore> core_;
 
   friend class MultiLease;
   /// For `multi_while_held` here and in `MultiLease` (I/O thread): the transaction of a check per grant, then
   /// `ops`, through the first grant's client.
-  static void multi_while_held_start(std::vector<std::shared_ptr<detail::LeaseCore>> grants, std::vector<Op> ops,
+  static void multi_while_held_start(std::vector<std::shared_ptr<detail::LeaseCore>> grants,
+                                     std::vector<Op> ops,
                                      detail::unique_function<void(error_code, std::vector<OpResult>)> cb,
                                      detail::StopPtr stop = nullptr);
 };

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
-/// `LockInternals`: the acquire algorithm shared by every lock recipe (Curator's `LockInternals`), driven by a
-/// pure `LockDriver`. Runs as a state machine on the client's I/O thread; recipes wrap it in blocking and
+/// `LockInternals`: the acquire algorithm shared by every lock recipe (Curator's `LockInternals`), driven by
+/// a pure `LockDriver`. Runs as a state machine on the client's I/O thread; recipes wrap it in blocking and
 /// asynchronous twins.
 ///
 /// One acquire, by design:
@@ -15,15 +15,17 @@
 ///     listings, each sorted once;
 ///  3. held: done (an uncontended acquire is one round trip). Otherwise watch only the node the driver
 ///     names, with get_data so a vanished node leaves no watch, and wait;
-///  4. on the watch: when the driver said the watched node was the only one in our way, its deletion grants the
+///  4. on the watch: when the driver said the watched node was the only one in our way, its deletion grants
+///  the
 ///     lock with no further round trip (sequence numbers only grow); otherwise list again. A driver may also
-///     name the node ahead of the watched one (`path_to_prewatch`, `PrewatchLockDriver`): its deletion leads to
-///     that listing while the watched node still exists, so the watched node's deletion then grants at once.
-/// Our node missing from a listing means the session was lost (or, for a persistent node, someone deleted it):
-/// a new node is made under the retry policy. A persistent node outlives the session: a waiter keeps its place
-/// across a session's expiry, and a grant is not lost with the session (only with the node).
-/// Timeout, cancellation and errors delete our node (guaranteed delete) before the operation completes. The
-/// timeout is one budget across retries.
+///     name the node ahead of the watched one (`path_to_prewatch`, `PrewatchLockDriver`): its deletion leads
+///     to that listing while the watched node still exists, so the watched node's deletion then grants at
+///     once.
+/// Our node missing from a listing means the session was lost (or, for a persistent node, someone deleted
+/// it): a new node is made under the retry policy. A persistent node outlives the session: a waiter keeps its
+/// place across a session's expiry, and a grant is not lost with the session (only with the node). Timeout,
+/// cancellation and errors delete our node (guaranteed delete) before the operation completes. The timeout is
+/// one budget across retries.
 
 #include <chrono>
 #include <functional>
@@ -31,7 +33,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
 #include <zkr/drivers/lock_driver.hpp>
 #include <zkr/framework/curator_framework.hpp>
 #include <zkr/recipes/detail/timeout.hpp>
@@ -83,8 +84,9 @@ struct AcquireOptions {
   /// new path if the node has to be made again (its session was lost while waiting).
   std::function<void(const std::string& node_path)> on_queued;
   /// Runs on the client's completion executor when the attempt starts waiting: its watch on the node ahead
-  /// is set (the server confirmed the node exists), so that node's deletion will wake it. Told again each time
-  /// it waits anew (on another node, after a wake-up that did not grant it). Not told when granted at once.
+  /// is set (the server confirmed the node exists), so that node's deletion will wake it. Told again each
+  /// time it waits anew (on another node, after a wake-up that did not grant it). Not told when granted at
+  /// once.
   std::function<void(const std::string& node_path)> on_waiting;
 };
 
@@ -96,8 +98,8 @@ inline constexpr std::string_view revoke_message = "__REVOKE__";
 class LockInternals : public std::enable_shared_from_this<LockInternals> {
  public:
   /// `base_path` is validated (`Error` with `errc::invalid_path`). The driver must outlive the engine.
-  LockInternals(CuratorFramework& client, std::string base_path, std::string lock_name, std::size_t max_leases,
-                std::shared_ptr<const LockDriver> driver);
+  LockInternals(CuratorFramework& client, std::string base_path, std::string lock_name,
+                std::size_t max_leases, std::shared_ptr<const LockDriver> driver);
   /// Over any `detail::Core` (unit tests drive the engine over a scripted fake core with injected faults).
   LockInternals(std::shared_ptr<detail::Core> core, std::string base_path, std::string lock_name,
                 std::size_t max_leases, std::shared_ptr<const LockDriver> driver);
@@ -146,8 +148,8 @@ std::shared_ptr<const LockDriver> default_mutex_driver();
 
 /// Makes a Lease for a granted node (I/O thread): registers the loss signal.
 /// `persistent`: the node outlives its session (`LockNodeMode::persistent_sequential`; `session` made it).
-Lease make_lease(const std::shared_ptr<Core>& core, std::string path, std::int64_t czxid, std::int64_t session,
-                 bool persistent = false);
+Lease make_lease(const std::shared_ptr<Core>& core, std::string path, std::int64_t czxid,
+                 std::int64_t session, bool persistent = false);
 
 }  // namespace detail
 }  // namespace zkr

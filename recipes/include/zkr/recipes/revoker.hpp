@@ -3,19 +3,18 @@
 /// `Revoker`: asks the holder of a revocable lock to give it up (Curator's `Revoker`).
 
 #include <string>
-
 #include <zkr/framework/curator_framework.hpp>
 
 namespace zkr {
 
 /// Curator's `Revoker`. Revocation is cooperative: the holder made its lock revocable
-/// (`InterProcessMutex::make_revocable`, also on the read and write locks) and its listener decides what to do.
-/// Interoperates with Java Curator both ways (same message, same node).
+/// (`InterProcessMutex::make_revocable`, also on the read and write locks) and its listener decides what to
+/// do. Interoperates with Java Curator both ways (same message, same node).
 class Revoker {
  public:
   /// Sets the data of the lock node `node_path` (a full path, e.g. from `participant_nodes()`) to
-  /// "__REVOKE__". A node that no longer exists is not an error (Curator ignores NoNode). Other errors are the
-  /// client's (closed, connection, no_auth...). Thread-safe; blocking (not on the client's I/O thread).
+  /// "__REVOKE__". A node that no longer exists is not an error (Curator ignores NoNode). Other errors are
+  /// the client's (closed, connection, no_auth...). Thread-safe; blocking (not on the client's I/O thread).
   static void attempt_revoke(CuratorFramework& client, const std::string& node_path);
   static void attempt_revoke(CuratorFramework& client, const std::string& node_path, error_code& ec);
 
