@@ -7,8 +7,9 @@ layers above through `zkr::detail::access`, not through public members. This che
 `<layer>/include/zkr` outside `detail/` and reports each declaration that is public to a user (a public or
 struct member, or a declaration in a namespace that is not `detail`) and names `detail::` in its signature:
 return type, parameters, default arguments, base classes, aliases. Function bodies are not signatures and are
-skipped (an inline template may call into `detail`). Private and protected members, friends and everything
-inside a `detail` namespace are not public.
+skipped (an inline template may call into `detail`). Private and protected members, friends, everything
+inside a `detail` namespace, and specializations of another library's traits in its own namespace
+(`boost::asio::async_result` for our token adapter) are not public.
 
 A light C++ scanner, not a compiler: it knows namespaces, classes, access specifiers, enums, function bodies
 and brace initializers, which is all a header of this project uses.
@@ -71,9 +72,26 @@ def matching_brace(text, i):
     return len(text)
 
 
+def strip_angles(decl):
+    """`decl` without its template argument lists (innermost first), which may hold parentheses of their own:
+    `completion_token_for<void(error_code)>`."""
+    decl = re.sub(r"\[\[[^\]]*\]\]", "", decl)
+    while True:
+        shorter = re.sub(r"<[^<>]*>", "", decl)
+        if shorter == decl:
+            return decl
+        decl = shorter
+
+
 def top_level_paren(decl):
     """True when `decl` has a '(' outside any <...> or [...] (a function or a call, not a class head)."""
-    return "(" in re.sub(r"\[\[[^\]]*\]\]", "", decl)
+    return "(" in strip_angles(decl)
+
+
+def open_parens(decl):
+    """How many '(' of `decl` are still open: a '{' met there is a brace initializer inside a parameter list
+    (`Token&& token = {}`) or an argument, never a body."""
+    return decl.count("(") - decl.count(")")
 
 
 class Scope:
@@ -125,9 +143,14 @@ def check(path):
         elif c == "{":
             head = decl.strip()
             ns = NAMESPACE_HEAD.match(head)
-            if ns or head == 'extern " "' or head.startswith("extern"):
+            if open_parens(head) > 0:
+                i = matching_brace(text, i)  # a default argument `= {}` or a braced argument
+            elif ns or head == 'extern " "' or head.startswith("extern"):
                 name = ns.group(1) if ns else ""
-                in_detail = scopes[-1].in_detail or "detail" in name.split("::")
+                # A namespace of another library (`boost::asio`) holds trait specializations for our types
+                # (`async_result`, `associator`): its machinery, not an API of ours, so it is not checked.
+                foreign = len(scopes) == 1 and name.split("::")[0] not in ("zkr", "")
+                in_detail = scopes[-1].in_detail or foreign or "detail" in name.split("::")
                 scopes.append(Scope("namespace", True, in_detail))
                 i += 1
                 decl_start = i
@@ -141,7 +164,7 @@ def check(path):
                 report(head, decl_start)
                 i = matching_brace(text, i)
                 # an enum ends with ';' next, which reports nothing new
-            elif top_level_paren(head) and not re.search(r"=\s*[^=]*$", head.split("(")[0]):
+            elif top_level_paren(head) and not re.search(r"=\s*[^=]*$", strip_angles(head).split("(")[0]):
                 # A function definition: check the signature, skip the body; no ';' follows.
                 report(head, decl_start)
                 i = matching_brace(text, i)

@@ -17,6 +17,11 @@ AclList read_acl_unsafe() { return {Acl{perms::read, Id{"world", "anyone"}}}; }
 
 namespace zkr::detail {
 
+namespace {
+/// The number of segments of an absolute path: "/a" 1, "/a/b" 2 (mkdirs creates by depth, parents first).
+std::ptrdiff_t path_depth(const std::string& d) { return std::count(d.begin(), d.end(), '/'); }
+}  // namespace
+
 std::string CoreImpl::fix(std::string_view path) const {
   if (ns_prefix_.empty()) return std::string(path);
   if (path == "/") return ns_prefix_;
@@ -106,9 +111,8 @@ void CoreImpl::mkdirs(const std::vector<std::string>& dirs, bool containers, Sto
       if (!all.insert(p).second) break;  // its ancestors are in already
   auto m = std::make_shared<Mkdirs>();
   m->dirs.assign(all.begin(), all.end());
-  const auto depth = [](const std::string& d) { return std::count(d.begin(), d.end(), '/'); };
   std::stable_sort(m->dirs.begin(), m->dirs.end(),
-                   [&](const std::string& a, const std::string& b) { return depth(a) < depth(b); });
+                   [](const std::string& a, const std::string& b) { return path_depth(a) < path_depth(b); });
   m->missing.assign(m->dirs.size(), 0);
   m->containers = containers;
   m->stop = std::move(stop);
@@ -136,9 +140,8 @@ void CoreImpl::mkdirs_create(std::shared_ptr<Mkdirs> m, std::size_t from) {
   if (m->rc != ZOK) return m->k(m->rc);
   if (from == m->dirs.size()) return m->k(ZOK);
   if (m->stop && m->stop->requested()) return m->k(kAbortedRc);
-  const auto depth = [](const std::string& d) { return std::count(d.begin(), d.end(), '/'); };
   std::size_t to = from;
-  while (to < m->dirs.size() && depth(m->dirs[to]) == depth(m->dirs[from])) ++to;
+  while (to < m->dirs.size() && path_depth(m->dirs[to]) == path_depth(m->dirs[from])) ++to;
   m->left = to - from;
   for (std::size_t i = from; i < to; ++i) {
     const auto& path = m->dirs[i];

@@ -13,7 +13,7 @@ namespace zkr {
 
 InterProcessMultiLock::InterProcessMultiLock(CuratorFramework& client, std::vector<std::string> paths)
     : paths_(std::move(paths)),
-      shared_(detail::make_multi_shared(client.core(), paths_)),
+      shared_(detail::make_multi_shared(detail::access::core(client), paths_)),
       async_target_(std::make_shared<const AsyncTarget>(AsyncTarget{shared_, {}, {}})) {}
 
 InterProcessMultiLock::InterProcessMultiLock(std::vector<std::shared_ptr<InterProcessLock>> locks)

@@ -14,8 +14,9 @@ InterProcessMutex::InterProcessMutex(CuratorFramework& client, std::string path,
 
 InterProcessMutex::InterProcessMutex(CuratorFramework& client, std::string path, std::string name,
                                      std::shared_ptr<const LockDriver> driver)
-    : engine_(std::make_shared<LockInternals>(client, std::move(path), std::move(name), 1,
-                                              driver ? std::move(driver) : detail::default_mutex_driver())),
+    : engine_(std::make_shared<detail::LockInternals>(
+          client, std::move(path), std::move(name), 1,
+          driver ? std::move(driver) : detail::default_mutex_driver())),
       revoke_target_(std::make_shared<RevokeTarget>()) {
   revoke_target_->self = this;
 }
@@ -40,9 +41,9 @@ std::optional<std::string> InterProcessMutex::node_data() const {
   return node_data_;
 }
 
-AcquireOptions InterProcessMutex::make_options(
+detail::AcquireOptions InterProcessMutex::make_options(
     std::optional<std::chrono::steady_clock::time_point> deadline) const {
-  AcquireOptions o;
+  detail::AcquireOptions o;
   o.deadline = deadline;
   o.node_data = node_data();
   std::lock_guard lk(mu_);
@@ -110,7 +111,7 @@ bool InterProcessMutex::is_owned_by_current_thread() const {
   return it != holds_.end() && it->second.count > 0;
 }
 void InterProcessMutex::participants_start(
-    const std::shared_ptr<LockInternals>& engine, std::string kind,
+    const std::shared_ptr<detail::LockInternals>& engine, std::string kind,
     detail::unique_function<void(error_code, std::vector<std::string>)> cb) {
   engine->participant_nodes(
       [kind = std::move(kind), cb = std::move(cb)](error_code ec, std::vector<std::string> nodes) mutable {
@@ -158,7 +159,7 @@ bool InterProcessMutex::hold_lost() const { return lease_status() == LeaseStatus
 void InterProcessMutex::start_grant(std::optional<std::chrono::steady_clock::time_point> deadline,
                                     std::shared_ptr<detail::StopSignal> cancel,
                                     detail::unique_function<void(error_code, std::vector<Lease>)> done) {
-  AcquireOptions o;
+  detail::AcquireOptions o;
   o.node_data = node_data();
   o.deadline = deadline;
   engine_->attempt_lock(std::move(o), std::move(cancel),

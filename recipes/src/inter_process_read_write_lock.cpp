@@ -31,7 +31,8 @@ class InterProcessReadWriteLock::ReadLock : public InterProcessMutex {
   std::string participant_kind() const override;
   /// Adds the downgrade (fixed sequence, "caller holds write" driver) when the calling thread holds the
   /// write lock.
-  AcquireOptions make_options(std::optional<std::chrono::steady_clock::time_point> deadline) const override;
+  detail::AcquireOptions make_options(
+      std::optional<std::chrono::steady_clock::time_point> deadline) const override;
 
  private:
   friend class InterProcessReadWriteLock;
@@ -91,9 +92,9 @@ std::string InterProcessReadWriteLock::ReadLock::participant_kind() const {
   return std::string(read_lock_name);
 }
 
-AcquireOptions InterProcessReadWriteLock::ReadLock::make_options(
+detail::AcquireOptions InterProcessReadWriteLock::ReadLock::make_options(
     std::optional<std::chrono::steady_clock::time_point> deadline) const {
-  AcquireOptions o = InterProcessMutex::make_options(deadline);
+  detail::AcquireOptions o = InterProcessMutex::make_options(deadline);
   if (!write_.is_owned_by_current_thread()) return o;
   const std::string write_path = write_.lock_path();
   if (write_path.empty()) return o;
@@ -104,7 +105,7 @@ AcquireOptions InterProcessReadWriteLock::ReadLock::make_options(
   // downgrade (its node missing from the listing, or a new session) fails it with `errc::lock_lost`.
   const Lease* write_lease = write_.lease();
   if (!write_lease || write_lease->status() == LeaseStatus::lost ||
-      write_lease->session_id() != internals()->core()->session_id())
+      write_lease->session_id() != detail::access::engine(*this)->core()->session_id())
     return o;
   static const ReadDriverHoldingWrite holding_write;
   o.driver = unowned(holding_write);

@@ -68,12 +68,13 @@ const Lease* InterProcessSemaphoreMutex::lease() const {
 
 bool InterProcessSemaphoreMutex::hold_lost() const { return lease_status() == LeaseStatus::lost; }
 std::shared_ptr<detail::Core> InterProcessSemaphoreMutex::grant_core() const {
-  return detail::semaphore_core(semaphore_.shared());
+  return detail::semaphore_core(detail::access::shared(semaphore_));
 }
 void InterProcessSemaphoreMutex::start_grant(
     std::optional<std::chrono::steady_clock::time_point> deadline, std::shared_ptr<detail::StopSignal> cancel,
     detail::unique_function<void(error_code, std::vector<Lease>)> done) {
-  detail::semaphore_acquire(semaphore_.shared(), 1, deadline, std::move(cancel), std::move(done));
+  detail::semaphore_acquire(detail::access::shared(semaphore_), 1, deadline, std::move(cancel),
+                            std::move(done));
 }
 
 }  // namespace zkr

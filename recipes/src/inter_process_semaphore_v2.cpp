@@ -16,7 +16,7 @@ struct SemaphoreShared {
   std::string path;
   std::string leases_path;
   int max_leases = 1;
-  std::shared_ptr<LockInternals> mutex;  // <path>/locks
+  std::shared_ptr<detail::LockInternals> mutex;  // <path>/locks
   std::mutex mu;
   std::optional<std::string> node_data;
 };
@@ -26,7 +26,7 @@ std::shared_ptr<Core> semaphore_core(const std::shared_ptr<SemaphoreShared>& s) 
 namespace {
 
 void release_quietly(Lease& lease) {
-  if (auto& st = lease.state(); st && !st->released) st->release([](error_code) {});
+  if (auto& st = detail::access::state(lease); st && !st->released) st->release([](error_code) {});
   lease = Lease();
 }
 
@@ -93,7 +93,7 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
     const auto sid = s->core->session_id();
     std::size_t stale = 0;
     for (auto it = got.begin(); it != got.end();) {
-      if (it->state()->still_grants(sid)) {
+      if (detail::access::state(*it)->still_grants(sid)) {
         ++it;
         continue;
       }
@@ -111,7 +111,7 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
   }
 
   void take_mutex() {
-    AcquireOptions o;
+    detail::AcquireOptions o;
     o.deadline = deadline;
     in_mutex = true;
     mutex_cancel = std::make_shared<CancelState>();
@@ -270,7 +270,7 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
     auto self = shared_from_this();
     pending_deletes = 1;
     auto give_back = [&](Lease& l) {
-      if (auto st = l.state(); st && !st->released) {
+      if (auto st = detail::access::state(l); st && !st->released) {
         ++pending_deletes;
         st->release([self](error_code) { self->deleted(); });  // runs its callback exactly once
       }
@@ -336,15 +336,15 @@ std::shared_ptr<SemaphoreShared> make_semaphore_shared(std::shared_ptr<Core> cor
   s->path = path;
   s->leases_path = make_path(path, InterProcessSemaphoreV2::lease_parent);
   s->max_leases = max_leases;
-  s->mutex = std::make_shared<LockInternals>(s->core, make_path(path, InterProcessSemaphoreV2::lock_parent),
-                                             "lock-", 1, default_mutex_driver());
+  s->mutex = std::make_shared<detail::LockInternals>(
+      s->core, make_path(path, InterProcessSemaphoreV2::lock_parent), "lock-", 1, default_mutex_driver());
   return s;
 }
 
 }  // namespace detail
 
 InterProcessSemaphoreV2::InterProcessSemaphoreV2(CuratorFramework& client, std::string path, int max_leases)
-    : shared_(detail::make_semaphore_shared(client.core(), std::move(path), max_leases)) {}
+    : shared_(detail::make_semaphore_shared(detail::access::core(client), std::move(path), max_leases)) {}
 
 int InterProcessSemaphoreV2::max_leases() const noexcept { return shared_->max_leases; }
 const std::string& InterProcessSemaphoreV2::path() const noexcept { return shared_->path; }
@@ -442,7 +442,7 @@ std::vector<std::string> InterProcessSemaphoreV2::participant_nodes() const {
         participants_start(s, std::move(cb));
       },
       ec);
-  throw_if(ec, "participant_nodes", shared_->leases_path);
+  throw_if(ec, "participant_nodes", path());
   return r;
 }
 

@@ -2,8 +2,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <zkr/recipes/detail/lease_core.hpp>
+#include <zkr/recipes/detail/lock_internals.hpp>
 #include <zkr/recipes/leader_latch.hpp>
-#include <zkr/recipes/lock_internals.hpp>
 
 namespace asio = boost::asio;
 
@@ -26,7 +26,7 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
   }
 
   std::shared_ptr<detail::Core> core;
-  std::shared_ptr<LockInternals> engine;
+  std::shared_ptr<detail::LockInternals> engine;
   const std::string id;
   const CloseMode close_mode;
 
@@ -54,7 +54,8 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
 
   Impl(std::shared_ptr<detail::Core> c, std::string path, std::string id_, CloseMode mode)
       : core(std::move(c)),
-        engine(std::make_shared<LockInternals>(core, std::move(path), std::string(lock_name), 1, nullptr)),
+        engine(std::make_shared<detail::LockInternals>(core, std::move(path), std::string(lock_name), 1,
+                                                       nullptr)),
         id(std::move(id_)),
         close_mode(mode) {}
 
@@ -116,7 +117,7 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
     need_attempt = false;
     auto cancel = std::make_shared<detail::CancelState>();
     attempt = cancel;
-    AcquireOptions o;
+    detail::AcquireOptions o;
     o.node_data = id;  // never the client's default data: Curator's latch writes the id, "" as 0 bytes
     o.on_queued = [weak = weak_from_this()](const std::string& path) {
       if (auto self = weak.lock()) {
@@ -140,15 +141,16 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
     {
       std::lock_guard lk(mu);
       our_path = lease.node_path();
-      granted = lease.state();
+      granted = detail::access::state(lease);
     }
     // The loss signal, and a watch on our node (deletion by someone else). Handled back on the I/O thread
     // from the lease's current status (not the value passed), so that statuses are never seen out of order.
-    lease.on_status_change([weak = weak_from_this(), lc = std::weak_ptr(lease.state())](LeaseStatus) {
-      auto self = weak.lock();
-      if (!self) return;
-      asio::post(self->core->io_executor(), [self, lc] { self->on_lease_status(lc.lock()); });
-    });
+    lease.on_status_change(
+        [weak = weak_from_this(), lc = std::weak_ptr(detail::access::state(lease))](LeaseStatus) {
+          auto self = weak.lock();
+          if (!self) return;
+          asio::post(self->core->io_executor(), [self, lc] { self->on_lease_status(lc.lock()); });
+        });
     if (lease.status() == LeaseStatus::held) claim();
   }
 
@@ -172,7 +174,7 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
   }
 
   void on_lease_status(const std::shared_ptr<detail::LeaseCore>& lc) {
-    if (!lc || !lease || lease.state() != lc || !started()) return;
+    if (!lc || !lease || detail::access::state(lease) != lc || !started()) return;
     switch (lease.status()) {
       case LeaseStatus::held:
         return claim();  // RECONNECTED to the same session
@@ -201,10 +203,12 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
   /// 5.7's owner check, CURATOR-696). A failed read leaves the flag as it is; the loss signal brings us back.
   void claim() {
     const auto gen = ++claim_gen;
-    auto lc = lease.state();
+    auto lc = detail::access::state(lease);
     core->get_data(
         lease.node_path(), nullptr, [self = shared_from_this(), gen, lc](error_code ec, NodeData d) {
-          if (gen != self->claim_gen || !self->lease || self->lease.state() != lc || !self->started()) return;
+          if (gen != self->claim_gen || !self->lease || detail::access::state(self->lease) != lc ||
+              !self->started())
+            return;
           if (self->lease.status() != LeaseStatus::held) return;
           if (ec == zk_errc::no_node || (!ec && d.stat.ephemeral_owner != self->core->session_id()))
             return self->requeue_new_node();
@@ -243,7 +247,7 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
 
 LeaderLatch::LeaderLatch(CuratorFramework& client, std::string latch_path, std::string id,
                          CloseMode close_mode)
-    : LeaderLatch(client.core(), std::move(latch_path), std::move(id), close_mode) {}
+    : LeaderLatch(detail::access::core(client), std::move(latch_path), std::move(id), close_mode) {}
 
 LeaderLatch::LeaderLatch(std::shared_ptr<detail::Core> core, std::string latch_path, std::string id,
                          CloseMode close_mode)
@@ -404,6 +408,6 @@ LeaseStatus LeaderLatch::lease_status() const {
 }
 
 std::shared_ptr<detail::Core> LeaderLatch::core() const { return impl_->core; }
-std::shared_ptr<LockInternals> LeaderLatch::engine() const { return impl_->engine; }
+std::shared_ptr<detail::LockInternals> LeaderLatch::engine() const { return impl_->engine; }
 
 }  // namespace zkr

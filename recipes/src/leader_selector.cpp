@@ -1,7 +1,7 @@
 #include <boost/asio/post.hpp>
 #include <future>
+#include <zkr/recipes/detail/lock_internals.hpp>
 #include <zkr/recipes/leader_selector.hpp>
-#include <zkr/recipes/lock_internals.hpp>
 
 namespace asio = boost::asio;
 
@@ -76,10 +76,13 @@ void LeaderSelector::start(error_code& ec) {
     } catch (const CancelLeadershipException&) {
       self->cancel_election();
     } catch (const std::exception& e) {
-      self->client_.core()->logger()->error("LeaderSelector {}: state_changed threw: {}", self->path(),
-                                            e.what());
+      detail::access::core(self->client_)
+          ->logger()
+          ->error("LeaderSelector {}: state_changed threw: {}", self->path(), e.what());
     } catch (...) {
-      self->client_.core()->logger()->error("LeaderSelector {}: state_changed threw", self->path());
+      detail::access::core(self->client_)
+          ->logger()
+          ->error("LeaderSelector {}: state_changed threw", self->path());
     }
   });
   worker_ = std::thread([this] { run(); });
@@ -134,7 +137,8 @@ void LeaderSelector::cancel_election() {
     if (term_) term_->request_stop();
     acquiring = acquiring_;
   }
-  if (acquiring) asio::post(client_.core()->io_executor(), [acquiring] { acquiring->request(); });
+  if (acquiring)
+    asio::post(detail::access::core(client_)->io_executor(), [acquiring] { acquiring->request(); });
 }
 
 void LeaderSelector::run() {
@@ -150,12 +154,12 @@ void LeaderSelector::run() {
 
 Lease LeaderSelector::acquire_cancellable(const std::shared_ptr<detail::CancelState>& cancel,
                                           error_code& ec) {
-  AcquireOptions o;
+  detail::AcquireOptions o;
   {
     std::lock_guard lk(mu_);
     if (!id_.empty()) o.node_data = id_;  // else the client's default data, as Curator
   }
-  auto engine = mutex_.internals();
+  auto engine = detail::access::engine(mutex_);
   auto done = std::make_shared<std::promise<std::pair<error_code, Lease>>>();
   auto f = done->get_future();
   asio::post(engine->core()->io_executor(), [engine, o = std::move(o), cancel, done]() mutable {
@@ -199,12 +203,14 @@ void LeaderSelector::do_work() {
     try {
       listener_->take_leadership(client_, leadership);
     } catch (const std::exception& e) {  // returning by an exception gives leadership up, as returning does
-      client_.core()->logger()->info("LeaderSelector {}: take_leadership threw: {}", path(), e.what());
+      detail::access::core(client_)->logger()->info("LeaderSelector {}: take_leadership threw: {}", path(),
+                                                    e.what());
     } catch (...) {
-      client_.core()->logger()->info("LeaderSelector {}: take_leadership threw", path());
+      detail::access::core(client_)->logger()->info("LeaderSelector {}: take_leadership threw", path());
     }
   } else if (ec && ec != asio::error::operation_aborted) {
-    client_.core()->logger()->warn("LeaderSelector {}: acquire failed: {}", path(), ec.message());
+    detail::access::core(client_)->logger()->warn("LeaderSelector {}: acquire failed: {}", path(),
+                                                  ec.message());
   }
   bool requeue_now = false;
   {
@@ -218,7 +224,7 @@ void LeaderSelector::do_work() {
     error_code rec;
     lease.release(rec);  // deletes our node: the next in line leads
     if (rec && rec != errc::not_acquired)
-      client_.core()->logger()->warn(
+      detail::access::core(client_)->logger()->warn(
           "LeaderSelector {}: releasing {} failed ({}); deleting in the background", path(),
           lease.node_path(), rec.message());
   }
@@ -251,7 +257,7 @@ void LeaderSelector::close(error_code& ec) {
   // Not from take_leadership (our own thread), nor from the client's I/O thread, which the thread's release
   // needs: the destructor joins then.
   if (worker_.joinable() && worker_.get_id() != std::this_thread::get_id() &&
-      !client_.core()->running_in_io_thread())
+      !detail::access::core(client_)->running_in_io_thread())
     worker_.join();
 }
 void LeaderSelector::close() {
@@ -261,7 +267,7 @@ void LeaderSelector::close() {
 }
 
 std::vector<Participant> LeaderSelector::get_participants(error_code& ec) const {
-  return detail::read_participants_blocking(mutex_.internals(), ec);
+  return detail::read_participants_blocking(detail::access::engine(mutex_), ec);
 }
 std::vector<Participant> LeaderSelector::get_participants() const {
   error_code ec;

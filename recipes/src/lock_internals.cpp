@@ -4,26 +4,22 @@
 #include <boost/asio/steady_timer.hpp>
 #include <zkr/framework/paths.hpp>
 #include <zkr/recipes/detail/lease_core.hpp>
-#include <zkr/recipes/lock_internals.hpp>
+#include <zkr/recipes/detail/lock_internals.hpp>
 
 namespace asio = boost::asio;
 
-namespace zkr {
-
-namespace detail {
+namespace zkr::detail {
 
 Lease make_lease(const std::shared_ptr<Core>& core, std::string path, std::int64_t czxid,
                  std::int64_t session, bool persistent) {
   auto lc = std::make_shared<LeaseCore>(core, std::move(path), czxid, session, persistent);
   lc->start_monitoring();
-  return Lease(std::move(lc));
+  return access::make<Lease>(std::move(lc));
 }
-
-}  // namespace detail
 
 LockInternals::LockInternals(CuratorFramework& client, std::string base_path, std::string lock_name,
                              std::size_t max_leases, std::shared_ptr<const LockDriver> driver)
-    : LockInternals(client.core(), std::move(base_path), std::move(lock_name), max_leases,
+    : LockInternals(detail::access::core(client), std::move(base_path), std::move(lock_name), max_leases,
                     std::move(driver)) {}
 
 LockInternals::LockInternals(std::shared_ptr<detail::Core> core, std::string base_path, std::string lock_name,
@@ -38,7 +34,7 @@ LockInternals::LockInternals(std::shared_ptr<detail::Core> core, std::string bas
     driver_ = std::shared_ptr<const LockDriver>(&standard_lock_driver(), [](const LockDriver*) {});
 }
 
-std::shared_ptr<const LockDriver> detail::default_mutex_driver() {
+std::shared_ptr<const LockDriver> default_mutex_driver() {
   return std::shared_ptr<const LockDriver>(&prewatch_lock_driver(), [](const LockDriver*) {});
 }
 
@@ -161,9 +157,7 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
                      self->czxid = r.stat.czxid;
                      // A persistent node has no owner: it is this session's doing, and stays ours after it.
                      self->session = self->persistent ? self->core->session_id() : r.stat.ephemeral_owner;
-                     if (self->options.on_queued)
-                       boost::asio::post(self->core->completion_executor(),
-                                         [f = self->options.on_queued, p = self->our_path] { f(p); });
+                     self->tell(self->options.on_queued);
                    }
                    // Stopping with no node: the pipelined listing (shared, still waiting) is not needed.
                    if (!self->listing_pending || (ec && self->stopping())) self->round_done();
@@ -282,10 +276,13 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
           if (ec) return self->give_up(ec);
           if (std::exchange(self->woken, false)) return self->check();
           // else: wait for the watch, which is set
-          if (self->options.on_waiting)
-            boost::asio::post(self->core->completion_executor(),
-                              [f = self->options.on_waiting, p = self->our_path] { f(p); });
+          self->tell(self->options.on_waiting);
         });
+  }
+
+  /// Tells the caller's `on_queued` / `on_waiting` (if any) our node's path, on the completion executor.
+  void tell(const std::function<void(const std::string&)>& event) const {
+    if (event) boost::asio::post(core->completion_executor(), [f = event, p = our_path] { f(p); });
   }
 
   /// Watches the node ahead of the watched one (`PredicateResults::path_to_prewatch`; empty: none). Its
@@ -335,7 +332,8 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
       return give_up(errc::lock_lost);
     core->logger()->debug("lock {}: granted {}", engine->base_path_, our_path);
     auto lease = detail::make_lease(core, our_path, czxid, session, persistent);
-    if (options.revocable) watch_revocation(core, lease.state(), std::move(options.on_revocation_requested));
+    if (options.revocable)
+      watch_revocation(core, detail::access::state(lease), std::move(options.on_revocation_requested));
     finish({}, std::move(lease));
   }
 
@@ -520,4 +518,4 @@ Lease LockInternals::acquire_blocking(AcquireOptions options, error_code& ec) {
       ec);
 }
 
-}  // namespace zkr
+}  // namespace zkr::detail

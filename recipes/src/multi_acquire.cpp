@@ -27,8 +27,8 @@ std::shared_ptr<MultiShared> make_multi_shared(std::shared_ptr<Core> core,
   auto s = std::make_shared<MultiShared>();
   s->core = core;
   for (const auto& p : paths)
-    s->engines.push_back(std::make_shared<LockInternals>(core, p, std::string(InterProcessMutex::lock_name),
-                                                         1, default_mutex_driver()));
+    s->engines.push_back(std::make_shared<detail::LockInternals>(
+        core, p, std::string(InterProcessMutex::lock_name), 1, default_mutex_driver()));
   return s;
 }
 
@@ -41,7 +41,7 @@ void release_all(std::vector<Lease> leases, unique_function<void()> then) {
   auto answered = [left, shared_then] {
     if (--*left == 0) (*shared_then)();
   };
-  for (auto& l : leases) l.state()->release([answered](error_code) { answered(); });
+  for (auto& l : leases) detail::access::state(l)->release([answered](error_code) { answered(); });
   answered();
 }
 
@@ -349,13 +349,14 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
 
   // 4. Wait for lock j as the engine does (watching the predecessor), keeping our place in its queue.
   void wait_on(std::size_t j) {
-    AcquireOptions o;
+    detail::AcquireOptions o;
     o.deadline = deadline;
     o.node_data = node_data;
     if (queued[j]) {
       auto q = std::exchange(queued[j], std::nullopt);
       if (core->session_id() == batch_session)
-        o.existing_node = AcquireOptions::ExistingNode{std::move(q->path), batch_czxid, batch_session};
+        o.existing_node =
+            detail::AcquireOptions::ExistingNode{std::move(q->path), batch_czxid, batch_session};
       else
         remove_nodes(*core, {std::move(q->path)},
                      [](error_code) {});  // of a lost session: the engine makes a new one
@@ -381,8 +382,9 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
   /// for an earlier one, docs/multi-lock.md), then carry on from there. True when it gave something back.
   bool give_back_stale() {
     const auto sid = core->session_id();
-    const auto bad = std::find_if(held.begin(), held.end(),
-                                  [sid](const Lease& l) { return !l.state()->still_grants(sid); });
+    const auto bad = std::find_if(held.begin(), held.end(), [sid](const Lease& l) {
+      return !detail::access::state(l)->still_grants(sid);
+    });
     if (bad == held.end()) return false;
     std::vector<Lease> stale(std::make_move_iterator(bad), std::make_move_iterator(held.end()));
     held.erase(bad, held.end());

@@ -21,7 +21,7 @@ namespace {
 void multi_release_nodes(std::vector<Lease> leases, VoidCallback cb) {
   std::vector<std::shared_ptr<LeaseCore>> cores;
   for (auto it = leases.rbegin(); it != leases.rend(); ++it)
-    if (auto& st = it->state(); st && !st->released) cores.push_back(st);
+    if (auto& st = detail::access::state(*it); st && !st->released) cores.push_back(st);
   if (cores.empty()) return cb(errc::not_acquired);
   auto core = cores.front()->core;
   std::vector<std::string> paths;
@@ -38,9 +38,9 @@ void multi_release_nodes(std::vector<Lease> leases, VoidCallback cb) {
 bool one_client(const std::vector<Lease>& leases) {
   const Core* c = nullptr;
   for (const auto& l : leases) {
-    if (!l.state()) continue;
-    if (c && l.state()->core.get() != c) return false;
-    c = l.state()->core.get();
+    if (!detail::access::state(l)) continue;
+    if (c && detail::access::state(l)->core.get() != c) return false;
+    c = detail::access::state(l)->core.get();
   }
   return true;
 }
@@ -55,7 +55,7 @@ namespace {
 std::vector<std::shared_ptr<detail::LeaseCore>> cores_in_release_order(const std::vector<Lease>& leases) {
   std::vector<std::shared_ptr<detail::LeaseCore>> out;
   for (auto it = leases.rbegin(); it != leases.rend(); ++it)
-    if (it->state()) out.push_back(it->state());
+    if (detail::access::state(*it)) out.push_back(detail::access::state(*it));
   return out;
 }
 
@@ -72,8 +72,8 @@ MultiLease& MultiLease::operator=(MultiLease&& other) noexcept {
 MultiLease::~MultiLease() {
   if (leases_.empty()) return;
   try {
-    if (detail::one_client(leases_) && leases_.front().state()) {
-      auto core = leases_.front().state()->core;
+    if (detail::one_client(leases_) && detail::access::state(leases_.front())) {
+      auto core = detail::access::state(leases_.front())->core;
       // As a blocking release, the deletes leave from this thread when they can (not waiting for the reply).
       detail::VoidCallback ignore([](error_code) {});
       if (release_here(leases_, ignore)) {
@@ -110,13 +110,13 @@ std::vector<std::string> MultiLease::node_paths() const {
 
 std::shared_ptr<detail::Core> MultiLease::core_of() const {
   for (const auto& l : leases_)
-    if (l.state()) return l.state()->core;
+    if (detail::access::state(l)) return detail::access::state(l)->core;
   throw Error(errc::not_acquired, "release", "");
 }
 
 std::shared_ptr<detail::Core> MultiLease::async_core() const noexcept {
   for (const auto& l : leases_)
-    if (l.state()) return l.state()->core;
+    if (detail::access::state(l)) return detail::access::state(l)->core;
   return nullptr;
 }
 
@@ -128,7 +128,7 @@ detail::OpInfo MultiLease::info(std::string_view operation, detail::Cancellation
 std::vector<std::shared_ptr<detail::LeaseCore>> MultiLease::grant_states() const {
   std::vector<std::shared_ptr<detail::LeaseCore>> out;
   for (const auto& l : leases_)
-    out.push_back(l.state());  // an empty one fails the transaction's preconditions
+    out.push_back(detail::access::state(l));  // an empty one fails the transaction's preconditions
   return out;
 }
 
@@ -168,7 +168,7 @@ void MultiLease::release(error_code& ec) {
     return;
   }
   if (detail::one_client(leases)) {
-    auto core = first->state()->core;
+    auto core = detail::access::state(*first)->core;
     if (core->running_in_io_thread()) {  // as Lease::release: start the deletes, do not wait for them
       release_start(std::move(leases), [](error_code) {});
       return;

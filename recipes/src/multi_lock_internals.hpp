@@ -24,7 +24,7 @@ namespace detail {
 /// mutex engine per path, in list order.
 struct MultiShared {
   std::shared_ptr<Core> core;
-  std::vector<std::shared_ptr<LockInternals>> engines;
+  std::vector<std::shared_ptr<detail::LockInternals>> engines;
   std::mutex mu;  // guards node_data
   std::optional<std::string> node_data;
 };

@@ -1,5 +1,5 @@
 #include <zkr/framework/detail/async.hpp>
-#include <zkr/recipes/lock_internals.hpp>
+#include <zkr/recipes/detail/lock_internals.hpp>
 #include <zkr/recipes/participant.hpp>
 
 namespace zkr::detail {
@@ -28,7 +28,7 @@ struct ParticipantReader : std::enable_shared_from_this<ParticipantReader> {
 
 }  // namespace
 
-void read_participants(const std::shared_ptr<LockInternals>& engine,
+void read_participants(const std::shared_ptr<detail::LockInternals>& engine,
                        unique_function<void(error_code, std::vector<Participant>)> done) {
   engine->participant_nodes(
       [core = engine->core(), done = std::move(done)](error_code ec, std::vector<std::string> nodes) mutable {
@@ -41,7 +41,7 @@ void read_participants(const std::shared_ptr<LockInternals>& engine,
       });
 }
 
-std::vector<Participant> read_participants_blocking(const std::shared_ptr<LockInternals>& engine,
+std::vector<Participant> read_participants_blocking(const std::shared_ptr<detail::LockInternals>& engine,
                                                     error_code& ec) {
   return run_blocking<std::vector<Participant>>(
       *engine->core(),

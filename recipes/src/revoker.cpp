@@ -1,4 +1,4 @@
-#include <zkr/recipes/lock_internals.hpp>
+#include <zkr/recipes/detail/lock_internals.hpp>
 #include <zkr/recipes/revoker.hpp>
 
 namespace zkr {
@@ -10,7 +10,7 @@ void Revoker::start(const std::shared_ptr<detail::Core>& core, std::string path,
 }
 
 void Revoker::attempt_revoke(CuratorFramework& client, const std::string& node_path, error_code& ec) {
-  auto core = client.core();
+  auto core = detail::access::core(client);
   detail::run_blocking_void(
       *core, [core, node_path](detail::VoidCallback cb) mutable { start(core, node_path, std::move(cb)); },
       ec);

@@ -80,10 +80,11 @@ class IoStall {
  public:
   explicit IoStall(CuratorFramework& c) {
     std::promise<void> stalled;
-    boost::asio::post(c.core()->io_executor(), [&stalled, until = unstall_.get_future().share()] {
-      stalled.set_value();
-      until.wait_for(30s);
-    });
+    boost::asio::post(zkr::detail::access::core(c)->io_executor(),
+                      [&stalled, until = unstall_.get_future().share()] {
+                        stalled.set_value();
+                        until.wait_for(30s);
+                      });
     stalled.get_future().wait();
   }
   IoStall(const IoStall&) = delete;
@@ -102,7 +103,7 @@ class IoStall {
 /// Returns once the client's I/O thread has run everything posted to it before this call.
 inline bool drain_io(CuratorFramework& c) {
   std::promise<void> reached;
-  boost::asio::post(c.core()->io_executor(), [&reached] { reached.set_value(); });
+  boost::asio::post(zkr::detail::access::core(c)->io_executor(), [&reached] { reached.set_value(); });
   return reached.get_future().wait_for(10s) == std::future_status::ready;
 }
 

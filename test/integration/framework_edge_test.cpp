@@ -226,7 +226,7 @@ TEST_CASE("life cycle: start racing close leaves no handle open", "[framework][l
 TEST_CASE("connection state: an internal listener may remove itself while it runs",
           "[framework][connection_state][edge]") {
   auto c = connect_shared();
-  auto core = c->core();
+  auto core = zkr::detail::access::core(*c);
   std::uint64_t id = 0;
   std::string seen;
   std::promise<void> added;

@@ -391,7 +391,7 @@ TEST_CASE("contract: a blocking release sends its delete from the calling thread
   auto lease = m.async_acquire(boost::asio::use_future).get();
   REQUIRE(lease.valid());
   const auto node = lease.node_name();
-  auto state = lease.state();
+  auto state = zkr::detail::access::state(lease);
   std::mutex seen_mu;
   std::vector<LeaseStatus> seen;
   lease.on_status_change([&](LeaseStatus s) {
@@ -507,7 +507,7 @@ TEST_CASE("contract: async_release sends its delete from the initiating thread t
   InterProcessMutex m(*c1, "/locks/release-async");
   auto lease = m.async_acquire(boost::asio::use_future).get();
   REQUIRE(lease.valid());
-  auto state = lease.state();
+  auto state = zkr::detail::access::state(lease);
   REQUIRE(drain_io(*c1));
   std::future<void> released;
   {
@@ -747,8 +747,9 @@ TEST_CASE("contract: a wait for the loss signal raced against a timer withdraws 
   CHECK(timer_won == 50);
   // No withdrawn waiter is left registered (read on the client's I/O thread, which owns the list).
   auto count = std::make_shared<std::promise<std::size_t>>();
-  boost::asio::post(c1->core()->io_executor(),
-                    [count, s = lease.state()] { count->set_value(s->lost_waiters.size()); });
+  boost::asio::post(
+      zkr::detail::access::core(*c1)->io_executor(),
+      [count, s = zkr::detail::access::state(lease)] { count->set_value(s->lost_waiters.size()); });
   CHECK(count->get_future().get() == 0);
   // And a wait that is not cancelled still sees the loss.
   auto wait_lost = lease.async_wait_lost(boost::asio::use_future);
@@ -897,7 +898,7 @@ TEST_CASE("contract: cancelling an asynchronous acquire mid-wait deletes its nod
   }));
   REQUIRE(eventually([&] { return fx.children("/locks/cancel").size() == 2; }));
   // Emit from the handler's executor (the client's I/O thread is its default executor).
-  boost::asio::post(c2->core()->completion_executor(),
+  boost::asio::post(zkr::detail::access::core(*c2)->completion_executor(),
                     [&] { sig.emit(boost::asio::cancellation_type::terminal); });
   auto f = done.get_future();
   REQUIRE(f.wait_for(20s) == std::future_status::ready);

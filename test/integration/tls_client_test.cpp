@@ -162,7 +162,7 @@ TEST_CASE("tls: a server that stalls the C client's handshake holds the I/O thre
   CHECK(relay.stalled >= 2);
   // Meanwhile the I/O thread serves other work.
   std::promise<void> ran;
-  boost::asio::post(client.core()->io_executor(), [&] { ran.set_value(); });
+  boost::asio::post(zkr::detail::access::core(client)->io_executor(), [&] { ran.set_value(); });
   CHECK(ran.get_future().wait_for(10s) == std::future_status::ready);
   // Once the peer answers, the session comes up.
   relay.stall = false;
@@ -245,7 +245,7 @@ TEST_CASE("tls: a peer that accepts and never answers holds neither the client n
   CHECK(exists_error(*c) == errc::connection_timeout);
   // The client's I/O thread is free: a handler posted to it runs.
   std::promise<void> ran;
-  boost::asio::post(c->core()->io_executor(), [&] { ran.set_value(); });
+  boost::asio::post(zkr::detail::access::core(*c)->io_executor(), [&] { ran.set_value(); });
   CHECK(ran.get_future().wait_for(10s) == std::future_status::ready);
   c->close();
 }
@@ -254,7 +254,7 @@ TEST_CASE("tls: the client's I/O thread never lets SIGPIPE reach the application
   auto c = CuratorFrameworkFactory::new_client("127.0.0.1:1", std::make_shared<RetryNTimes>(0, Millis(0)));
   c->start();
   std::promise<bool> blocked;
-  boost::asio::post(c->core()->io_executor(), [&] {
+  boost::asio::post(zkr::detail::access::core(*c)->io_executor(), [&] {
     sigset_t set;
     pthread_sigmask(SIG_BLOCK, nullptr, &set);
     blocked.set_value(sigismember(&set, SIGPIPE) == 1);

@@ -40,7 +40,7 @@ struct Fixture {
 TEST_CASE_METHOD(Fixture,
                  "latch: a session expiry that leaves the old node visible never leads on it (CURATOR-696)",
                  "[leader][latch-unit]") {
-  auto latch = std::make_unique<LeaderLatch>(core, dir, "a");
+  auto latch = zkr::detail::access::make_unique<LeaderLatch>(core, dir, "a");
   latch->start();
   REQUIRE(core->run_until([&] { return latch->has_leadership(); }));
   const auto old_node = latch->our_path();
@@ -68,7 +68,7 @@ TEST_CASE_METHOD(Fixture,
 
 TEST_CASE_METHOD(Fixture, "latch: a session expiry between the grant and the claim queues a new node",
                  "[leader][latch-unit]") {
-  auto latch = std::make_unique<LeaderLatch>(core, dir, "a");
+  auto latch = zkr::detail::access::make_unique<LeaderLatch>(core, dir, "a");
   int gains = 0;
   latch->add_listener({[&] { ++gains; }, {}});
   // The claim's read of our node is the first get_data of the latch's node (the standard driver watches none
@@ -89,7 +89,7 @@ TEST_CASE_METHOD(Fixture, "latch: a session expiry between the grant and the cla
 TEST_CASE_METHOD(Fixture,
                  "latch: the leader's node deleted by someone else: not leader, a new node, leader again",
                  "[leader][latch-unit]") {
-  auto latch = std::make_unique<LeaderLatch>(core, dir, "a");
+  auto latch = zkr::detail::access::make_unique<LeaderLatch>(core, dir, "a");
   int gains = 0, losses = 0;
   latch->add_listener({[&] { ++gains; }, [&] { ++losses; }});
   latch->start();
@@ -115,7 +115,7 @@ TEST_CASE_METHOD(Fixture, "latch: close while the create is in flight leaves no 
     if (round >= 2)
       other =
           core->put(dir + "/_c_other-latch-", zkr::CreateMode::ephemeral_sequential, FakeCore::other_session);
-    auto latch = std::make_unique<LeaderLatch>(core, dir, "a");
+    auto latch = zkr::detail::access::make_unique<LeaderLatch>(core, dir, "a");
     // The close lands in the step that applies the create (before or after it is applied), its reply still
     // to come.
     if (applied_first)
@@ -139,7 +139,7 @@ TEST_CASE_METHOD(Fixture, "latch: close while the create is in flight leaves no 
 
 TEST_CASE_METHOD(Fixture, "latch: SUSPENDED clears the flag and keeps the node, RECONNECTED sets it again",
                  "[leader][latch-unit]") {
-  auto latch = std::make_unique<LeaderLatch>(core, dir, "a");
+  auto latch = zkr::detail::access::make_unique<LeaderLatch>(core, dir, "a");
   std::vector<bool> events;
   latch->add_listener({[&] { events.push_back(true); }, [&] { events.push_back(false); }});
   latch->start();
@@ -161,7 +161,8 @@ TEST_CASE_METHOD(Fixture, "latch: SUSPENDED clears the flag and keeps the node, 
 TEST_CASE_METHOD(Fixture, "latch: a removed or silenced listener gets no call still pending",
                  "[leader][latch-unit]") {
   for (bool by_close : {false, true}) {
-    auto latch = std::make_unique<LeaderLatch>(core, dir + (by_close ? "/close" : "/remove"), "a");
+    auto latch =
+        zkr::detail::access::make_unique<LeaderLatch>(core, dir + (by_close ? "/close" : "/remove"), "a");
     int first = 0, second = 0;
     std::uint64_t second_id = 0;
     // Both calls of the gain are posted together; the first one runs first and drops the second.

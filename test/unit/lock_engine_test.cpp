@@ -15,8 +15,8 @@
 #include <zkr/drivers/read_write_lock_driver.hpp>
 #include <zkr/framework/paths.hpp>
 #include <zkr/recipes/detail/lease_core.hpp>
+#include <zkr/recipes/detail/lock_internals.hpp>
 #include <zkr/recipes/inter_process_semaphore_v2.hpp>
-#include <zkr/recipes/lock_internals.hpp>
 
 #include "fake_core.hpp"
 
@@ -59,19 +59,19 @@ struct Fixture {
   Fixture& operator=(const Fixture&) = delete;
   ~Fixture() { core->shutdown(); }
 
-  std::shared_ptr<zkr::LockInternals> engine(std::size_t max_leases = 1) {
-    return std::make_shared<zkr::LockInternals>(core, dir, "lock-", max_leases, nullptr);
+  std::shared_ptr<zkr::detail::LockInternals> engine(std::size_t max_leases = 1) {
+    return std::make_shared<zkr::detail::LockInternals>(core, dir, "lock-", max_leases, nullptr);
   }
 
   /// An engine over `PrewatchLockDriver`.
-  std::shared_ptr<zkr::LockInternals> prewatch_engine(std::size_t max_leases = 1) {
-    return std::make_shared<zkr::LockInternals>(core, dir, "lock-", max_leases,
-                                                std::make_shared<zkr::PrewatchLockDriver>());
+  std::shared_ptr<zkr::detail::LockInternals> prewatch_engine(std::size_t max_leases = 1) {
+    return std::make_shared<zkr::detail::LockInternals>(core, dir, "lock-", max_leases,
+                                                        std::make_shared<zkr::PrewatchLockDriver>());
   }
 
   /// Starts one engine attempt on the I/O thread.
-  std::shared_ptr<Outcome> start(const std::shared_ptr<zkr::LockInternals>& e, zkr::AcquireOptions o = {},
-                                 CancelPtr cancel = nullptr) {
+  std::shared_ptr<Outcome> start(const std::shared_ptr<zkr::detail::LockInternals>& e,
+                                 zkr::detail::AcquireOptions o = {}, CancelPtr cancel = nullptr) {
     auto out = std::make_shared<Outcome>();
     boost::asio::post(core->context(), [c = core, e, out, o = std::move(o), cancel]() mutable {
       e->attempt_lock(std::move(o), cancel, [c, out](error_code ec, Lease l) {
@@ -351,13 +351,13 @@ TEST_CASE_METHOD(Fixture, "engine: read-write wake-ups skip the re-listing only 
   auto unowned = [](const zkr::LockDriver& d) {
     return std::shared_ptr<const zkr::LockDriver>(&d, [](const zkr::LockDriver*) {});
   };
-  auto readers = std::make_shared<zkr::LockInternals>(core, dir, std::string(zkr::read_lock_name), SIZE_MAX,
-                                                      unowned(zkr::read_lock_driver()));
-  auto writers = std::make_shared<zkr::LockInternals>(core, dir, std::string(zkr::write_lock_name), 1,
-                                                      unowned(zkr::write_lock_driver()));
+  auto readers = std::make_shared<zkr::detail::LockInternals>(core, dir, std::string(zkr::read_lock_name),
+                                                              SIZE_MAX, unowned(zkr::read_lock_driver()));
+  auto writers = std::make_shared<zkr::detail::LockInternals>(core, dir, std::string(zkr::write_lock_name), 1,
+                                                              unowned(zkr::write_lock_driver()));
   const std::string R(zkr::read_lock_name), W(zkr::write_lock_name);
   // `ahead` queued by another session; our attempt; then every node ahead deleted, first to last.
-  auto run = [&](const std::shared_ptr<zkr::LockInternals>& e, std::vector<std::string> ahead_names,
+  auto run = [&](const std::shared_ptr<zkr::detail::LockInternals>& e, std::vector<std::string> ahead_names,
                  bool foreign = false) {
     if (foreign) core->put(dir + "/zzz");  // not a node of the lock; sorts after every sequence
     std::vector<std::string> ahead;
@@ -566,7 +566,7 @@ TEST_CASE_METHOD(Fixture, "engine, pre-watch: a cancel or a timeout while waitin
   const auto first = other();
   const auto second = other();
   auto cancel = std::make_shared<zkr::detail::CancelState>();
-  zkr::AcquireOptions o;
+  zkr::detail::AcquireOptions o;
   const bool by_timeout = GENERATE(false, true);
   if (by_timeout) o.deadline = Clock::now() + 200ms;
   auto out = start(e, o, cancel);
@@ -766,7 +766,7 @@ TEST_CASE_METHOD(Fixture,
   auto e = engine();
   std::vector<std::string> waiting;
   std::size_t watches_when_told = 0;
-  zkr::AcquireOptions o;
+  zkr::detail::AcquireOptions o;
   o.on_waiting = [&](const std::string& node) {
     waiting.push_back(node);
     watches_when_told = core->watch_count();
@@ -806,7 +806,7 @@ TEST_CASE_METHOD(Fixture, "engine: on_queued is told every node the attempt make
                  "[engine]") {
   auto e = engine();
   std::vector<std::string> told;
-  zkr::AcquireOptions o;
+  zkr::detail::AcquireOptions o;
   o.on_queued = [&](const std::string& node) { told.push_back(node); };
   SECTION("one node") {
     auto out = start(e, o);
@@ -960,7 +960,7 @@ TEST_CASE_METHOD(Fixture, "engine: timeout while waiting -> empty lease, no erro
                  "[engine][timeout]") {
   auto e = engine();
   const auto pred = other();
-  zkr::AcquireOptions o;
+  zkr::detail::AcquireOptions o;
   o.deadline = Clock::now() + 100ms;
   const auto t0 = Clock::now();
   auto out = start(e, std::move(o));
@@ -977,7 +977,7 @@ TEST_CASE_METHOD(Fixture, "engine: timeout while waiting -> empty lease, no erro
 TEST_CASE_METHOD(Fixture, "engine: timeout 0 grants a free lock and gives up a held one without waiting",
                  "[engine][timeout]") {
   auto e = engine();
-  zkr::AcquireOptions o;
+  zkr::detail::AcquireOptions o;
   o.deadline = Clock::now();
   SECTION("free: granted (Curator's acquire(0))") {
     auto out = start(e, std::move(o));
@@ -1173,9 +1173,9 @@ TEST_CASE_METHOD(Fixture, "engine: a node of another session is never granted (C
   }
   SECTION("an adopted node of another session") {
     const auto stale = other();
-    zkr::AcquireOptions o;
+    zkr::detail::AcquireOptions o;
     o.existing_node =
-        zkr::AcquireOptions::ExistingNode{stale, core->stat(stale)->czxid, FakeCore::other_session};
+        zkr::detail::AcquireOptions::ExistingNode{stale, core->stat(stale)->czxid, FakeCore::other_session};
     auto out = start(e, std::move(o));
     REQUIRE(wait(*out));
     INFO(core->describe_log());
@@ -1212,10 +1212,10 @@ struct SpecDriver : zkr::StandardLockDriver {
   zkr::LockNodeSpec lock_node(std::string_view) const override { return spec; }
 };
 
-std::shared_ptr<zkr::LockInternals> spec_engine(const std::shared_ptr<FakeCore>& core,
-                                                zkr::LockNodeSpec spec) {
-  return std::make_shared<zkr::LockInternals>(core, dir, "lock-", 1,
-                                              std::make_shared<SpecDriver>(std::move(spec)));
+std::shared_ptr<zkr::detail::LockInternals> spec_engine(const std::shared_ptr<FakeCore>& core,
+                                                        zkr::LockNodeSpec spec) {
+  return std::make_shared<zkr::detail::LockInternals>(core, dir, "lock-", 1,
+                                                      std::make_shared<SpecDriver>(std::move(spec)));
 }
 
 zkr::LockNodeSpec persistent_spec() { return {.mode = zkr::LockNodeMode::persistent_sequential}; }
@@ -1312,7 +1312,7 @@ TEST_CASE_METHOD(Fixture, "engine: a timeout or an error deletes a persistent no
                  "[engine][spec]") {
   auto e = spec_engine(core, persistent_spec());
   other();
-  zkr::AcquireOptions o;
+  zkr::detail::AcquireOptions o;
   o.deadline = Clock::now() + 50ms;
   auto out = start(e, std::move(o));
   REQUIRE(core->run_until([&] { return out->done(); }, 5s));
@@ -1331,7 +1331,7 @@ TEST_CASE_METHOD(Fixture, "engine: an unprotected spec and the spec's data", "[e
   CHECK(*core->data(out->lease.node_path()) == "from-driver");
   CHECK(core->stat(out->lease.node_path())->ephemeral_owner == core->session_id());
   // The acquire's own data wins over the driver's.
-  zkr::AcquireOptions o;
+  zkr::detail::AcquireOptions o;
   o.node_data = "from-acquire";
   auto second = start(e, std::move(o));
   core->settle();
@@ -1684,7 +1684,7 @@ TEST_CASE_METHOD(Fixture,
                  "[engine][revocation]") {
   core->fail_next(Op::get_data, zk_errc::connection_loss);
   int asked = 0;
-  zkr::AcquireOptions o;
+  zkr::detail::AcquireOptions o;
   o.revocable = true;
   o.on_revocation_requested = [&] { ++asked; };
   auto out = start(engine(), std::move(o));

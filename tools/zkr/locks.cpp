@@ -7,7 +7,6 @@
 #include <zkr/recipes/inter_process_read_write_lock.hpp>
 #include <zkr/recipes/inter_process_semaphore_v2.hpp>
 #include <zkr/recipes/leader_latch.hpp>
-#include <zkr/recipes/lock_internals.hpp>
 
 namespace zkr::cli {
 
@@ -50,8 +49,7 @@ SpecFactory mutex_spec(std::string path, LockOptions options) {
 SpecFactory read_write_spec(std::string path, bool write, LockOptions options) {
   return [path = std::move(path), write, options](CuratorFramework& client) {
     auto rw = std::make_shared<InterProcessReadWriteLock>(client, path, options.data);
-    InterProcessMutex& lock = write ? static_cast<InterProcessMutex&>(rw->write_lock())
-                                    : static_cast<InterProcessMutex&>(rw->read_lock());
+    InterProcessMutex& lock = write ? rw->write_lock() : rw->read_lock();
     return mutex_like(rw, lock, (write ? "write lock " : "read lock ") + path, path);
   };
 }
@@ -115,28 +113,14 @@ SpecFactory leader_spec(std::string path, Election election, LockOptions options
     };
   }
   return [path = std::move(path), options](CuratorFramework& client) {
-    // LeaderLatch's own engine: the lock engine with the lock name "latch-", one leader.
-    auto engine =
-        std::make_shared<LockInternals>(client, path, std::string(LeaderLatch::lock_name), 1, nullptr);
-    LockSpec s;
-    s.start = [engine, data = options.data](std::optional<std::chrono::milliseconds> timeout,
-                                            asio::cancellation_slot slot, AcquireHandler handler) {
-      auto done = asio::bind_cancellation_slot(slot, [h = std::move(handler)](error_code ec, Lease lease) {
-        std::vector<Lease> leases;
-        if (lease) leases.push_back(std::move(lease));
-        h(ec, std::move(leases));
-      });
-      detail::async_run<Lease>(engine->core(),
-                               {"acquire", engine->base_path(), detail::Cancellation::cleanup},
-                               std::move(done), [engine, data, timeout](auto complete, auto cancel) mutable {
-                                 AcquireOptions o;
-                                 o.node_data = std::move(data);
-                                 o.deadline = detail::deadline_after(timeout);
-                                 engine->attempt_lock(std::move(o), std::move(cancel), std::move(complete));
-                               });
-    };
-    s.status.description = "leadership of " + path + " (LeaderLatch election)";
-    s.status.queue_dirs = {path};
+    // One term of a LeaderLatch: the latch's node (lock name "latch-", protected ephemeral-sequential, the
+    // first leads, Curator's standard policy as LeaderLatch's own engine) held as a mutex grant, so the term
+    // has a Lease (fencing token, loss signal) and ends with it. The mutex's constructor taking a lock name
+    // is internal (zkrecipes' own recipes use it), hence `detail::access`.
+    std::shared_ptr<InterProcessMutex> m = detail::access::make_unique<InterProcessMutex>(
+        client, path, std::string(LeaderLatch::lock_name), std::make_shared<StandardLockDriver>());
+    if (options.data) m->set_node_data(options.data);
+    auto s = mutex_like(m, *m, "leadership of " + path + " (LeaderLatch election)", path);
     s.revocable_kind = false;
     s.held = "leadership";
     return s;

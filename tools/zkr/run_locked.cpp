@@ -11,7 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
-#include <zkr/recipes/lock_internals.hpp>
+#include <zkr/recipes/revoker.hpp>
 
 #include "child.hpp"
 

@@ -19,6 +19,5 @@
 #include <zkr/recipes/leader_latch.hpp>
 #include <zkr/recipes/leader_selector.hpp>
 #include <zkr/recipes/lease.hpp>
-#include <zkr/recipes/lock_internals.hpp>
 #include <zkr/recipes/participant.hpp>
 #include <zkr/recipes/revoker.hpp>

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 #include <zkr/framework/connection_state.hpp>
+#include <zkr/framework/detail/access.hpp>
 #include <zkr/framework/detail/async.hpp>
 #include <zkr/framework/error.hpp>
 #include <zkr/framework/paths.hpp>
@@ -423,10 +424,11 @@ class CuratorFramework {
   /// For tests.
   void inject_session_expiration();
 
-  /// The engine room, for the recipes layer.
-  const std::shared_ptr<detail::Core>& core() const;
+  friend struct detail::access;
 
  private:
+  /// The engine room, for the recipes layer (`detail::access::core`).
+  const std::shared_ptr<detail::Core>& core() const;
   static void connected_start(const std::shared_ptr<detail::CoreImpl>& impl,
                               std::chrono::milliseconds timeout,
                               detail::unique_function<void(error_code, bool)> cb, detail::StopPtr stop);

@@ -14,8 +14,8 @@
 #include <thread>
 #include <unordered_map>
 #include <vector>
+#include <zkr/recipes/detail/lock_internals.hpp>
 #include <zkr/recipes/inter_process_lock.hpp>
-#include <zkr/recipes/lock_internals.hpp>
 
 namespace zkr {
 

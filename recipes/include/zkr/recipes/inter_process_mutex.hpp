@@ -13,8 +13,9 @@
 #include <thread>
 #include <unordered_map>
 #include <vector>
+#include <zkr/framework/detail/access.hpp>
+#include <zkr/recipes/detail/lock_internals.hpp>
 #include <zkr/recipes/inter_process_lock.hpp>
-#include <zkr/recipes/lock_internals.hpp>
 
 namespace zkr {
 
@@ -131,7 +132,7 @@ class InterProcessMutex : public InterProcessLock {
                                     std::forward<Token>(token),
                                     [e = engine_, data = node_data(), timeout = detail::to_timeout(timeout)](
                                         auto done, auto cancel) mutable {
-                                      AcquireOptions o;
+                                      detail::AcquireOptions o;
                                       o.node_data = std::move(data);
                                       o.deadline = detail::deadline_after(timeout);
                                       e->attempt_lock(std::move(o), std::move(cancel), std::move(done));
@@ -147,7 +148,7 @@ class InterProcessMutex : public InterProcessLock {
     return detail::async_run<Lease>(
         engine_->core(), {"acquire", path(), detail::Cancellation::cleanup}, std::forward<Token>(token),
         [e = engine_, data = node_data(), events = std::move(events)](auto done, auto cancel) mutable {
-          AcquireOptions o;
+          detail::AcquireOptions o;
           o.node_data = std::move(data);
           o.on_queued = std::move(events.on_queued);
           o.on_waiting = std::move(events.on_waiting);
@@ -167,15 +168,19 @@ class InterProcessMutex : public InterProcessLock {
   }
 
   const std::string& path() const noexcept { return engine_->base_path(); }
-  const std::shared_ptr<LockInternals>& internals() const noexcept { return engine_; }
+
+  friend struct detail::access;
 
  protected:
   bool timed_acquire(std::chrono::milliseconds timeout) override;
   bool timed_acquire(std::chrono::milliseconds timeout, error_code& ec) override;
   InterProcessMutex(CuratorFramework& client, std::string path, std::string lock_name,
                     std::shared_ptr<const LockDriver> driver);
+  // The hooks below are zkrecipes' own read and write locks' (`InterProcessReadWriteLock`), not an extension
+  // point: their types are internal and may change with any release.
   /// Hook for subclasses (the read lock): the options of the next acquire of the calling thread.
-  virtual AcquireOptions make_options(std::optional<std::chrono::steady_clock::time_point> deadline) const;
+  virtual detail::AcquireOptions make_options(
+      std::optional<std::chrono::steady_clock::time_point> deadline) const;
   /// Hook for subclasses (the write lock refuses an upgrade): checked on the calling thread before a blocking
   /// acquire that is not a re-entry; an error fails the acquire at once (timed forms too).
   virtual error_code acquire_precondition() const { return {}; }
@@ -191,6 +196,8 @@ class InterProcessMutex : public InterProcessLock {
                    detail::unique_function<void(error_code, std::vector<Lease>)> done) override;
 
  private:
+  /// The lock engine, for the recipes built on this mutex (`detail::access::engine`).
+  const std::shared_ptr<detail::LockInternals>& internals() const noexcept { return engine_; }
   struct Hold {
     Lease lease;
     int count = 0;
@@ -201,9 +208,9 @@ class InterProcessMutex : public InterProcessLock {
     InterProcessMutex* self = nullptr;
   };
   bool internal_lock(std::optional<std::chrono::milliseconds> timeout, error_code& ec);
-  static void participants_start(const std::shared_ptr<LockInternals>& engine, std::string kind,
+  static void participants_start(const std::shared_ptr<detail::LockInternals>& engine, std::string kind,
                                  detail::unique_function<void(error_code, std::vector<std::string>)> cb);
-  std::shared_ptr<LockInternals> engine_;
+  std::shared_ptr<detail::LockInternals> engine_;
   mutable std::mutex mu_;
   std::unordered_map<std::thread::id, Hold> holds_;
   std::optional<std::string> node_data_;

@@ -9,8 +9,9 @@
 #include <optional>
 #include <string>
 #include <vector>
+#include <zkr/framework/detail/access.hpp>
+#include <zkr/recipes/detail/lock_internals.hpp>
 #include <zkr/recipes/detail/timeout.hpp>
-#include <zkr/recipes/lock_internals.hpp>
 
 namespace zkr {
 
@@ -130,11 +131,13 @@ class InterProcessSemaphoreV2 {
   }
 
   int max_leases() const noexcept;
-  /// For recipes built on the semaphore.
-  const std::shared_ptr<detail::SemaphoreShared>& shared() const noexcept { return shared_; }
   const std::string& path() const noexcept;
 
+  friend struct detail::access;
+
  private:
+  /// For recipes built on the semaphore (`detail::access::shared`).
+  const std::shared_ptr<detail::SemaphoreShared>& shared() const noexcept { return shared_; }
   std::vector<Lease> acquire_impl(int qty, std::optional<std::chrono::milliseconds> timeout, error_code& ec);
   /// The asynchronous acquires; the deadline is computed when the operation starts.
   template <class Token>

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 #include <zkr/framework/curator_framework.hpp>
+#include <zkr/framework/detail/access.hpp>
 #include <zkr/framework/detail/async.hpp>
 #include <zkr/recipes/detail/timeout.hpp>
 #include <zkr/recipes/lease.hpp>
@@ -68,9 +69,6 @@ class LeaderLatch {
   /// `latch_path` is validated by Curator's rules (`Error` with `errc::invalid_path`; a relative path is
   /// refused as Curator's constructor does). `id` becomes the node's data (UTF-8 text; "" gives 0 bytes).
   LeaderLatch(CuratorFramework& client, std::string latch_path, std::string id = {},
-              CloseMode close_mode = CloseMode::silent);
-  /// Over any `detail::Core` (unit tests drive the latch over a scripted fake core with injected faults).
-  LeaderLatch(std::shared_ptr<detail::Core> core, std::string latch_path, std::string id = {},
               CloseMode close_mode = CloseMode::silent);
   ~LeaderLatch();
   LeaderLatch(const LeaderLatch&) = delete;
@@ -160,10 +158,15 @@ class LeaderLatch {
   LeaseStatus lease_status() const;
 
   struct Impl;
+  friend struct detail::access;
 
  private:
+  /// Over any `detail::Core` (unit tests drive the latch over a scripted fake core with injected faults,
+  /// through `detail::access::make_unique`).
+  LeaderLatch(std::shared_ptr<detail::Core> core, std::string latch_path, std::string id = {},
+              CloseMode close_mode = CloseMode::silent);
   std::shared_ptr<detail::Core> core() const;
-  std::shared_ptr<LockInternals> engine() const;
+  std::shared_ptr<detail::LockInternals> engine() const;
   static std::uint64_t await_start(const std::shared_ptr<Impl>& impl, detail::VoidCallback cb);
   static void forget_waiter(const std::shared_ptr<Impl>& impl, std::uint64_t id);
   std::shared_ptr<Impl> impl_;

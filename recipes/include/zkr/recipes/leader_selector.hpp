@@ -135,9 +135,11 @@ class LeaderSelector {
                 default_completion_token_t>
   auto async_get_participants(Token&& token = {}) const {
     return detail::async_run<std::vector<Participant>>(
-        mutex_.internals()->core(), {"LeaderSelector::get_participants", path(), detail::Cancellation::read},
-        std::forward<Token>(token),
-        [e = mutex_.internals()](auto cb) mutable { detail::read_participants(e, std::move(cb)); });
+        detail::access::engine(mutex_)->core(),
+        {"LeaderSelector::get_participants", path(), detail::Cancellation::read}, std::forward<Token>(token),
+        [e = detail::access::engine(mutex_)](auto cb) mutable {
+          detail::read_participants(e, std::move(cb));
+        });
   }
   Participant get_leader() const;
   Participant get_leader(error_code& ec) const;

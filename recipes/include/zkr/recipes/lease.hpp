@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <vector>
+#include <zkr/framework/detail/access.hpp>
 #include <zkr/framework/detail/async.hpp>
 #include <zkr/framework/error.hpp>
 
@@ -50,7 +51,6 @@ class MultiLease;
 class Lease {
  public:
   Lease() noexcept;
-  explicit Lease(std::shared_ptr<detail::LeaseCore> core) noexcept;
   Lease(Lease&&) noexcept;
   Lease& operator=(Lease&&) noexcept;
   Lease(const Lease&) = delete;
@@ -168,10 +168,13 @@ class Lease {
         detail::NoAbandon{}, detail::NoCancelHook{}, std::move(here));
   }
 
-  /// For recipes: the shared state.
-  const std::shared_ptr<detail::LeaseCore>& state() const noexcept { return core_; }
+  friend struct detail::access;
 
  private:
+  /// A grant's handle (the lock engine, `detail::make_lease`, through `detail::access::make<Lease>`).
+  explicit Lease(std::shared_ptr<detail::LeaseCore> core) noexcept;
+  /// The shared state, for the recipes (`detail::access::state`).
+  const std::shared_ptr<detail::LeaseCore>& state() const noexcept { return core_; }
   std::shared_ptr<detail::Core> core_of() const;
   /// The client's core, null for an empty handle (whose asynchronous operations are refused).
   std::shared_ptr<detail::Core> async_core() const noexcept;

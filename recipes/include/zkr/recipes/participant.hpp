@@ -12,8 +12,6 @@
 
 namespace zkr {
 
-class LockInternals;
-
 /// One contender: the id its node carries (the node's data, decoded as text; a node without data gives "")
 /// and whether it is the leader (the first node that could still be read). A plain value; `Participant{}` is
 /// Curator's dummy ("", false), which `get_leader()` returns when there is no leader.
@@ -29,6 +27,8 @@ struct Participant {
 };
 
 namespace detail {
+
+class LockInternals;
 
 /// The participants of `engine`'s directory, in queue order (I/O thread; completes there): one unwatched read
 /// per node, a node gone meanwhile is skipped, the first one read is the leader (Curator's

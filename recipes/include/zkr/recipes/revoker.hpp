@@ -3,9 +3,13 @@
 /// `Revoker`: asks the holder of a revocable lock to give it up (Curator's `Revoker`).
 
 #include <string>
+#include <string_view>
 #include <zkr/framework/curator_framework.hpp>
 
 namespace zkr {
+
+/// The data a revocable lock's node is set to by `Revoker::attempt_revoke` (Curator's `REVOKE_MESSAGE`).
+inline constexpr std::string_view revoke_message = "__REVOKE__";
 
 /// Curator's `Revoker`. Revocation is cooperative: the holder made its lock revocable
 /// (`InterProcessMutex::make_revocable`, also on the read and write locks) and its listener decides what to
@@ -24,10 +28,9 @@ class Revoker {
   template <boost::asio::completion_token_for<void(error_code)> Token = default_completion_token_t>
   static auto async_attempt_revoke(CuratorFramework& client, std::string node_path, Token&& token = {}) {
     detail::OpInfo info{"attempt_revoke", node_path, detail::Cancellation::write};
-    return detail::async_run<>(client.core(), std::move(info), std::forward<Token>(token),
-                               [core = client.core(), p = std::move(node_path)](auto cb) mutable {
-                                 start(core, std::move(p), std::move(cb));
-                               });
+    return detail::async_run<>(detail::access::core(client), std::move(info), std::forward<Token>(token),
+                               [core = detail::access::core(client), p = std::move(node_path)](
+                                   auto cb) mutable { start(core, std::move(p), std::move(cb)); });
   }
 
  private:

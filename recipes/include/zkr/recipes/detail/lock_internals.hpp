@@ -1,8 +1,10 @@
 #pragma once
 /// \file
-/// `LockInternals`: the acquire algorithm shared by every lock recipe (Curator's `LockInternals`), driven by
-/// a pure `LockDriver`. Runs as a state machine on the client's I/O thread; recipes wrap it in blocking and
-/// asynchronous twins.
+/// `detail::LockInternals`: the acquire algorithm shared by every lock recipe (Curator's `LockInternals`),
+/// driven by a pure `LockDriver`. Runs as a state machine on the client's I/O thread; recipes wrap it in
+/// blocking and asynchronous twins. Internal: the recipes reach a mutex's engine through
+/// `detail::access::engine`; a user plugs a policy in as a `LockDriver` (the mutex's constructor), never the
+/// engine itself.
 ///
 /// One acquire, by design:
 ///  1. create of `<base>/_c_<uuid>-<lock name>` (container parents) as the driver's `LockNodeSpec` says (by
@@ -37,14 +39,13 @@
 #include <zkr/framework/curator_framework.hpp>
 #include <zkr/recipes/detail/timeout.hpp>
 #include <zkr/recipes/lease.hpp>
+#include <zkr/recipes/revoker.hpp>
 
-namespace zkr {
+namespace zkr::detail {
 
-namespace detail {
 /// Cancellation of one recipe operation, on the I/O thread: the framework's stop signal, which the recipe
 /// requests on cancellation and whose callback (`on_request`) interrupts the operation's state machine.
 using CancelState = StopSignal;
-}  // namespace detail
 
 /// One acquire's inputs.
 struct AcquireOptions {
@@ -89,9 +90,6 @@ struct AcquireOptions {
   /// once.
   std::function<void(const std::string& node_path)> on_waiting;
 };
-
-/// The data a revocable lock's node is set to by `Revoker::attempt_revoke` (Curator's `REVOKE_MESSAGE`).
-inline constexpr std::string_view revoke_message = "__REVOKE__";
 
 /// The engine. Shared (held by `shared_ptr`) so an operation in flight outlives the recipe object that
 /// started it.
@@ -140,8 +138,6 @@ class LockInternals : public std::enable_shared_from_this<LockInternals> {
   std::shared_ptr<const LockDriver> driver_;
 };
 
-namespace detail {
-
 /// The driver of a mutex built without one (`InterProcessMutex`, the multi-lock's mutexes, the semaphore's
 /// internal mutex): the shared `PrewatchLockDriver`. The engine itself, given none, uses the standard driver.
 std::shared_ptr<const LockDriver> default_mutex_driver();
@@ -151,5 +147,4 @@ std::shared_ptr<const LockDriver> default_mutex_driver();
 Lease make_lease(const std::shared_ptr<Core>& core, std::string path, std::int64_t czxid,
                  std::int64_t session, bool persistent = false);
 
-}  // namespace detail
-}  // namespace zkr
+}  // namespace zkr::detail
