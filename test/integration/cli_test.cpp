@@ -90,8 +90,10 @@ std::vector<std::string> lines_of(const std::string& text) {
 /// One zkr process (our own child; only ever signalled by its pid). Killed and reaped by the destructor.
 class Zkr {
  public:
-  /// `ignore`: signals zkr starts with ignored (as `nohup` leaves SIGHUP).
-  Zkr(std::vector<std::string> args, const TempDir& dir, std::vector<int> ignore = {}) {
+  /// `ignore`: signals zkr starts with ignored (as `nohup` leaves SIGHUP). `env`: "NAME=value" entries added to
+  /// this process's environment for zkr.
+  Zkr(std::vector<std::string> args, const TempDir& dir, std::vector<int> ignore = {},
+      std::vector<std::string> env = {}) {
     static int counter = 0;
     const int n = ++counter;
     out_ = dir.file("out-" + std::to_string(n));
@@ -100,6 +102,10 @@ class Zkr {
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
+    std::vector<char*> envp;
+    for (char** e = environ; *e; ++e) envp.push_back(*e);
+    for (auto& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -113,7 +119,7 @@ class Zkr {
       ign.sa_handler = SIG_IGN;
       ::sigaction(ignore[i], &ign, &saved[i]);
     }
-    int rc = posix_spawn(&pid_, zkr_path, &fa, nullptr, argv.data(), environ);
+    int rc = posix_spawn(&pid_, zkr_path, &fa, nullptr, argv.data(), envp.data());
     for (std::size_t i = 0; i < ignore.size(); ++i) ::sigaction(ignore[i], &saved[i], nullptr);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) throw std::runtime_error("cannot start zkr");
@@ -161,8 +167,8 @@ struct Result {
   std::string out, err;
 };
 Result run_zkr(std::vector<std::string> args, const TempDir& dir,
-               std::chrono::milliseconds limit = std::chrono::seconds(90)) {
-  Zkr z(std::move(args), dir);
+               std::chrono::milliseconds limit = std::chrono::seconds(90), std::vector<std::string> env = {}) {
+  Zkr z(std::move(args), dir, {}, std::move(env));
   auto st = z.wait(limit);
   return {st ? *st : -1, z.out(), z.err()};
 }
@@ -353,6 +359,37 @@ TEST_CASE("zkr over TLS: the --tls-* options take a lock, refused settings exit 
   INFO(refused.err);
   CHECK(refused.status == 69);
   CHECK(refused.err.find("TLS") != std::string::npos);
+
+  // The environment stands for the options (docs/cli.md): $ZKR_TLS_CA, _CERT, _KEY, and the key's password
+  // from $ZKR_TLS_KEY_PASSWORD_FILE or $ZKR_TLS_KEY_PASSWORD; an option given on the command line wins.
+  const std::vector<std::string> plain_args{"--connect", f.server.secure_connect_string(), "--connection-timeout",
+                                            "20s"};
+  const std::vector<std::string> files_env{"ZKR_TLS_CA=" + a.ca.string(), "ZKR_TLS_CERT=" + a.certificate.string(),
+                                           "ZKR_TLS_KEY=" + a.key.string()};
+  auto with = [](std::vector<std::string> env, const std::vector<std::string>& more) {
+    env.insert(env.end(), more.begin(), more.end());
+    return env;
+  };
+  const auto lock_echo = cat(cat({"lock", "/cli/tls"}, plain_args), {"-w", "0", "--", "echo", "ran"});
+  auto by_file = run_zkr(lock_echo, dir, std::chrono::seconds(90),
+                         with(files_env, {"ZKR_TLS_KEY_PASSWORD_FILE=" + dir.file("pw")}));
+  INFO(by_file.err);
+  CHECK(by_file.status == 0);
+  CHECK(by_file.out == "ran\n");
+  auto by_value = run_zkr(lock_echo, dir, std::chrono::seconds(90),
+                          with(files_env, {"ZKR_TLS_KEY_PASSWORD=" + a.key_password}));
+  INFO(by_value.err);
+  CHECK(by_value.status == 0);
+  CHECK(by_value.err.find(a.key_password) == std::string::npos);
+  // The option wins over the environment: a wrong password file given as an option is refused.
+  auto option_wins = run_zkr(
+      cat(cat({"lock", "/cli/tls"}, plain_args), {"--tls-key-password-file", dir.file("wrong-pw"), "--", "true"}),
+      dir, std::chrono::seconds(90), with(files_env, {"ZKR_TLS_KEY_PASSWORD_FILE=" + dir.file("pw")}));
+  CHECK(option_wins.status == 78);
+  // Half the settings in the environment: refused before connecting, as with the options.
+  auto half = run_zkr(cat(cat({"lock", "/cli/tls"}, plain_args), {"--", "true"}), dir, std::chrono::seconds(90),
+                      {"ZKR_TLS_CA=" + a.ca.string()});
+  CHECK(half.status == 64);
 }
 
 TEST_CASE("zkr lock --data with an empty string gives the node empty data", "[cli]") {
