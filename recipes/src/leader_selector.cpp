@@ -76,13 +76,9 @@ void LeaderSelector::start(error_code& ec) {
     } catch (const CancelLeadershipException&) {
       self->cancel_election();
     } catch (const std::exception& e) {
-      detail::access::core(self->client_)
-          ->logger()
-          ->error("LeaderSelector {}: state_changed threw: {}", self->path(), e.what());
+      self->core()->logger()->error("LeaderSelector {}: state_changed threw: {}", self->path(), e.what());
     } catch (...) {
-      detail::access::core(self->client_)
-          ->logger()
-          ->error("LeaderSelector {}: state_changed threw", self->path());
+      self->core()->logger()->error("LeaderSelector {}: state_changed threw", self->path());
     }
   });
   worker_ = std::thread([this] { run(); });
@@ -137,8 +133,7 @@ void LeaderSelector::cancel_election() {
     if (term_) term_->request_stop();
     acquiring = acquiring_;
   }
-  if (acquiring)
-    asio::post(detail::access::core(client_)->io_executor(), [acquiring] { acquiring->request(); });
+  if (acquiring) asio::post(core()->io_executor(), [acquiring] { acquiring->request(); });
 }
 
 void LeaderSelector::run() {
@@ -203,14 +198,12 @@ void LeaderSelector::do_work() {
     try {
       listener_->take_leadership(client_, leadership);
     } catch (const std::exception& e) {  // returning by an exception gives leadership up, as returning does
-      detail::access::core(client_)->logger()->info("LeaderSelector {}: take_leadership threw: {}", path(),
-                                                    e.what());
+      core()->logger()->info("LeaderSelector {}: take_leadership threw: {}", path(), e.what());
     } catch (...) {
-      detail::access::core(client_)->logger()->info("LeaderSelector {}: take_leadership threw", path());
+      core()->logger()->info("LeaderSelector {}: take_leadership threw", path());
     }
   } else if (ec && ec != asio::error::operation_aborted) {
-    detail::access::core(client_)->logger()->warn("LeaderSelector {}: acquire failed: {}", path(),
-                                                  ec.message());
+    core()->logger()->warn("LeaderSelector {}: acquire failed: {}", path(), ec.message());
   }
   bool requeue_now = false;
   {
@@ -224,9 +217,8 @@ void LeaderSelector::do_work() {
     error_code rec;
     lease.release(rec);  // deletes our node: the next in line leads
     if (rec && rec != errc::not_acquired)
-      detail::access::core(client_)->logger()->warn(
-          "LeaderSelector {}: releasing {} failed ({}); deleting in the background", path(),
-          lease.node_path(), rec.message());
+      core()->logger()->warn("LeaderSelector {}: releasing {} failed ({}); deleting in the background",
+                             path(), lease.node_path(), rec.message());
   }
   if (!requeue_now || ec == errc::closed) return;
   if (ec && ec != asio::error::operation_aborted) {
@@ -256,8 +248,7 @@ void LeaderSelector::close(error_code& ec) {
   cv_.notify_all();
   // Not from take_leadership (our own thread), nor from the client's I/O thread, which the thread's release
   // needs: the destructor joins then.
-  if (worker_.joinable() && worker_.get_id() != std::this_thread::get_id() &&
-      !detail::access::core(client_)->running_in_io_thread())
+  if (worker_.joinable() && worker_.get_id() != std::this_thread::get_id() && !core()->running_in_io_thread())
     worker_.join();
 }
 void LeaderSelector::close() {

@@ -155,6 +155,8 @@ class LeaderSelector {
   const std::string& path() const noexcept { return mutex_.path(); }
 
  private:
+  /// The client's core (its logger, its I/O thread).
+  const std::shared_ptr<detail::Core>& core() const { return detail::access::core(client_); }
   void run();
   void do_work();
   void cancel_election();
