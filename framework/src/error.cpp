@@ -70,6 +70,8 @@ class ZkrCategory final : public boost::system::error_category {
       case errc::tls_handshake_failed:
         return "the TLS handshake with the ensemble failed (refused, certificate checks, or no TLS there)";
       case errc::timed_out: return "not acquired within the timeout";
+      case errc::unsupported_by_transport:
+        return "the ZooKeeper transport this build links does not support the request";
     }
     return "unknown zkrecipes error " + std::to_string(ev);
   }

@@ -70,6 +70,8 @@ enum class errc : int {
   tls_handshake_failed,      ///< a server refused the TLS handshake, failed its checks, or speaks no TLS
   timed_out,                 ///< not acquired within the timeout, where the form has no `false` to say so
                              ///< (`Locker`'s timed constructor)
+  unsupported_by_transport,  ///< the ZooKeeper transport this build links cannot do it (a 3.6+ request, such as
+                             ///< a persistent watch, over the C client)
 };
 
 const boost::system::error_category& zk_category() noexcept;

@@ -110,10 +110,18 @@ enum class EventType {
   session_lost = -1,
 };
 
-/// A one-shot watch notification.
+/// The kinds of watch ZooKeeper 3.6+ keeps until removed (`addWatch`; the values are the wire's).
+enum class AddWatchMode {
+  /// Data and children events of the node itself (no `node_children_changed` for descendants' data).
+  persistent = 0,
+  /// Created, deleted and data-changed events of the node and of every descendant; no children events.
+  persistent_recursive = 1,
+};
+
+/// A watch notification: of a one-shot watch, or of a persistent one (where `path` may be a descendant's).
 struct WatchedEvent {
   EventType type{};
-  std::string path;  ///< the watched path, without the namespace
+  std::string path;  ///< the node the event is about, without the namespace
 };
 
 /// Data and metadata of a node.

@@ -8,6 +8,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 
 #include <memory>
 #include <spdlog/logger.h>
@@ -138,6 +139,23 @@ class Core {
   /// Stat. `acl` is sent as given: the server refuses an empty list (`invalid_acl`).
   virtual void set_acl(std::string path, AclList acl, int version, StatCallback cb, RequestOptions ro = {}) = 0;
   virtual void sync(std::string path, VoidCallback cb, RequestOptions ro = {}) = 0;
+  /// Whether the transport speaks ZooKeeper 3.6+'s persistent watches (`add_persistent_watch`).
+  virtual bool supports_persistent_watches() const noexcept { return false; }
+  /// Adds a watch that stays until removed (`remove_watch(id)`, which also removes it on the server): every
+  /// event of `path` (and, `persistent_recursive`, of its descendants) runs `watch`, with the event's own path.
+  /// It is re-registered on a new connection of the same session; when the session is lost `watch` gets one
+  /// `session_lost` event and the watch is gone. `cb` runs once the server has it (the id is valid before).
+  /// Where the transport cannot (`supports_persistent_watches()` false), `cb` gets
+  /// `errc::unsupported_by_transport` and 0 is returned: never a silent one-shot watch instead.
+  virtual WatchId add_persistent_watch(std::string path, AddWatchMode mode, WatchCallback watch, VoidCallback cb,
+                                       RequestOptions ro = {}) {
+    (void)path;
+    (void)mode;
+    (void)watch;
+    (void)ro;
+    boost::asio::post(io_executor(), [cb = std::move(cb)]() mutable { cb(errc::unsupported_by_transport); });
+    return 0;
+  }
   /// Forgets a watch: its callback will not run. The server-side registration is removed in the background.
   virtual void remove_watch(WatchId id) = 0;
   /// Removes every watch this client holds on `path`, locally (their callbacks will not run) and on the server.
