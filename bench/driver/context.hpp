@@ -11,26 +11,16 @@
 #include <zkr/framework/curator_framework.hpp>
 #include <zkr/recipes/inter_process_mutex.hpp>
 
-#include "json.hpp"
 #include "measure.hpp"
 #include "mntr.hpp"
 #include "options.hpp"
+#include "result.hpp"
 
 namespace spdlog {
 class logger;
 }
 
 namespace zkr_bench {
-
-/// What a scenario measured. `lat_ns` sorted; the output line adds the process-wide extras.
-struct Result {
-  long ops = 0;
-  double seconds = 0;
-  std::vector<std::int64_t> lat_ns;
-  std::optional<bool> fifo_ok;
-  std::int64_t cpu_ns = 0;
-  JsonObject extra;
-};
 
 class Context {
  public:
