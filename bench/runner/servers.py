@@ -90,9 +90,8 @@ class BenchServer:
                                          start_new_session=True)
         line = self._first_line()
         if not line:
-            rc = self.proc.wait(timeout=30) if self.proc.poll() is None else self.proc.returncode
+            rc = self.stop()
             tail = self.stderr_path.read_text(errors="replace")[-2500:] if self.stderr_path.exists() else ""
-            self.stop()
             raise SetupError("zkr_bench_server (exit status %s) started no ZooKeeper:\n%s" % (rc, tail))
         self.info = json.loads(line)
         self.port = self.info["ports"][0]
@@ -116,9 +115,10 @@ class BenchServer:
         return self.info["pids"][0] if self.info else None
 
     def stop(self):
-        """Ends zkr_bench_server's stdin: it stops the server and exits (SIGTERM, then SIGKILL, if it does not)."""
+        """Ends zkr_bench_server's stdin: it stops the server and exits (SIGTERM, then SIGKILL, if it does not).
+        Returns its exit status (None when it was not running)."""
         if self.proc is None:
-            return
+            return None
         try:
             self.proc.stdin.close()
         except OSError:
@@ -132,7 +132,8 @@ class BenchServer:
             except subprocess.TimeoutExpired:
                 continue
         self.proc.stdout.close()
-        self.proc = None
+        rc, self.proc = self.proc.returncode, None
+        return rc
 
     def version(self):
         try:
