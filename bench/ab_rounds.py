@@ -2,10 +2,11 @@
 """Interleaved A/B rounds: Curator and one or more zkr_bench builds, one scenario, one warm server.
 
 Single benchmark runs on a small shared machine vary by +-20%, so comparing two builds in separate runs says
-little. This starts one ZooKeeper server (as run_bench.py does), warms every driver once, then runs ROUNDS
-rounds of [Curator, build 1, build 2, ...] (the order reversed every other round) and prints each driver's
-median handoffs or pairs per second, its ratio to Curator, its client CPU, the server's CPU per operation and
-the server's transaction-log flushes (fsyncs, `zk_cnt_fsynctime`) per operation.
+little. This starts one ZooKeeper server (as run_bench.py does, through the zkr_bench_server beside the first
+build), warms every driver once, then runs ROUNDS rounds of [Curator, build 1, build 2, ...] (the order reversed
+every other round) and prints each driver's median handoffs or pairs per second, its ratio to Curator, its client
+CPU, the server's CPU per operation and the server's transaction-log flushes (fsyncs, `zk_cnt_fsynctime`) per
+operation.
 
     python3 bench/ab_rounds.py build/bench/zkr_bench /tmp/other/zkr_bench
     SCEN=uncontended EXTRA="--ops 3000" ROUNDS=8 python3 bench/ab_rounds.py build/bench/zkr_bench
@@ -21,7 +22,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import run_bench as rb  # noqa: E402
+from runner.drivers import build_curator_bench  # noqa: E402
+from runner.servers import BenchServer, mntr  # noqa: E402
 
 
 def main():
@@ -32,15 +34,17 @@ def main():
     scen = os.environ.get("SCEN", "contended")
     rounds = int(os.environ.get("ROUNDS", "6"))
     extra = os.environ.get("EXTRA", "--clients 8 --ops 3000").split()
-    srv = rb.ZooKeeperServer(java, "/usr/share/java", tempfile.mkdtemp(prefix="zkr-ab-"))
+    helper = os.path.join(os.path.dirname(os.path.abspath(sys.argv[1])), "zkr_bench_server")
+    workdir = tempfile.mkdtemp(prefix="zkr-ab-")
+    srv = BenchServer(helper, workdir)
     srv.start()
     hz = os.sysconf("SC_CLK_TCK")
 
     def server_cpu():
-        fields = open("/proc/%d/stat" % srv.proc.pid).read().rsplit(")", 1)[1].split()
+        fields = open("/proc/%d/stat" % srv.pid()).read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / hz
 
-    drivers = [("curator", rb.build_curator_bench(java, javac, "/usr/share/java"))]
+    drivers = [("curator", build_curator_bench(java, javac, "/usr/share/java"))]
     drivers += [("%d:%s" % (i + 1, b), [b]) for i, b in enumerate(sys.argv[1:])]
     rate, cpu, scpu, fsyncs = ({n: [] for n, _ in drivers} for _ in range(4))
     count = 0
@@ -59,9 +63,9 @@ def main():
             for name, argv in (drivers if rd % 2 == 0 else list(reversed(drivers))):
                 count += 1
                 before = server_cpu()
-                flushes = int(rb.mntr(srv.port)["zk_cnt_fsynctime"])
+                flushes = int(mntr(srv.port)["zk_cnt_fsynctime"])
                 j = run(argv, "/ab-%d" % count)
-                flushes = int(rb.mntr(srv.port)["zk_cnt_fsynctime"]) - flushes
+                flushes = int(mntr(srv.port)["zk_cnt_fsynctime"]) - flushes
                 ops = j["ops"]
                 rate[name].append(j["ops_per_sec"])
                 cpu[name].append(1e6 * j["cpu_seconds"] / ops)
@@ -69,6 +73,7 @@ def main():
                 fsyncs[name].append(flushes / j["extra"].get("total_ops", ops))
     finally:
         srv.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
     base = statistics.median(rate["curator"])
     base_cpu = statistics.median(cpu["curator"])
     print("%s, %d rounds, %s" % (scen, rounds, " ".join(extra)))

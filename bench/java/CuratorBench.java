@@ -24,7 +24,8 @@
  *                    (LeaderLatch or LeaderSelector), --mode close|kill (the leader closes; or SIGKILL, the
  *                    node goes at session expiry). Latency = from the leader's end to our isLeader /
  *                    takeLeadership; extra lists the samples (failover_ms, notice_ms, end_to_notice_ms: see
- *                    bench/zkr_bench.cpp). Kill mode: the leaders start spread over the server's 2 s tick.
+ *                    bench/driver/scenarios/failover.cpp). Kill mode: the leaders start spread over the
+ *                    server's 2 s tick.
  * --warmup: unmeasured pairs/handoffs before the measured part [100; drain 0]; for rwlock it is
  * milliseconds of unmeasured running [500].
  *
@@ -43,43 +44,22 @@
  * Exit status: 0 ok; 1 the run failed (message on stderr); 2 usage or unsupported scenario;
  * 3 the --timeout-s watchdog [600] fired.
  *
- * Built by bench/run_bench.py with plain javac against the Debian Curator jars.
+ * Built by bench/run_bench.py with plain javac against the Debian Curator jars, with the other classes of
+ * this directory: LockScenarios and FailoverScenario (the scenarios), Samples, Result, Crew and Json.
  */
 
-import static java.nio.charset.StandardCharsets.UTF_8;
-
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.io.OutputStreamWriter;
-import java.io.Writer;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.framework.recipes.leader.LeaderLatch;
-import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
-import org.apache.curator.framework.recipes.leader.LeaderSelector;
-import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
-import org.apache.curator.framework.recipes.locks.InterProcessLock;
-import org.apache.curator.framework.recipes.locks.InterProcessMultiLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
-import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
-import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreMutex;
 import org.apache.curator.retry.ExponentialBackoffRetry;
-import org.apache.curator.utils.ZKPaths;
-import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.Watcher;
 
 public final class CuratorBench {
 
@@ -223,89 +203,6 @@ public final class CuratorBench {
         return Math.round(sortedNs[idx] / 100.0) / 10.0;
     }
 
-    /** A growable array of nanosecond samples, one per thread (no sharing). */
-    static final class Samples {
-        long[] v = new long[256];
-        int n;
-
-        void add(long x) {
-            if (n == v.length) {
-                v = Arrays.copyOf(v, n * 2);
-            }
-            v[n++] = x;
-        }
-
-        static long[] merge(List<Samples> all) {
-            int total = 0;
-            for (Samples s : all) {
-                total += s.n;
-            }
-            long[] out = new long[total];
-            int at = 0;
-            for (Samples s : all) {
-                System.arraycopy(s.v, 0, out, at, s.n);
-                at += s.n;
-            }
-            Arrays.sort(out);
-            return out;
-        }
-    }
-
-    static final class Result {
-        long ops;
-        double seconds;
-        long[] latNs = new long[0];
-        Boolean fifoOk;
-        long cpuNs;
-        final Map<String, Object> extra = new LinkedHashMap<>();
-    }
-
-    interface Body {
-        void run() throws Exception;
-    }
-
-    /** Starts n threads running body(i) that wait on a common start gate. */
-    static final class Crew {
-        final List<Thread> threads = new ArrayList<>();
-        final AtomicReference<Throwable> failure = new AtomicReference<>();
-
-        void start(int n, String name, java.util.function.IntFunction<Body> body) {
-            for (int i = 0; i < n; ++i) {
-                Body b = body.apply(i);
-                Thread t = new Thread(null, () -> {
-                    try {
-                        b.run();
-                    } catch (Throwable e) {
-                        failure.compareAndSet(null, e);
-                    }
-                }, name + "-" + i, 512 * 1024);
-                t.setDaemon(true);
-                threads.add(t);
-                t.start();
-            }
-        }
-
-        void join(long deadlineNanos) throws Exception {
-            for (Thread t : threads) {
-                long left = deadlineNanos - System.nanoTime();
-                if (left > 0) {
-                    t.join(Math.max(1, left / 1_000_000));
-                }
-                if (t.isAlive()) {
-                    throw new IllegalStateException("thread " + t.getName() + " did not finish in time");
-                }
-            }
-            check();
-        }
-
-        void check() throws Exception {
-            Throwable f = failure.get();
-            if (f != null) {
-                throw new RuntimeException("worker failed: " + f, f);
-            }
-        }
-    }
-
     // ------------------------------------------------------------------------------------------
     // The process's footprint: peak resident set and the most threads seen (scenario 4's measures)
 
@@ -404,579 +301,16 @@ public final class CuratorBench {
     // ------------------------------------------------------------------------------------------
     // Scenarios
 
-    /** N timed pairs on one lock (uncontended, semaphore-mutex, multilock). */
-    Result pairs(InterProcessLock lock, int n, int warm) throws Exception {
-        for (int i = 0; i < warm; ++i) {
-            lock.acquire();
-            lock.release();
-        }
-        Samples lat = new Samples();
-        markStart();
-        long cpu0 = cpuNanos();
-        long t0 = System.nanoTime();
-        for (int i = 0; i < n; ++i) {
-            long s = System.nanoTime();
-            lock.acquire();
-            lock.release();
-            lat.add(System.nanoTime() - s);
-        }
-        long t1 = System.nanoTime();
-        markEnd();
-        Result r = new Result();
-        r.cpuNs = cpuNanos() - cpu0;
-        r.ops = n;
-        r.seconds = (t1 - t0) / 1e9;
-        r.latNs = Samples.merge(List.of(lat));
-        r.extra.put("total_ops", n + warm);
-        return r;
-    }
-
-    Result uncontended() throws Exception {
-        CuratorFramework c = newSession();
-        Result r = pairs(new InterProcessMutex(c, path), or(ops, 2000), or(warmup, 100));
-        r.extra.put("sessions", 1);
-        return r;
-    }
-
-    Result semaphoreMutex() throws Exception {
-        CuratorFramework c = newSession();
-        Result r = pairs(new InterProcessSemaphoreMutex(c, path), or(ops, 1000), or(warmup, 100));
-        r.extra.put("sessions", 1);
-        return r;
-    }
-
-    Result multilock() throws Exception {
-        int k = Math.max(1, or(clients, 4));
-        CuratorFramework c = newSession();
-        List<String> paths = new ArrayList<>();
-        for (int i = 0; i < k; ++i) {
-            paths.add(ZKPaths.makePath(path, Integer.toString(i)));
-        }
-        Result r = pairs(new InterProcessMultiLock(c, paths), or(ops, 500), or(warmup, 100));
-        r.extra.put("sessions", 1);
-        r.extra.put("locks", k);
-        return r;
-    }
-
-    Result contended() throws Exception {
-        int k = Math.max(1, or(clients, 8));
-        int n = or(ops, 2000);
-        int warm = or(warmup, 100);
-        List<CuratorFramework> cs = new ArrayList<>();
-        for (int i = 0; i < k; ++i) {
-            cs.add(newSession());
-        }
-        List<InterProcessMutex> locks = new ArrayList<>();
-        for (CuratorFramework c : cs) {
-            locks.add(new InterProcessMutex(c, path));
-        }
-        List<Samples> lats = new ArrayList<>();
-        for (int i = 0; i < k; ++i) {
-            lats.add(new Samples());
-        }
-        AtomicInteger warmLeft = new AtomicInteger(warm);
-        AtomicInteger left = new AtomicInteger(n);
-        CountDownLatch warmDone = new CountDownLatch(k);
-        CountDownLatch go = new CountDownLatch(1);
-        Crew crew = new Crew();
-        crew.start(k, "contender", i -> () -> {
-            InterProcessMutex m = locks.get(i);
-            while (warmLeft.getAndDecrement() > 0) {
-                m.acquire();
-                m.release();
-            }
-            warmDone.countDown();
-            go.await();
-            Samples lat = lats.get(i);
-            while (left.getAndDecrement() > 0) {
-                long s = System.nanoTime();
-                m.acquire();
-                lat.add(System.nanoTime() - s);
-                m.release();
-            }
-        });
-        long deadline = deadline();
-        while (!warmDone.await(100, TimeUnit.MILLISECONDS)) {
-            crew.check();
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("warmup did not finish in time");
-            }
-        }
-        markStart();
-        long cpu0 = cpuNanos();
-        long t0 = System.nanoTime();
-        go.countDown();
-        crew.join(deadline);
-        long t1 = System.nanoTime();
-        markEnd();
-        Result r = new Result();
-        r.cpuNs = cpuNanos() - cpu0;
-        r.ops = n;
-        r.seconds = (t1 - t0) / 1e9;
-        r.latNs = Samples.merge(lats);
-        r.extra.put("sessions", k);
-        r.extra.put("total_ops", n + warm);
-        return r;
-    }
-
-    Result drain() throws Exception {
-        int w = Math.max(1, or(waiters, 200));
-        int k = Math.max(1, Math.min(w, or(clients, 8)));
-        CuratorFramework holderSession = newSession();
-        List<CuratorFramework> cs = new ArrayList<>();
-        for (int i = 0; i < k; ++i) {
-            cs.add(newSession());
-        }
-        InterProcessMutex holder = new InterProcessMutex(holderSession, path);
-        holder.acquire();
-
-        AtomicInteger order = new AtomicInteger();
-        long[] acquiredAt = new long[w];   // by acquisition order
-        long[] seqByOrder = new long[w];   // sequence number of the i-th acquirer
-        Crew crew = new Crew();
-        crew.start(w, "waiter", i -> () -> {
-            NamedMutex m = new NamedMutex(cs.get(i % k), path);
-            m.acquire();
-            int pos = order.getAndIncrement(); // exact: we hold the lock
-            acquiredAt[pos] = System.nanoTime();
-            String node = m.lockPath();
-            seqByOrder[pos] = Long.parseLong(node.substring(node.length() - 10));
-            m.release();
-        });
-
-        // Wait until all W waiters' nodes exist (plus the holder's).
-        long deadline = deadline();
-        while (true) {
-            crew.check();
-            int have;
-            try {
-                have = holderSession.getChildren().forPath(path).size();
-            } catch (KeeperException.NoNodeException e) {
-                have = 0;
-            }
-            if (have >= w + 1) {
-                break;
-            }
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("only " + have + " of " + (w + 1) + " nodes queued in time");
-            }
-            Thread.sleep(5);
-        }
-        sampleThreads(); // every waiter's thread is alive and blocked in acquire()
-        markStart();
-        long cpu0 = cpuNanos();
-        long t0 = System.nanoTime();
-        holder.release();
-        crew.join(deadline);
-        long t1 = System.nanoTime();
-        markEnd();
-
-        Result r = new Result();
-        r.cpuNs = cpuNanos() - cpu0;
-        r.ops = w;
-        r.seconds = (t1 - t0) / 1e9;
-        Samples gaps = new Samples();
-        boolean fifo = order.get() == w;
-        for (int i = 0; i < w; ++i) {
-            gaps.add(acquiredAt[i] - (i == 0 ? t0 : acquiredAt[i - 1]));
-            if (i > 0 && seqByOrder[i] <= seqByOrder[i - 1]) {
-                fifo = false;
-            }
-        }
-        r.latNs = Samples.merge(List.of(gaps));
-        r.fifoOk = fifo;
-        r.extra.put("sessions", k + 1);
-        r.extra.put("waiters", w);
-        r.extra.put("total_ops", w + 1);
-        return r;
-    }
-
-    Result rwlock() throws Exception {
-        int readers = 4;
-        long durationMs = or(ops, 5000);
-        long warmMs = or(warmup, 500);
-        List<InterProcessMutex> locks = new ArrayList<>();
-        for (int i = 0; i < readers + 1; ++i) {
-            InterProcessReadWriteLock rw = new InterProcessReadWriteLock(newSession(), path);
-            locks.add(i < readers ? rw.readLock() : rw.writeLock());
-        }
-        AtomicBoolean measuring = new AtomicBoolean(false);
-        AtomicBoolean stop = new AtomicBoolean(false);
-        List<Samples> lats = new ArrayList<>();
-        for (int i = 0; i < readers + 1; ++i) {
-            lats.add(new Samples());
-        }
-        long[] warmOps = new long[readers + 1];
-        long[] timeouts = new long[readers + 1];
-        Crew crew = new Crew();
-        crew.start(readers + 1, "rw", i -> () -> {
-            InterProcessMutex m = locks.get(i);
-            Samples lat = lats.get(i);
-            while (!stop.get()) {
-                boolean counted = measuring.get();
-                long s = System.nanoTime();
-                if (!m.acquire(10, TimeUnit.SECONDS)) {
-                    ++timeouts[i];
-                    continue;
-                }
-                m.release();
-                long d = System.nanoTime() - s;
-                if (counted && !stop.get()) {
-                    lat.add(d);
-                } else {
-                    ++warmOps[i];
-                }
-            }
-        });
-        Thread.sleep(warmMs);
-        crew.check();
-        markStart();
-        long cpu0 = cpuNanos();
-        long t0 = System.nanoTime();
-        measuring.set(true);
-        Thread.sleep(durationMs);
-        stop.set(true);
-        long t1 = System.nanoTime();
-        markEnd();
-        long cpu1 = cpuNanos();
-        crew.join(System.nanoTime() + TimeUnit.SECONDS.toNanos(30));
-
-        Result r = new Result();
-        r.cpuNs = cpu1 - cpu0;
-        r.seconds = (t1 - t0) / 1e9;
-        long[] readLat = Samples.merge(lats.subList(0, readers));
-        long[] writeLat = Samples.merge(lats.subList(readers, readers + 1));
-        long[] all = Samples.merge(lats);
-        r.ops = all.length;
-        r.latNs = all;
-        long warmTotal = 0;
-        long timeoutTotal = 0;
-        for (int i = 0; i < readers + 1; ++i) {
-            warmTotal += warmOps[i];
-            timeoutTotal += timeouts[i];
-        }
-        r.extra.put("sessions", readers + 1);
-        r.extra.put("readers", readers);
-        r.extra.put("writers", 1);
-        r.extra.put("duration_ms", durationMs);
-        r.extra.put("reads", readLat.length);
-        r.extra.put("writes", writeLat.length);
-        r.extra.put("reads_per_sec", readLat.length / r.seconds);
-        r.extra.put("writes_per_sec", writeLat.length / r.seconds);
-        r.extra.put("read_p50_us", percentileUs(readLat, 0.50));
-        r.extra.put("read_p99_us", percentileUs(readLat, 0.99));
-        r.extra.put("write_p50_us", percentileUs(writeLat, 0.50));
-        r.extra.put("write_p99_us", percentileUs(writeLat, 0.99));
-        r.extra.put("timeouts", timeoutTotal);
-        r.extra.put("total_ops", all.length + warmTotal);
-        return r;
-    }
-
     // ------------------------------------------------------------------------------------------
     // Output
 
     // ------------------------------------------------------------------------------------------
     // Leader failover
 
-    /** A moment (System.nanoTime, CLOCK_MONOTONIC on Linux as zkr_bench's steady clock) recorded once. */
-    static final class Stamp {
-        private final CountDownLatch set = new CountDownLatch(1);
-        private final AtomicLong ns = new AtomicLong();
-
-        void set() {
-            long t = System.nanoTime();
-            if (set.getCount() > 0 && ns.compareAndSet(0, t)) {
-                set.countDown();
-            }
-        }
-
-        /** The moment, or null when it did not come within ms milliseconds. */
-        Long waitFor(long ms) throws InterruptedException {
-            return set.await(ms, TimeUnit.MILLISECONDS) ? ns.get() : null;
-        }
-    }
-
-    /** The failover's LeaderSelector listener: stamps its first term, keeps leadership until interrupted. */
-    static final class HoldingListener extends LeaderSelectorListenerAdapter {
-        final Stamp started = new Stamp();
-
-        @Override
-        public void takeLeadership(CuratorFramework client) throws Exception {
-            started.set();
-            Thread.sleep(Long.MAX_VALUE); // until close() interrupts us
-        }
-    }
-
-    /**
-     * The leader process of `failover` (scenario failover-leader): leads on --path, prints "LEADING <node>";
-     * on the input line "close" closes its participant and prints "CLOSING <nanoTime just before close()>";
-     * exits on "exit" or at the end of its input (its session closed then: no closeSession in the parent's
-     * measured window).
-     */
-    void failoverLeader() throws Exception {
-        CuratorFramework c = newSession();
-        LeaderLatch latch = null;
-        LeaderSelector selector = null;
-        String node;
-        if (recipe.equals("latch")) {
-            latch = new LeaderLatch(c, path, "leader");
-            latch.start();
-            if (!latch.await(30, TimeUnit.SECONDS)) {
-                throw new IllegalStateException("no leadership within 30 s");
-            }
-            node = latch.getOurPath();
-        } else {
-            HoldingListener listener = new HoldingListener();
-            selector = new LeaderSelector(c, path, listener);
-            selector.setId("leader");
-            selector.start();
-            if (listener.started.waitFor(30_000) == null) {
-                throw new IllegalStateException("no leadership within 30 s");
-            }
-            List<String> children = c.getChildren().forPath(path); // ours is the only node: we lead alone
-            if (children.size() != 1) {
-                throw new IllegalStateException("expected one node under " + path + ", found " + children);
-            }
-            node = ZKPaths.makePath(path, children.get(0));
-        }
-        System.out.println("LEADING " + node);
-        System.out.flush();
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, UTF_8));
-        for (String line = in.readLine(); line != null && !line.equals("exit"); line = in.readLine()) {
-            if (!line.equals("close")) {
-                continue;
-            }
-            long t = System.nanoTime();
-            if (latch != null) {
-                latch.close();
-            } else {
-                selector.close();
-            }
-            System.out.println("CLOSING " + t);
-            System.out.flush();
-        }
-        closeSessions();
-    }
-
-    /** The server's tickTime (run_bench.py's zoo.cfg), over which failover spreads its kills. */
-    static final long EXPIRY_TICK_MS = 2000;
-
-    Result failover() throws Exception {
-        final String[] counters = {"zk_cnt_readlatency", "zk_cnt_updatelatency",
-                                   "zk_sum_node_created_watch_count", "zk_sum_node_deleted_watch_count",
-                                   "zk_sum_node_changed_watch_count", "zk_sum_node_children_watch_count",
-                                   "zk_packets_received"};
-        int n = Math.max(1, or(ops, 10));
-        boolean kill = mode.equals("kill");
-        long leadWithinMs = 3L * sessionTimeoutMs + 30_000;
-        // --session-timeout-ms is the leader's. Ours are long: the server counts pings as reads, and a short
-        // timeout would have our two sessions ping during the window of a kill (a third of the timeout idle).
-        CuratorFramework observer = newSession(30000); // the node-deleted notice
-        CuratorFramework follower = newSession(30000);
-        String javaExe = java.nio.file.Paths.get(System.getProperty("java.home"), "bin", "java").toString();
-        Map<String, Double> sums = new LinkedHashMap<>();
-        for (String k : counters) {
-            sums.put(k, 0.0);
-        }
-        long[] lat = new long[n];
-        List<Object> failoverMs = new ArrayList<>();
-        List<Object> noticeMs = new ArrayList<>();
-        List<Object> endToNoticeMs = new ArrayList<>();
-        Result r = new Result();
-        for (int i = 0; i < n; ++i) {
-            if (kill) { // leaders started spread over the server's tick, as zkr_bench's (see its failover())
-                Thread.sleep((2L * i + 1) * EXPIRY_TICK_MS / (2L * n));
-            }
-            String p = ZKPaths.makePath(path, Integer.toString(i));
-            ProcessBuilder pb = new ProcessBuilder(javaExe, "-cp", System.getProperty("java.class.path"),
-                "CuratorBench", "--connect", connect, "--scenario", "failover-leader", "--path", p,
-                "--recipe", recipe, "--session-timeout-ms", Integer.toString(sessionTimeoutMs),
-                "--timeout-s", Integer.toString(timeoutS));
-            pb.redirectError(ProcessBuilder.Redirect.INHERIT);
-            Process leader = pb.start();
-            try {
-                BufferedReader out =
-                    new BufferedReader(new InputStreamReader(leader.getInputStream(), UTF_8));
-                Writer toLeader = new OutputStreamWriter(leader.getOutputStream(), UTF_8);
-                String leading = out.readLine(); // bounded by the child's own 30 s and our watchdog
-                if (leading == null || !leading.startsWith("LEADING /")) {
-                    throw new IllegalStateException("leader process: expected LEADING, got " + leading);
-                }
-                String node = leading.substring(8);
-                Stamp deleted = new Stamp();
-                if (observer.checkExists().usingWatcher((Watcher) e -> {
-                        if (e.getType() == Watcher.Event.EventType.NodeDeleted) {
-                            deleted.set();
-                        }
-                    }).forPath(node) == null) {
-                    throw new IllegalStateException("the leader's node " + node + " is gone too early");
-                }
-                double watches0 = mntrAddress == null ? -1 : mntrValue("zk_watch_count");
-
-                LeaderLatch latch = null;
-                LeaderSelector selector = null;
-                Stamp leads;
-                if (recipe.equals("latch")) {
-                    Stamp s = new Stamp();
-                    leads = s;
-                    latch = new LeaderLatch(follower, p, "follower");
-                    latch.addListener(new LeaderLatchListener() {
-                        @Override
-                        public void isLeader() {
-                            s.set();
-                        }
-
-                        @Override
-                        public void notLeader() {
-                        }
-                    });
-                    latch.start();
-                } else {
-                    HoldingListener listener = new HoldingListener();
-                    leads = listener.started;
-                    selector = new LeaderSelector(follower, p, listener);
-                    selector.setId("follower");
-                    selector.start();
-                }
-                // Queued: the server holds one more watch (ours, on the leader's node); no --mntr: a moment.
-                if (watches0 >= 0) {
-                    long dl = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                    while (mntrValue("zk_watch_count") < watches0 + 1 && System.nanoTime() < dl) {
-                        Thread.sleep(5);
-                    }
-                } else {
-                    Thread.sleep(500);
-                }
-
-                Map<String, Double> before = readMntr();
-                long cpu0 = cpuNanos();
-                long end;
-                if (kill) {
-                    end = System.nanoTime();
-                    leader.destroyForcibly(); // SIGKILL
-                    leader.waitFor();
-                } else {
-                    toLeader.write("close\n");
-                    toLeader.flush();
-                    String closing = out.readLine();
-                    if (closing == null || !closing.startsWith("CLOSING ")) {
-                        throw new IllegalStateException("leader process: expected CLOSING, got " + closing);
-                    }
-                    end = Long.parseLong(closing.substring(8).trim());
-                }
-                Long led = leads.waitFor(leadWithinMs);
-                if (led == null) {
-                    throw new IllegalStateException("failover " + i + ": the follower did not lead in time");
-                }
-                Map<String, Double> after = readMntr();
-                r.cpuNs += cpuNanos() - cpu0;
-                if (before != null && after != null) {
-                    for (String k : counters) {
-                        sums.put(k, sums.get(k) + after.getOrDefault(k, 0.0) - before.getOrDefault(k, 0.0));
-                    }
-                    String own = "zk_sum_node_deleted_watch_count"; // the observer's watch
-                    sums.put(own, sums.get(own) - 1);
-                } else if (mntrAddress != null && mntrError == null) {
-                    mntrError = "no mntr sample";
-                }
-                Long noticed = deleted.waitFor(5000);
-                lat[i] = led - end;
-                r.seconds += (led - end) / 1e9;
-                failoverMs.add(Math.round((led - end) / 1e3) / 1e3);
-                noticeMs.add(noticed == null ? null : Math.round((led - noticed) / 1e3) / 1e3);
-                endToNoticeMs.add(noticed == null ? null : Math.round((noticed - end) / 1e3) / 1e3);
-
-                if (!kill) {
-                    toLeader.write("exit\n");
-                    toLeader.flush();
-                    if (!leader.waitFor(20, TimeUnit.SECONDS)) {
-                        leader.destroyForcibly();
-                    }
-                }
-                if (latch != null) {
-                    latch.close();
-                } else {
-                    selector.close();
-                }
-            } finally {
-                if (leader.isAlive()) {
-                    leader.destroyForcibly();
-                    leader.waitFor();
-                }
-            }
-        }
-        if (mntrAddress != null && mntrError == null) {
-            mntrBefore = new LinkedHashMap<>();
-            for (String k : counters) {
-                mntrBefore.put(k, 0.0);
-            }
-            mntrAfter = sums;
-        }
-        Arrays.sort(lat);
-        r.ops = n;
-        r.latNs = lat;
-        r.extra.put("sessions", 2);
-        r.extra.put("recipe", recipe);
-        r.extra.put("mode", mode);
-        r.extra.put("session_timeout_ms", sessionTimeoutMs);
-        r.extra.put("failover_ms", failoverMs);
-        r.extra.put("notice_ms", noticeMs);
-        r.extra.put("end_to_notice_ms", endToNoticeMs);
-        return r;
-    }
-
     double mntrValue(String key) {
         Map<String, Double> m = readMntr();
         Double v = m == null ? null : m.get(key);
         return v == null ? -1 : v;
-    }
-
-    static String json(Object v) {
-        if (v == null) {
-            return "null";
-        }
-        if (v instanceof Boolean || v instanceof Integer || v instanceof Long) {
-            return v.toString();
-        }
-        if (v instanceof Double || v instanceof Float) {
-            double d = ((Number) v).doubleValue();
-            if (Double.isNaN(d) || Double.isInfinite(d)) {
-                return "null";
-            }
-            return Double.toString(Math.round(d * 1000.0) / 1000.0);
-        }
-        if (v instanceof List) {
-            StringBuilder sb = new StringBuilder("[");
-            for (Object item : (List<?>) v) {
-                if (sb.length() > 1) {
-                    sb.append(',');
-                }
-                sb.append(json(item));
-            }
-            return sb.append(']').toString();
-        }
-        if (v instanceof Map) {
-            StringBuilder sb = new StringBuilder("{");
-            for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
-                if (sb.length() > 1) {
-                    sb.append(',');
-                }
-                sb.append(json(e.getKey().toString())).append(':').append(json(e.getValue()));
-            }
-            return sb.append('}').toString();
-        }
-        String s = v.toString();
-        StringBuilder sb = new StringBuilder("\"");
-        for (char ch : s.toCharArray()) {
-            if (ch == '"' || ch == '\\') {
-                sb.append('\\').append(ch);
-            } else if (ch < 0x20) {
-                sb.append(String.format("\\u%04x", (int) ch));
-            } else {
-                sb.append(ch);
-            }
-        }
-        return sb.append('"').toString();
     }
 
     /** Curator's version from the pom.properties inside its jar (Debian's jar has no manifest version). */
@@ -996,19 +330,21 @@ public final class CuratorBench {
     }
 
     void run() throws Exception {
+        LockScenarios locks = new LockScenarios(this);
+        FailoverScenario failover = new FailoverScenario(this);
         Result r;
         if (scenario.equals("failover-leader")) {
-            failoverLeader();
+            failover.failoverLeader();
             return;
         }
         switch (scenario) {
-            case "uncontended": r = uncontended(); break;
-            case "contended": r = contended(); break;
-            case "drain": r = drain(); break;
-            case "semaphore-mutex": r = semaphoreMutex(); break;
-            case "rwlock": r = rwlock(); break;
-            case "multilock": r = multilock(); break;
-            case "failover": r = failover(); break;
+            case "uncontended": r = locks.uncontended(); break;
+            case "contended": r = locks.contended(); break;
+            case "drain": r = locks.drain(); break;
+            case "semaphore-mutex": r = locks.semaphoreMutex(); break;
+            case "rwlock": r = locks.rwlock(); break;
+            case "multilock": r = locks.multilock(); break;
+            case "failover": r = failover.failover(); break;
             default:
                 die(2, "unsupported scenario " + scenario);
                 return;
@@ -1044,7 +380,7 @@ public final class CuratorBench {
         out.put("cpu_seconds", r.cpuNs >= 0 ? r.cpuNs / 1e9 : null);
         out.put("fifo_ok", r.fifoOk);
         out.put("extra", r.extra);
-        System.out.println(json(out));
+        System.out.println(Json.json(out));
         System.out.flush();
     }
 

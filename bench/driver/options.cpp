@@ -1,0 +1,154 @@
+#include "options.hpp"
+
+#include <cstdlib>
+#include <iostream>
+#include <stdexcept>
+#include <zkr/framework/curator_framework.hpp>
+
+#include "scenario.hpp"
+
+namespace zkr_bench {
+
+namespace {
+
+constexpr const char* usage_head =
+    "usage: zkr_bench --connect HOSTS --scenario S --path P [--clients K] [--ops N] [--waiters W]\n"
+    "                 [--warmup N] [--session-timeout-ms MS] [--timeout-s S] [--mntr HOST:PORT]\n"
+    "                 [--lock-driver default|standard] [--recipe latch|selector] [--mode close|kill]\n"
+    "                 [--handler-executor io|thread|strand]\n"
+    "                 [--tls-ca FILE --tls-cert FILE --tls-key FILE [--tls-key-password TEXT]]\n"
+    "\n";
+
+constexpr const char* usage_options =
+    "  --clients K           sessions (contended [8], drain [min(8,W)], zkr_async10k [4, clamped to 4..8],\n"
+    "                        async [1]),\n"
+    "                        or mutex paths (multilock [4])\n"
+    "  --ops N               measured pairs/handoffs; rwlock: measured milliseconds [5000];\n"
+    "                        zkr_async10k: async waiters [10000]; failover: failovers [10]\n"
+    "  --waiters W           drain: waiters [200]\n"
+    "  --warmup N            unmeasured pairs/handoffs [100; drain 0]; rwlock: milliseconds [500]\n"
+    "  --session-timeout-ms  [30000]\n"
+    "  --timeout-s S         watchdog: exit 3 after S seconds [600]\n"
+    "  --lock-driver D       the plain mutexes' LockDriver: default (PrewatchLockDriver) or standard\n"
+    "  --recipe R            failover: latch (LeaderLatch) or selector (LeaderSelector) [latch]\n"
+    "  --mode M              failover: close (the leader closes) or kill (SIGKILL to its process) [close]\n"
+    "  --handler-executor E  the sessions' handler executor: io (their I/O thread), thread (a thread of its\n"
+    "                        own per session) or strand (a strand of 2 threads of its own per session) [io]\n"
+    "  --mntr HOST:PORT      read ZooKeeper's mntr counters just before and after the measured part\n"
+    "                        (extra.mntr: reads, writes, watch_events, packets_received)\n"
+    "  --tls-ca FILE         connect every session over TLS (ClientConfig::tls): the CA certificates (PEM)\n"
+    "  --tls-cert FILE       TLS: the client certificate (PEM)\n"
+    "  --tls-key FILE        TLS: the client's private key (PEM)\n"
+    "  --tls-key-password T  TLS: the passphrase of an encrypted key (a throwaway test one: it shows in ps)\n"
+    "Prints one JSON line. Exit status: 0 ok, 1 failed, 2 usage, 3 timed out.\n";
+
+/// The usage: the scenario names come from the registry, wrapped under "scenarios: ".
+std::string usage() {
+  return std::string(usage_head) + scenario_names_wrapped("scenarios: ", 104) + usage_options;
+}
+
+/// The registry's scenarios, one a line with the options each reads and what it measures.
+std::string scenario_listing() {
+  std::string out;
+  for (const auto& s : scenarios()) {
+    out += std::string(s.name) + "\n    " + s.help + "\n    options:";
+    for (const char* o : s.options) out += std::string(" --") + o;
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+[[noreturn]] void die(int status, const std::string& message) {
+  std::cerr << "zkr_bench: " << message << std::endl;
+  std::exit(status);
+}
+
+std::vector<std::string> Options::tls_argv() const {
+  if (!tls()) return {};
+  std::vector<std::string> v{"--tls-ca", tls_ca, "--tls-cert", tls_cert, "--tls-key", tls_key};
+  if (!tls_key_password.empty()) v.insert(v.end(), {"--tls-key-password", tls_key_password});
+  return v;
+}
+
+Options parse_options(int argc, char** argv) {
+  Options a;
+  for (int i = 1; i < argc; ++i) {
+    std::string k = argv[i];
+    if (k == "--help" || k == "-h") {
+      std::cout << usage();
+      std::exit(0);
+    }
+    if (k == "--list-scenarios") {
+      std::cout << scenario_listing();
+      std::exit(0);
+    }
+    if (i + 1 >= argc) die(2, "missing value after " + k);
+    std::string v = argv[++i];
+    auto number = [&]() {
+      try {
+        std::size_t used = 0;
+        int n = std::stoi(v, &used);
+        if (used != v.size()) throw std::invalid_argument(v);
+        return n;
+      } catch (const std::exception&) {
+        die(2, "bad number for " + k + ": " + v);
+      }
+    };
+    if (k == "--connect")
+      a.connect = v;
+    else if (k == "--scenario")
+      a.scenario = v;
+    else if (k == "--path")
+      a.path = v;
+    else if (k == "--clients")
+      a.clients = number();
+    else if (k == "--ops")
+      a.ops = number();
+    else if (k == "--waiters")
+      a.waiters = number();
+    else if (k == "--warmup")
+      a.warmup = number();
+    else if (k == "--session-timeout-ms")
+      a.session_timeout_ms = number();
+    else if (k == "--timeout-s")
+      a.timeout_s = number();
+    else if (k == "--mntr")
+      a.mntr = v;
+    else if (k == "--tls-ca")
+      a.tls_ca = v;
+    else if (k == "--tls-cert")
+      a.tls_cert = v;
+    else if (k == "--tls-key")
+      a.tls_key = v;
+    else if (k == "--tls-key-password")
+      a.tls_key_password = v;
+    else if (k == "--recipe") {
+      if (v != "latch" && v != "selector") die(2, "--recipe: latch or selector, not " + v);
+      a.recipe = v;
+    } else if (k == "--mode") {
+      if (v != "close" && v != "kill") die(2, "--mode: close or kill, not " + v);
+      a.mode = v;
+    } else if (k == "--handler-executor") {
+      if (v != "io" && v != "thread" && v != "strand")
+        die(2, "--handler-executor: io, thread or strand, not " + v);
+      a.handler_executor = v;
+    } else if (k == "--lock-driver") {
+      if (v != "default" && v != "standard") die(2, "--lock-driver: default or standard, not " + v);
+      a.standard = v == "standard";
+    } else
+      die(2, "unknown option " + k);
+  }
+  if (a.connect.empty() || a.scenario.empty() || a.path.empty()) {
+    std::cerr << usage();
+    std::exit(2);
+  }
+  if ((!a.tls_cert.empty() || !a.tls_key.empty() || !a.tls_key_password.empty()) && !a.tls())
+    die(2, "--tls-cert, --tls-key and --tls-key-password need --tls-ca");
+  if (a.tls() && !zkr::tls_supported())
+    die(2, "--tls-ca: this zkrecipes is built without TLS (ZKR_ZOOKEEPER_TLS)");
+  return a;
+}
+
+}  // namespace zkr_bench

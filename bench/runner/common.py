@@ -1,0 +1,34 @@
+"""What every part of the runner shares: the paths, the libraries, the log and the set-up error."""
+
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent.parent
+BENCH = REPO / "bench"
+
+CLIENT_JARS = ["curator-recipes", "curator-framework", "curator-client", "zookeeper", "zookeeper-jute",
+               "guava", "slf4j-api", "slf4j-nop"]
+# "zkrecipes-standard": zkr_bench with --lock-driver standard (StandardLockDriver: Curator's request pattern,
+# no pre-watch), run only where a case names it (the queues where the pre-watch changes the hand-off).
+# "zkrecipes-mt": a zkr_bench built on the multi-threaded ZooKeeper C client (--zkr-bench-mt), beside
+# "zkrecipes" on the single-threaded one (docs/architecture.md, "Two C clients").
+LIBRARIES = ["zkrecipes", "zkrecipes-mt", "zkrecipes-standard", "curator", "kazoo"]
+# "zkrecipes-tls" / "curator-tls": "zkrecipes" / "curator" connecting over TLS to the server's secureClientPort
+# (--tls only). Each runs in the lock cases that run its plain counterpart.
+TLS_LIBRARIES = {"zkrecipes-tls": "zkrecipes", "curator-tls": "curator"}
+# The order of the libraries in a case (the reps rotate from it) and in the table: each TLS library beside its
+# plain counterpart. Without --tls it is LIBRARIES'.
+ORDER = ["zkrecipes", "zkrecipes-tls", "zkrecipes-mt", "zkrecipes-standard", "curator", "curator-tls", "kazoo"]
+DEFAULT_LIBRARIES = ["zkrecipes", "zkrecipes-mt", "curator", "kazoo"]  # the libraries of a case that names none
+WITH_STANDARD = ["zkrecipes", "zkrecipes-mt", "zkrecipes-standard", "curator", "kazoo"]
+WATCH_KEYS = ("zk_sum_node_created_watch_count", "zk_sum_node_deleted_watch_count",
+              "zk_sum_node_changed_watch_count", "zk_sum_node_children_watch_count")
+
+
+def log(msg):
+    sys.stderr.write(msg + "\n")
+    sys.stderr.flush()
+
+
+class SetupError(Exception):
+    pass
