@@ -1,16 +1,14 @@
-// Bad input and misuse, as ONE table: each row is a case and the error it must get; after every row nothing may
-// be left under the test root (the lock directories are containers, reaped by the server once empty).
-// Not here: sequence numbers near the server's 32-bit wrap cannot be produced quickly on a real server; the
+// Bad input and misuse, as ONE table: each row is a case and the error it must get; after every row nothing
+// may be left under the test root (the lock directories are containers, reaped by the server once empty). Not
+// here: sequence numbers near the server's 32-bit wrap cannot be produced quickly on a real server; the
 // driver's order after the wrap is covered by test/unit/lock_driver_test.cpp ("sequence wrap: ...").
 
-#include <catch2/catch.hpp>
-
 #include <boost/asio/use_future.hpp>
-
+#include <catch2/catch.hpp>
 #include <functional>
 #include <future>
 #include <thread>
-
+#include <zkr/test/outcome.hpp>
 #include <zkr/testing/server_options.hpp>
 #include <zkr/testing/test_certificates.hpp>
 
@@ -23,11 +21,8 @@ namespace {
 
 const std::string root = "/bad";
 
-/// The outcome of a row: an error code, or a boolean result of a timed acquire.
-struct Outcome {
-  error_code ec;
-  std::optional<bool> acquired;
-};
+/// The outcome of a row: an error code, or (its value) a boolean result of a timed acquire.
+using Outcome = zkr::test::Outcome<std::optional<bool>>;
 
 Outcome from_error(error_code ec) { return {ec, std::nullopt}; }
 
@@ -93,8 +88,9 @@ std::vector<Row> rows() {
     ec_row("remove", [path](CuratorFramework& c, error_code& ec) { c.remove(path, {}, ec); });
     ec_row("exists", [path](CuratorFramework& c, error_code& ec) { c.exists(path, {}, ec); });
     ec_row("get_children", [path](CuratorFramework& c, error_code& ec) { c.get_children(path, {}, ec); });
-    t.push_back({"InterProcessMutex with " + what + " path",
-                 [path](ServerFixture& fx) { return catching([&] { InterProcessMutex m(*fx.admin, path); }); }, inv});
+    t.push_back(
+        {"InterProcessMutex with " + what + " path",
+         [path](ServerFixture& fx) { return catching([&] { InterProcessMutex m(*fx.admin, path); }); }, inv});
     t.push_back({"InterProcessSemaphoreMutex with " + what + " path",
                  [path](ServerFixture& fx) {
                    return catching([&] { InterProcessSemaphoreMutex m(*fx.admin, path); });
@@ -165,7 +161,8 @@ std::vector<Row> rows() {
                    if (left != 1) return from_error(make_error_code(errc::invalid_argument));
                    return Outcome{ec, got};
                  },
-                 {}, false});
+                 {},
+                 false});
     t.push_back({std::string(what) + " timeout on a free lock",
                  [timeout](ServerFixture& fx) {
                    InterProcessMutex m(*fx.admin, root + "/l5");
@@ -174,7 +171,8 @@ std::vector<Row> rows() {
                    if (got) m.release();
                    return Outcome{ec, got};
                  },
-                 {}, true});
+                 {},
+                 true});
   }
   t.push_back({"a closed client",
                [](ServerFixture& fx) {
@@ -243,25 +241,28 @@ std::vector<Row> rows() {
                  error_code ec;
                  const auto t0 = std::chrono::steady_clock::now();
                  m.acquire(ec);
-                 if (std::chrono::steady_clock::now() - t0 > 10s) return from_error(make_error_code(errc::lock_lost));
+                 if (std::chrono::steady_clock::now() - t0 > 10s)
+                   return from_error(make_error_code(errc::lock_lost));
                  return from_error(ec);
                },
                make_error_code(errc::connection_timeout)});
-  t.push_back({"a foreign persistent child \"0\" in the lock directory blocks the lock until deleted (CURATOR-43)",
-               [](ServerFixture& fx) {
-                 const std::string dir = root + "/l10";
-                 fx.admin->create(dir + "/0", {.creating_parents = true});
-                 auto c = fx.client();
-                 InterProcessMutex m(*c, dir);
-                 const bool blocked = !m.acquire(300ms);
-                 const auto left = fx.children(dir);
-                 fx.admin->remove(dir + "/0");
-                 const bool got = m.acquire(5s);
-                 if (got) m.release();
-                 fx.admin->remove(dir, {.quietly = true});
-                 return Outcome{{}, blocked && left == std::vector<std::string>{"0"} && got};
-               },
-               {}, true});
+  t.push_back(
+      {"a foreign persistent child \"0\" in the lock directory blocks the lock until deleted (CURATOR-43)",
+       [](ServerFixture& fx) {
+         const std::string dir = root + "/l10";
+         fx.admin->create(dir + "/0", {.creating_parents = true});
+         auto c = fx.client();
+         InterProcessMutex m(*c, dir);
+         const bool blocked = !m.acquire(300ms);
+         const auto left = fx.children(dir);
+         fx.admin->remove(dir + "/0");
+         const bool got = m.acquire(5s);
+         if (got) m.release();
+         fx.admin->remove(dir, {.quietly = true});
+         return Outcome{{}, blocked && left == std::vector<std::string>{"0"} && got};
+       },
+       {},
+       true});
   t.push_back({"a nested lock path inside a lock directory does not block the outer lock",
                [](ServerFixture& fx) {
                  const std::string dir = root + "/l11";
@@ -273,7 +274,8 @@ std::vector<Row> rows() {
                  inner.release();
                  return Outcome{{}, got};
                },
-               {}, true});
+               {},
+               true});
   // TLS settings: refused at start(), before the C client reads them (it would spin on each of these), with
   // the typed error; without TLS in this build's C client, every one is tls_unsupported.
   static auto certs = std::make_shared<zkr::testing::TestCertificates>();
@@ -330,7 +332,7 @@ TEST_CASE("bad input: every row gets its error and leaves nothing behind", "[bad
     const auto out = row.run(fx);
     CHECK(out.ec == row.expected_ec);
     if (out.ec != row.expected_ec) WARN(row.name << ": got " << out.ec.message());
-    CHECK(out.acquired == row.expected_acquired);
+    CHECK(out.value == row.expected_acquired);
     std::vector<std::string> left;
     const bool clean = eventually(
         [&] {

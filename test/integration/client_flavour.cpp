@@ -1,7 +1,7 @@
 // The C client flavour this test build links, compiled into this one file only (its definition comes from
 // test/CMakeLists.txt), so that the other test objects are the same for both flavours.
 
-#include "framework_support.hpp"
+#include "client_support.hpp"
 
 namespace zkr::itest {
 

@@ -1,17 +1,18 @@
-// Integration tests of connection states (Curator's ConnectionStateManager semantics) against a real server that
-// is stopped, restarted and whose sessions are expired: CONNECTED, SUSPENDED, RECONNECTED and LOST, session ids,
-// the simulated session expiry, and what happens to operations, watches and ephemeral nodes meanwhile.
-
-#include "framework_support.hpp"
-
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/cancellation_signal.hpp>
+// Integration tests of connection states (Curator's ConnectionStateManager semantics) against a real server
+// that is stopped, restarted and whose sessions are expired: CONNECTED, SUSPENDED, RECONNECTED and LOST,
+// session ids, the simulated session expiry, and what happens to operations, watches and ephemeral nodes
+// meanwhile.
 
 #include <algorithm>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <mutex>
-
 #include <zkr/recipes/inter_process_mutex.hpp>
 #include <zkr/testing/testing_cluster.hpp>
+
+#include "client_support.hpp"
+#include "completion_styles.hpp"
+#include "recorders.hpp"
 
 using namespace zkr;
 using namespace zkr::itest;
@@ -49,7 +50,8 @@ std::string to_text(const std::vector<ConnectionState>& v) {
 
 }  // namespace
 
-TEST_CASE("connection state: CONNECTED once on start, listeners come and go", "[framework][connection_state]") {
+TEST_CASE("connection state: CONNECTED once on start, listeners come and go",
+          "[framework][connection_state]") {
   auto b = test_builder(shared_server().connect_string());
   auto c = b.build();
   StateRecorder states;
@@ -103,9 +105,9 @@ TEST_CASE("connection state: a server restart within the session timeout keeps t
   auto reconnected = c.async_block_until_connected(60s, asio::use_future);
   asio::cancellation_signal cancel_wait;
   std::promise<error_code> cancelled;
-  c.async_block_until_connected(60s, asio::bind_cancellation_slot(cancel_wait.slot(), [&](error_code ec, bool) {
-                                  cancelled.set_value(ec);
-                                }));
+  c.async_block_until_connected(
+      60s, asio::bind_cancellation_slot(cancel_wait.slot(),
+                                        [&](error_code ec, bool) { cancelled.set_value(ec); }));
   cancel_wait.emit(asio::cancellation_type::terminal);
   CHECK(cancelled.get_future().get() == asio::error::operation_aborted);
 
@@ -207,7 +209,8 @@ TEST_CASE("connection state: a server down longer than the session timeout gives
 TEST_CASE("connection state: simulated_session_expiration_percent shortens the wait for LOST",
           "[framework][connection_state]") {
   zkr::testing::TestingServer server;
-  Observed o(test_builder(server.connect_string()).session_timeout(6s).simulated_session_expiration_percent(25));
+  Observed o(
+      test_builder(server.connect_string()).session_timeout(6s).simulated_session_expiration_percent(25));
   server.stop();
   const auto suspended = o.states.wait_for(ConnectionState::suspended, 5s);
   REQUIRE(suspended);
@@ -289,7 +292,8 @@ TEST_CASE("connection state: READ_ONLY on a server cut off from its quorum, and 
       60s);
   // (Seen failing twice under heavy load, once on each C-client flavour: the states and the last error tell
   // whether the client never left the read-only server or left it and could not write.)
-  INFO("states after the quorum came back: " << to_text(o.states.items()) << "; last create: " << last.message());
+  INFO("states after the quorum came back: " << to_text(o.states.items())
+                                             << "; last create: " << last.message());
   CHECK(writable);
   CHECK(other.acquire(30s));
   other.release();

@@ -1,6 +1,7 @@
 #pragma once
-// Shared helpers of the integration tests: a real ZooKeeper started per test case, clients on it, and bounded
-// waiting (never a hang, never a timing assertion).
+// Shared helpers of the recipe integration tests: a real ZooKeeper started per test case, clients on it, a
+// client's I/O thread held or drained, and bounded waiting (`eventually`, from test/support: never a hang,
+// never a timing assertion).
 
 #include <boost/asio/post.hpp>
 #include <chrono>
@@ -9,22 +10,13 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <zkr/test/eventually.hpp>
 #include <zkr/testing/testing_server.hpp>
 #include <zkr/zkrecipes.hpp>
 
 namespace zkr::test {
 
 using namespace std::chrono_literals;
-
-/// Waits until `pred()` holds, polling; false when `limit` passed first.
-inline bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds limit = 20s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return pred();
-}
 
 struct ClientOptions {
   std::chrono::milliseconds session_timeout = 10s;

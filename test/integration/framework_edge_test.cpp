@@ -7,7 +7,9 @@
 #include <atomic>
 #include <zkr/testing/testing_cluster.hpp>
 
-#include "framework_support.hpp"
+#include "client_support.hpp"
+#include "completion_styles.hpp"
+#include "fault_proxy.hpp"
 
 using namespace zkr;
 using namespace zkr::itest;

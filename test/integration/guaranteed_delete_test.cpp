@@ -1,7 +1,9 @@
-// Integration tests of guaranteed delete (Curator's FailedDeleteManager): a delete that fails for a connection
-// reason is kept and retried in the background until it succeeds, the client closes, or it fails for good.
+// Integration tests of guaranteed delete (Curator's FailedDeleteManager): a delete that fails for a
+// connection reason is kept and retried in the background until it succeeds, the client closes, or it fails
+// for good.
 
-#include "framework_support.hpp"
+#include "client_support.hpp"
+#include "twins.hpp"
 
 using namespace zkr;
 using namespace zkr::itest;
@@ -10,7 +12,9 @@ namespace {
 
 /// A failure the guaranteed machinery keeps retrying: no connection within the connection timeout, or a
 /// connection-level error.
-bool failed_for_connection(const error_code& ec) { return ec == errc::connection_timeout || is_retryable(ec); }
+bool failed_for_connection(const error_code& ec) {
+  return ec == errc::connection_timeout || is_retryable(ec);
+}
 
 }  // namespace
 
@@ -19,7 +23,8 @@ TEST_CASE("guaranteed delete: with the server down it fails, is kept, and comple
   zkr::testing::TestingServer server;
   const auto ns = unique_path("gns").substr(1);
   auto c = started(test_builder(server.connect_string()).session_timeout(30s).connection_timeout(1s));
-  auto nc = started(test_builder(server.connect_string()).session_timeout(30s).connection_timeout(1s).namespace_name(ns));
+  auto nc = started(
+      test_builder(server.connect_string()).session_timeout(30s).connection_timeout(1s).namespace_name(ns));
   const auto root = unique_path("guaranteed");
   c->create(root);
   for (Twin t : all_twins) c->create(root + "/" + twin_name(t));
@@ -43,7 +48,8 @@ TEST_CASE("guaranteed delete: with the server down it fails, is kept, and comple
   CHECK(failed_for_connection(thrown_by([&] { c->remove(root + "/eph", {.guaranteed = true}); })));
   ++expected;
   // The version is not kept: the background delete is unconditional, as Curator's.
-  CHECK(failed_for_connection(thrown_by([&] { c->remove(root + "/versioned", {.version = 1, .guaranteed = true}); })));
+  CHECK(failed_for_connection(
+      thrown_by([&] { c->remove(root + "/versioned", {.version = 1, .guaranteed = true}); })));
   ++expected;
   CHECK(c->pending_guaranteed_deletes() == expected);
   // A namespaced client keeps the un-namespaced path and namespaces it once (CURATOR-264).
@@ -102,8 +108,10 @@ TEST_CASE("guaranteed delete: failures that retrying cannot fix are not kept", "
 TEST_CASE("guaranteed delete: close waits up to max_close_wait, then gives the delete up",
           "[framework][guaranteed]") {
   zkr::testing::TestingServer server;
-  auto c = started(
-      test_builder(server.connect_string()).session_timeout(30s).connection_timeout(500ms).max_close_wait(1500ms));
+  auto c = started(test_builder(server.connect_string())
+                       .session_timeout(30s)
+                       .connection_timeout(500ms)
+                       .max_close_wait(1500ms));
   const auto root = unique_path("gclose");
   c->create(root);
   server.stop();
@@ -125,8 +133,10 @@ TEST_CASE("guaranteed delete: close waits up to max_close_wait, then gives the d
 TEST_CASE("guaranteed delete: a pending delete completes as soon as the server is back, before close",
           "[framework][guaranteed]") {
   zkr::testing::TestingServer server;
-  auto c = started(
-      test_builder(server.connect_string()).session_timeout(30s).connection_timeout(500ms).max_close_wait(20s));
+  auto c = started(test_builder(server.connect_string())
+                       .session_timeout(30s)
+                       .connection_timeout(500ms)
+                       .max_close_wait(20s));
   const auto root = unique_path("gclose2");
   c->create(root);
   server.stop();

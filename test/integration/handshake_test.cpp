@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "framework_support.hpp"
+#include "client_support.hpp"
 
 using namespace zkr;
 using namespace zkr::itest;

@@ -14,9 +14,8 @@
 // (leader_latch.cpp checks the owner), so any C++ term in a violation fails the test. Skipped with a WARN
 // when the Java peer cannot run (a failure under ZKR_REQUIRE_CURATOR_PEER=1, as in CI).
 
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -24,14 +23,13 @@
 #include <optional>
 #include <sstream>
 #include <thread>
-
 #include <zkr/recipes/leader_latch.hpp>
 #include <zkr/recipes/leader_selector.hpp>
 
 #include "checker.hpp"
 #include "curator_peer.hpp"
+#include "fault_proxy.hpp"
 #include "fixture.hpp"
-#include "framework_support.hpp"
 
 using namespace zkr;
 using namespace zkr::test;

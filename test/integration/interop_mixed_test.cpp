@@ -1,21 +1,20 @@
-// Mixed Java Curator (test/interop/java/CuratorPeer.java) and C++ contenders on the same lock paths, judged by
-// the independent checker (checker.hpp): exclusion across languages, fencing tokens (czxids) increasing in
+// Mixed Java Curator (test/interop/java/CuratorPeer.java) and C++ contenders on the same lock paths, judged
+// by the independent checker (checker.hpp): exclusion across languages, fencing tokens (czxids) increasing in
 // grant order, FIFO across languages, and each side taking over when the other side's session expires.
-// (Read-write and multi-lock interop live in read_write_lock_test.cpp and multi_lock_test.cpp.)
+// (Read-write and multi-lock interop live in read_write_lock_test.cpp and multi_lock_interop_test.cpp.)
 // Skipped with a WARN when the Java peer cannot run.
 
-#include <catch2/catch.hpp>
-
-#include <boost/asio/use_future.hpp>
+#include <unistd.h>
 
 #include <atomic>
+#include <boost/asio/use_future.hpp>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <future>
 #include <optional>
 #include <sstream>
 #include <thread>
-#include <unistd.h>
 
 #include "checker.hpp"
 #include "curator_peer.hpp"
@@ -61,7 +60,6 @@ struct StandardMutex : InterProcessMutex {
       : InterProcessMutex(c, path, std::make_shared<StandardLockDriver>()) {}
 };
 
-
 }  // namespace
 
 TEST_CASE("interop mixed: Java and C++ contenders on one InterProcessMutex exclude each other", "[interop]") {
@@ -69,7 +67,8 @@ TEST_CASE("interop mixed: Java and C++ contenders on one InterProcessMutex exclu
   mixed_contention<InterProcessMutex>("mutex", "/interop/mixed/mutex");
 }
 
-TEST_CASE("interop mixed: Java contenders and C++ ones on StandardLockDriver exclude each other", "[interop]") {
+TEST_CASE("interop mixed: Java contenders and C++ ones on StandardLockDriver exclude each other",
+          "[interop]") {
   if (!curator_peer_or_skip()) return;
   mixed_contention<StandardMutex>("mutex", "/interop/mixed/mutex-standard");
 }
@@ -93,8 +92,8 @@ TEST_CASE("interop mixed: FIFO across languages (Java, C++, Java queued behind a
   auto hc = fx.client();
   auto wc = fx.client();
   InterProcessMutex holder(*hc, path);
-  InterProcessMutex waiter(*wc, path, prewatch ? std::shared_ptr<const LockDriver>()
-                                               : std::make_shared<StandardLockDriver>());
+  InterProcessMutex waiter(
+      *wc, path, prewatch ? std::shared_ptr<const LockDriver>() : std::make_shared<StandardLockDriver>());
   CuratorPeer java_a(fx.server.connect_string(), "mutex", {path});
   CuratorPeer java_b(fx.server.connect_string(), "mutex", {path});
 

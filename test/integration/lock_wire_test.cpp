@@ -1,16 +1,18 @@
-// The lock engine's requests as they pass on the wire, traced by FaultProxy (framework_support.hpp): a lock's
+// The lock engine's requests as they pass on the wire, traced by FaultProxy (fault_proxy.hpp): a lock's
 // listing is sent right behind its create, before the create's reply has come back (one round trip for both),
-// for the mutex, the semaphore's lease and the multi-lock's transaction. And every request leaves in one piece:
-// the C client writes a frame's length and body with two send() calls, which the framework corks together.
-// The fake core of the unit tests cannot show this: it only sees the order of calls, not what is on the socket
-// when a reply arrives. Last, a lock taken during an outage: what is sent, and what is not.
-
-#include "framework_support.hpp"
+// for the mutex, the semaphore's lease and the multi-lock's transaction. And every request leaves in one
+// piece: the C client writes a frame's length and body with two send() calls, which the framework corks
+// together. The fake core of the unit tests cannot show this: it only sees the order of calls, not what is on
+// the socket when a reply arrives. Last, a lock taken during an outage: what is sent, and what is not.
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
-
 #include <zkr/zkrecipes.hpp>
+
+#include "client_support.hpp"
+#include "completion_styles.hpp"
+#include "fault_proxy.hpp"
+#include "recorders.hpp"
 
 using namespace zkr;
 using namespace zkr::itest;
@@ -129,14 +131,16 @@ TEST_CASE("wire: a multi-lock sends every listing before the transaction's reply
   CHECK(listings == 4);
 }
 
-TEST_CASE("wire: every request reaches the server in one piece, length and body together", "[wire][framework]") {
+TEST_CASE("wire: every request reaches the server in one piece, length and body together",
+          "[wire][framework]") {
   if (on_mt_client()) {
-    WARN("skipped: the multi-threaded C client sends from its own thread, where the session cannot cork the "
-         "socket (docs/architecture.md)");
+    WARN(
+        "skipped: the multi-threaded C client sends from its own thread, where the session cannot cork the "
+        "socket (docs/architecture.md)");
     return;
   }
-  // Without the framework's TCP_CORK, the C client's two send() calls put the 4-byte length of each frame in a
-  // segment of its own, and the proxy (like the server) mostly reads it alone.
+  // Without the framework's TCP_CORK, the C client's two send() calls put the 4-byte length of each frame in
+  // a segment of its own, and the proxy (like the server) mostly reads it alone.
   WireClient w;
   const auto path = unique_path("wire-whole");
   w.client->create(path, {.creating_parents = true});
@@ -183,8 +187,10 @@ TEST_CASE("lock: a timed-out or cancelled acquire during an outage completes at 
   InterProcessSemaphoreMutex semaphore(*c, path + "-semaphore");
   InterProcessReadWriteLock rw(*c, path + "-rw");
   InterProcessMultiLock multi(*c, {path + "-multi/a", path + "-multi/b"});
-  const std::pair<const char*, InterProcessLock*> locks[] = {
-      {"mutex", &mutex}, {"semaphore mutex", &semaphore}, {"write lock", &rw.write_lock()}, {"multi-lock", &multi}};
+  const std::pair<const char*, InterProcessLock*> locks[] = {{"mutex", &mutex},
+                                                             {"semaphore mutex", &semaphore},
+                                                             {"write lock", &rw.write_lock()},
+                                                             {"multi-lock", &multi}};
   for (auto [name, lock] : locks) {
     INFO(name);
     const auto t0 = Clock::now();
@@ -210,13 +216,15 @@ TEST_CASE("lock: a timed-out or cancelled acquire during an outage completes at 
   std::this_thread::sleep_for(300ms);
   CHECK(admin->get_children(path).empty());
   CHECK(admin->exists(path)->cversion == 0);  // no node was ever created in it
-  for (const auto* p : {"-semaphore", "-rw", "-multi/a", "-multi/b", "-multi"}) CHECK_FALSE(admin->exists(path + p));
+  for (const auto* p : {"-semaphore", "-rw", "-multi/a", "-multi/b", "-multi"})
+    CHECK_FALSE(admin->exists(path + p));
   CHECK(mutex.acquire(10s));
   mutex.release();
   CHECK(eventually([&] { return c->pending_guaranteed_deletes() == 0; }, 5s));
 }
 
-TEST_CASE("lock: a semaphore's lease create cut by an outage is never sent after its deadline", "[lock][outage]") {
+TEST_CASE("lock: a semaphore's lease create cut by an outage is never sent after its deadline",
+          "[lock][outage]") {
   // The internal mutex is granted, then the connection is cut on the lease's create (swallowed, and new
   // connections refused until 1.5 s later). The create's retry loop waits for the connection; the deadline
   // (0.5 s) stops it, so once connected again the create is not sent: no lease node is ever made.
@@ -230,7 +238,8 @@ TEST_CASE("lock: a semaphore's lease create cut by an outage is never sent after
   const auto leases_dir = path + "/" + std::string(InterProcessSemaphoreV2::lease_parent);
   const auto locks_dir = path + "/" + std::string(InterProcessSemaphoreV2::lock_parent);
   InterProcessSemaphoreV2 semaphore(*c, path, 1);
-  proxy.arm_cut_on_create("/" + std::string(InterProcessSemaphoreV2::lease_parent) + "/", /*forward=*/false, 0ms,
+  proxy.arm_cut_on_create("/" + std::string(InterProcessSemaphoreV2::lease_parent) + "/", /*forward=*/false,
+                          0ms,
                           /*refuse_after=*/true);
   std::thread reopen([&] {
     if (proxy.wait_fired(20s)) std::this_thread::sleep_for(1500ms);

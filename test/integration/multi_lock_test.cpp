@@ -1,38 +1,28 @@
 // InterProcessMultiLock against a real ZooKeeper: Curator's TestInterProcessMultiMutex scenarios, the batched
-// acquire (requests counted with the server's own counters), the ordering rule that keeps it deadlock-free
-// against Curator's one-at-a-time MultiLock, and interop with Java Curator's InterProcessMultiLock.
-
-#include <catch2/catch.hpp>
-
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/deferred.hpp>
-#include <boost/asio/use_future.hpp>
+// acquire (requests counted with the server's own counters) and the ordering rule that keeps it deadlock-free
+// against Curator's one-at-a-time MultiLock. Elsewhere: release (multi_lock_release_test.cpp) and interop
+// with Java Curator's InterProcessMultiLock (multi_lock_interop_test.cpp).
 
 #include <algorithm>
 #include <atomic>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/use_future.hpp>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <functional>
-#include <fstream>
 #include <future>
 #include <mutex>
-#include <sstream>
 #include <thread>
 #include <vector>
 
-#include "curator_peer.hpp"
 #include "fixture.hpp"
+#include "multi_lock_support.hpp"
 
 using namespace zkr;
 using namespace zkr::test;
 
 namespace {
-
-std::vector<std::string> paths_of(const std::string& base, int n) {
-  std::vector<std::string> out;
-  for (int i = 0; i < n; ++i) out.push_back(base + "/l" + std::to_string(i));
-  return out;
-}
 
 /// An InterProcessLock that records calls and can be told to fail.
 struct FakeLock : InterProcessLock {
@@ -89,27 +79,6 @@ Requests requests(zkr::testing::TestingServer& s) {
 }
 Requests operator-(Requests a, Requests b) { return {a.reads - b.reads, a.updates - b.updates}; }
 
-/// A client holding a multi-lock over `n` fresh paths under `base`, through the asynchronous form (so that
-/// the `MultiLease` can be released from any thread).
-struct HeldMulti {
-  ServerFixture fx;
-  std::unique_ptr<CuratorFramework> c1 = fx.client();
-  std::vector<std::string> paths;
-  std::unique_ptr<InterProcessMultiLock> multi;
-  MultiLease lease;
-
-  HeldMulti(const std::string& base, int n, bool persistent_dirs = false) : paths(paths_of(base, n)) {
-    // Persistent directories, where a test reads them after the release: the server reaps empty containers.
-    if (persistent_dirs)
-      for (const auto& p : paths) fx.admin->create(p, {.creating_parents = true});
-    multi = std::make_unique<InterProcessMultiLock>(*c1, paths);
-    lease = multi->async_acquire(boost::asio::use_future).get();
-  }
-  bool all_free() {
-    return std::all_of(paths.begin(), paths.end(), [&](auto& p) { return fx.children(p).empty(); });
-  }
-};
-
 }  // namespace
 
 TEST_CASE("multi: all or none, in list order, with one fencing token per lock", "[multi]") {
@@ -124,7 +93,8 @@ TEST_CASE("multi: all or none, in list order, with one fencing token per lock", 
   CHECK_FALSE(multi.is_acquired_in_this_process());
   // Rolled back: nothing of ours is left in any lock.
   CHECK(eventually([&] {
-    return fx.children(paths[0]).empty() && fx.children(paths[1]).size() == 1 && fx.children(paths[2]).empty();
+    return fx.children(paths[0]).empty() && fx.children(paths[1]).size() == 1 &&
+           fx.children(paths[2]).empty();
   }));
   other.release();
   multi.acquire();
@@ -294,7 +264,8 @@ TEST_CASE("multi: locks of any kind, rolled back in reverse order on failure", "
   auto mutex = std::make_shared<InterProcessMutex>(*c1, "/multi/kinds/mutex");
   auto sem = std::make_shared<InterProcessSemaphoreMutex>(*c1, "/multi/kinds/sem");
   auto rw = std::make_shared<InterProcessReadWriteLock>(*c1, "/multi/kinds/rw");
-  InterProcessMultiLock multi(std::vector<std::reference_wrapper<InterProcessLock>>{*mutex, *sem, rw->write_lock()});
+  InterProcessMultiLock multi(
+      std::vector<std::reference_wrapper<InterProcessLock>>{*mutex, *sem, rw->write_lock()});
   InterProcessReadWriteLock other(*c2, "/multi/kinds/rw");
   other.read_lock().acquire();
   CHECK_FALSE(multi.acquire(500ms));  // the write lock is behind a reader: mutex and sem are rolled back
@@ -360,7 +331,8 @@ TEST_CASE("multi: the locks form's async acquire gives back what it took on time
   auto mutex = std::make_shared<InterProcessMutex>(*c1, "/multi/async-undo/mutex");
   auto sem = std::make_shared<InterProcessSemaphoreMutex>(*c2, "/multi/async-undo/sem");
   auto rw = std::make_shared<InterProcessReadWriteLock>(*c1, "/multi/async-undo/rw");
-  InterProcessMultiLock multi(std::vector<std::reference_wrapper<InterProcessLock>>{*mutex, *sem, rw->write_lock()});
+  InterProcessMultiLock multi(
+      std::vector<std::reference_wrapper<InterProcessLock>>{*mutex, *sem, rw->write_lock()});
   InterProcessReadWriteLock reader(*c2, "/multi/async-undo/rw");
   reader.read_lock().acquire();
 
@@ -397,9 +369,9 @@ TEST_CASE("multi: the locks form's async acquire gives back what it took on time
 
 namespace {
 /// The locks form over two mutexes of c1, mutex 1 held by c2. `hand_over(f)`: once c1 holds mutex 0 and waits
-/// for mutex 1, c1's session expires and c2 takes mutex 0 (c1's node went with the session), then gives mutex 1
-/// back; the acquire `f` must give mutex 1 back in turn and wait for mutex 0 again, and completes once c2 gives
-/// mutex 0 back.
+/// for mutex 1, c1's session expires and c2 takes mutex 0 (c1's node went with the session), then gives mutex
+/// 1 back; the acquire `f` must give mutex 1 back in turn and wait for mutex 0 again, and completes once c2
+/// gives mutex 0 back.
 struct LostWhileWaiting {
   ServerFixture fx;
   std::unique_ptr<CuratorFramework> c1 = fx.client({.session_timeout = 4s});
@@ -541,8 +513,9 @@ TEST_CASE("multi: the locks form's async acquire refuses a lock class without an
   multi.release();
 }
 
-TEST_CASE("multi: order of acquire and release, and failures (Curator's testSomeReleasesFail/LocksFailToLock)",
-          "[multi]") {
+TEST_CASE(
+    "multi: order of acquire and release, and failures (Curator's testSomeReleasesFail/LocksFailToLock)",
+    "[multi]") {
   std::vector<std::string> log;
   auto a = std::make_shared<FakeLock>(log, "a");
   auto b = std::make_shared<FakeLock>(log, "b");
@@ -554,8 +527,9 @@ TEST_CASE("multi: order of acquire and release, and failures (Curator's testSome
   error_code ec;
   multi.release(ec);
   CHECK(ec == zk_errc::connection_loss);  // reported...
-  CHECK_FALSE(a->held);                    // ...but every lock was released
-  CHECK(log == std::vector<std::string>{"acquire a", "acquire b", "acquire c", "release c", "release b", "release a"});
+  CHECK_FALSE(a->held);                   // ...but every lock was released
+  CHECK(log == std::vector<std::string>{"acquire a", "acquire b", "acquire c", "release c", "release b",
+                                        "release a"});
   CHECK_THROWS_AS(multi.release(), Error);
 
   log.clear();
@@ -599,9 +573,9 @@ TEST_CASE("multi: acquiring 8 free mutexes takes far fewer requests than 8 acqui
   const auto batched_release = requests(fx.server) - before;
   for (auto& m : mutexes) m->release();
 
-  INFO("sequential: " << sequential.updates << " updates + " << sequential.reads << " reads; batched: "
-                      << batched.updates << " updates + " << batched.reads << " reads; batched release: "
-                      << batched_release.updates << " updates");
+  INFO("sequential: " << sequential.updates << " updates + " << sequential.reads
+                      << " reads; batched: " << batched.updates << " updates + " << batched.reads
+                      << " reads; batched release: " << batched_release.updates << " updates");
   // One acquire is a create and a listing: 8 acquires need at least 8 updates and 16 requests.
   CHECK(sequential.updates >= n);
   CHECK(sequential.total() >= 2 * n);
@@ -629,149 +603,6 @@ TEST_CASE("multi: acquiring 8 free mutexes takes far fewer requests than 8 acqui
     CHECK(fx.children(p).size() == 1);
   }
   fresh.release();
-}
-
-TEST_CASE("multi: a blocking release deletes every node in one transaction sent from the calling thread",
-          "[multi][release]") {
-  // As a mutex's release (lock_contract_test, [release]): the deletes that end a hold are on the next holders'
-  // critical path, so a blocking release sends them itself instead of waking the client's I/O thread first.
-  // Shown with that thread stalled: every node is gone before it runs again. One transaction: the lock
-  // directories' pzxid (the zxid of the last change to their children) is the same zxid.
-  HeldMulti h("/multi/release-caller", 3, /*persistent_dirs=*/true);  // their pzxid is read below
-  auto& [fx, c1, paths, multi, lease] = h;
-  REQUIRE(lease.valid());
-  const auto nodes = lease.node_paths();
-  std::mutex seen_mu;
-  std::vector<LeaseStatus> seen;
-  auto grants = lease.take();
-  for (auto& l : grants)
-    l.on_status_change([&](LeaseStatus s) {
-      std::lock_guard lk(seen_mu);
-      seen.push_back(s);
-    });
-  lease = MultiLease(std::move(grants));
-  REQUIRE(drain_io(*c1));  // the nodes' watches reach the server before the deletes
-
-  IoStall stall(*c1);
-  auto released = release_in_thread(lease);
-  const bool gone_while_stalled = eventually(
-      [&] { return std::none_of(nodes.begin(), nodes.end(), [&](auto& n) { return fx.admin->exists(n).has_value(); }); },
-      10s);
-  stall.end();
-  CHECK(gone_while_stalled);
-  REQUIRE(released.wait_for(20s) == std::future_status::ready);
-  CHECK_FALSE(released.get());
-  CHECK_FALSE(lease.valid());
-  std::vector<std::int64_t> pzxids;
-  for (const auto& p : paths) {
-    const auto st = fx.admin->exists(p);
-    REQUIRE(st);
-    pzxids.push_back(st->pzxid);
-  }
-  CHECK(std::adjacent_find(pzxids.begin(), pzxids.end(), std::not_equal_to<>()) == pzxids.end());
-  CHECK(eventually(
-      [&] {
-        std::lock_guard lk(seen_mu);
-        return seen.size() == nodes.size();
-      },
-      10s));
-  std::this_thread::sleep_for(200ms);  // a late `lost` would show here
-  {
-    std::lock_guard lk(seen_mu);
-    CHECK(seen == std::vector<LeaseStatus>(nodes.size(), LeaseStatus::released));
-  }
-  CHECK(c1->pending_guaranteed_deletes() == 0);
-  error_code again;
-  lease.release(again);
-  CHECK(again == errc::not_acquired);
-}
-
-TEST_CASE("multi: when the release's transaction fails, each node is deleted on its own", "[multi][release]") {
-  // One node is already gone (deleted by someone else): the transaction of deletes fails whole, and the release
-  // goes on with one quiet, guaranteed delete per node.
-  HeldMulti h("/multi/release-fallback", 3);
-  auto& [fx, c1, paths, multi, lease] = h;
-  REQUIRE(lease.valid());
-  const auto nodes = lease.node_paths();
-  std::promise<LeaseStatus> middle;
-  auto grants = lease.take();
-  grants[1].on_status_change([&, once = false](LeaseStatus s) mutable {
-    if (!std::exchange(once, true)) middle.set_value(s);
-  });
-  lease = MultiLease(std::move(grants));
-  REQUIRE(drain_io(*c1));
-  fx.admin->remove(nodes[1]);
-  auto lost = middle.get_future();
-  REQUIRE(lost.wait_for(10s) == std::future_status::ready);
-  CHECK(lost.get() == LeaseStatus::lost);
-  const auto before = fx.server.mntr();
-  error_code ec;
-  lease.release(ec);
-  CHECK_FALSE(ec);
-  CHECK(eventually([&] { return fx.children(paths[0]).empty() && fx.children(paths[2]).empty(); }, 10s));
-  CHECK(c1->pending_guaranteed_deletes() == 0);
-  // The failed transaction, then a delete for each of the three nodes (the missing one quietly).
-  const auto updates = std::stol(fx.server.mntr().at("zk_cnt_updatelatency")) -
-                       std::stol(before.at("zk_cnt_updatelatency"));
-  CHECK(updates >= 4);
-}
-
-TEST_CASE("multi: async_release sends the transaction of deletes from the initiating thread", "[multi][release]") {
-  HeldMulti h("/multi/release-async", 3);
-  REQUIRE(h.lease.valid());
-  REQUIRE(drain_io(*h.c1));
-  std::future<void> released;
-  {
-    IoStall stall(*h.c1);
-    released = h.lease.async_release(boost::asio::use_future);
-    CHECK(eventually([&] { return h.all_free(); }, 10s));
-  }
-  REQUIRE(released.wait_for(20s) == std::future_status::ready);
-  CHECK_NOTHROW(released.get());
-  CHECK(h.c1->pending_guaranteed_deletes() == 0);
-}
-
-TEST_CASE("multi: an async_release that never starts still gives the locks back", "[multi][release]") {
-  HeldMulti h("/multi/release-lazy", 3);
-  REQUIRE(h.lease.valid());
-  { auto never_launched = h.lease.async_release(boost::asio::deferred); }
-  CHECK_FALSE(h.lease.valid());
-  auto c2 = h.fx.client();
-  InterProcessMultiLock other(*c2, h.paths);
-  REQUIRE(other.acquire(10s));
-  other.release();
-}
-
-TEST_CASE("multi: a deferred async_release launched later releases then", "[multi][release]") {
-  HeldMulti h("/multi/release-deferred", 3);
-  REQUIRE(h.lease.valid());
-  auto op = h.lease.async_release(boost::asio::deferred);
-  auto c2 = h.fx.client();
-  InterProcessMultiLock other(*c2, h.paths);
-  CHECK_FALSE(other.acquire(200ms));  // not launched yet: still held
-  auto released = std::move(op)(boost::asio::use_future);
-  REQUIRE(released.wait_for(20s) == std::future_status::ready);
-  CHECK_NOTHROW(released.get());
-  REQUIRE(other.acquire(10s));
-  other.release();
-  CHECK(h.c1->pending_guaranteed_deletes() == 0);
-}
-
-TEST_CASE("multi: a MultiLease dropped on another thread deletes its nodes from that thread", "[multi][release]") {
-  HeldMulti h("/multi/release-dtor", 4);
-  REQUIRE(h.lease.valid());
-  REQUIRE(drain_io(*h.c1));
-  IoStall stall(*h.c1);
-  { MultiLease dropped(std::move(h.lease)); }  // returns without waiting for the reply
-  const bool gone_while_stalled = eventually([&] { return h.all_free(); }, 10s);
-  stall.end();
-  CHECK(gone_while_stalled);
-  CHECK(eventually([&] { return h.c1->pending_guaranteed_deletes() == 0; }, 10s));
-  // The locks are free for another client.
-  auto c2 = h.fx.client();
-  InterProcessMultiLock other(*c2, h.paths);
-  CHECK(other.acquire(10s));
-  other.release();
 }
 
 TEST_CASE("multi: batched and one-at-a-time multi-locks on the same list never deadlock", "[multi]") {
@@ -820,92 +651,4 @@ TEST_CASE("multi: duplicate or no paths are refused", "[multi]") {
   CHECK_THROWS_AS(InterProcessMultiLock(*c, {"/a", "/b", "/a"}), Error);
   CHECK_THROWS_AS(InterProcessMultiLock(*c, std::vector<std::string>{}), Error);
   CHECK_THROWS_AS(InterProcessMultiLock(*c, {"/a", "bad"}), Error);
-}
-
-// Interop with Java Curator 5.4 ------------------------------------------------------------------------------
-
-namespace {
-
-struct Interval {
-  long long start, end;
-  std::string who;
-};
-
-/// START/END pairs of a `loop` log (the Java peer's format).
-std::vector<Interval> read_intervals(const std::string& file) {
-  std::vector<Interval> out;
-  std::ifstream in(file);
-  std::string kind, who;
-  long long t = 0, czxid = 0;
-  Interval cur{};
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    ls >> kind >> t;
-    if (kind == "START") {
-      ls >> czxid >> who;
-      cur = {t, 0, who};
-    } else if (kind == "END") {
-      cur.end = t;
-      out.push_back(cur);
-    }
-  }
-  return out;
-}
-
-long long epoch_nanos() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
-
-TEST_CASE("multi interop: zkrecipes' batched multi-lock and Java Curator's MultiLock exclude each other",
-          "[multi][interop]") {
-  std::string why;
-  if (!CuratorPeer::available(&why)) {
-    WARN("skipped: " << why);
-    return;
-  }
-  ServerFixture fx;
-  const auto paths = paths_of("/multi/interop", 3);
-  auto c = fx.client();
-  InterProcessMultiLock multi(*c, paths);
-  CuratorPeer java(fx.server.connect_string(), "multi", paths);
-
-  // Plain exclusion, both ways.
-  const auto got = java.call("acquire");
-  REQUIRE(got.rfind("acquired ", 0) == 0);
-  CHECK(std::count(got.begin(), got.end(), ',') == 2);
-  CHECK_FALSE(multi.acquire(500ms));
-  for (const auto& p : paths) CHECK(eventually([&] { return fx.children(p).size() == 1; }));
-  CHECK(java.call("release") == "released");
-  REQUIRE(multi.acquire(10s));
-  CHECK(java.call("acquire 500") == "timeout");
-  multi.release();
-
-  // Both loop on the same list at once: no deadlock, and the hold intervals never overlap.
-  const auto log = (std::filesystem::temp_directory_path() /
-                    ("zkr-multi-interop-" + std::to_string(::getpid()) + ".log")).string();
-  std::filesystem::remove(log);
-  constexpr int rounds = 20;
-  java.send("loop " + std::to_string(rounds) + " 2000 " + log);
-  std::vector<Interval> ours;
-  for (int r = 0; r < rounds; ++r) {
-    REQUIRE(multi.acquire(60s));
-    const auto s = epoch_nanos();
-    std::this_thread::sleep_for(2ms);
-    ours.push_back({s, epoch_nanos(), "cpp"});
-    multi.release();
-  }
-  CHECK(java.answer(120s) == "done " + std::to_string(rounds));
-  auto all = read_intervals(log);
-  CHECK(all.size() == rounds);
-  all.insert(all.end(), ours.begin(), ours.end());
-  std::sort(all.begin(), all.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
-  int overlaps = 0;
-  for (std::size_t i = 1; i < all.size(); ++i)
-    if (all[i].start < all[i - 1].end) ++overlaps;
-  CHECK(overlaps == 0);
-  std::filesystem::remove(log);
 }

@@ -1,26 +1,29 @@
-// Integration tests of protected create (Curator's withProtection): the `_c_<uuid>-` names, adoption of our own
-// node after a connection loss between request and reply, no adoption of an ephemeral node of an earlier
+// Integration tests of protected create (Curator's withProtection): the `_c_<uuid>-` names, adoption of our
+// own node after a connection loss between request and reply, no adoption of an ephemeral node of an earlier
 // session, the background clean-up when the retries give up, and the multi-lock's transaction of protected
 // creates retried after its reply was lost.
 //
 // The connection loss "after the server applied the create, before the reply" is made exactly with FaultProxy
-// (framework_support.hpp): the client talks to the server through it, and the proxy forwards the create request,
+// (fault_proxy.hpp): the client talks to the server through it, and the proxy forwards the create request,
 // swallows the server's reply and cuts the connection.
-
-#include "framework_support.hpp"
-
-#include <zkr/zkrecipes.hpp>
 
 #include <algorithm>
 #include <set>
+#include <zkr/zkrecipes.hpp>
+
+#include "client_support.hpp"
+#include "completion_styles.hpp"
+#include "fault_proxy.hpp"
+#include "recorders.hpp"
+#include "twins.hpp"
 
 using namespace zkr;
 using namespace zkr::itest;
 
 namespace {
 
-/// Whether `leaf` is "_c_" + a lower-case random (v4) UUID + "-" + rest, as Java's UUID.randomUUID() prints it;
-/// sets `rest`. (No std::regex: GCC 12 warns inside it under the sanitizers.)
+/// Whether `leaf` is "_c_" + a lower-case random (v4) UUID + "-" + rest, as Java's UUID.randomUUID() prints
+/// it; sets `rest`. (No std::regex: GCC 12 warns inside it under the sanitizers.)
 bool split_protected_name(const std::string& leaf, std::string& rest) {
   if (leaf.size() < 40 || leaf.compare(0, 3, "_c_") != 0 || leaf[39] != '-') return false;
   const std::string uuid = leaf.substr(3, 36);
@@ -32,7 +35,7 @@ bool split_protected_name(const std::string& leaf, std::string& rest) {
       return false;
     }
   }
-  if (uuid[14] != '4') return false;                                  // version 4
+  if (uuid[14] != '4') return false;                                          // version 4
   if (std::string("89ab").find(uuid[19]) == std::string::npos) return false;  // IETF variant
   rest = leaf.substr(40);
   return true;
@@ -132,7 +135,8 @@ TEST_CASE("protected create: our node is adopted after a connection loss between
       // The server applied the request we cut: the node we got is that one, not a second one.
       const auto cut = proxy.cut_path();
       if (is_sequential(mode))
-        CHECK(r.value.path.rfind(cut, 0) == 0);  // the request named the prefix; the server added the sequence
+        CHECK(r.value.path.rfind(cut, 0) ==
+              0);  // the request named the prefix; the server added the sequence
       else
         CHECK(r.value.path == cut);
       const auto prefix = protected_prefix_of(r.value.path);
@@ -148,7 +152,8 @@ TEST_CASE("protected create: our node is adopted after a connection loss between
   CHECK(c->pending_guaranteed_deletes() == 0);
 }
 
-TEST_CASE("protected create: a request lost before the server saw it is simply retried", "[framework][protected]") {
+TEST_CASE("protected create: a request lost before the server saw it is simply retried",
+          "[framework][protected]") {
   FaultProxy proxy(shared_server().port());
   auto c = started(test_builder(proxy.connect_string()).session_timeout(10s).connection_timeout(5s));
   auto plain = connect_shared();
@@ -164,8 +169,9 @@ TEST_CASE("protected create: a request lost before the server saw it is simply r
   }
 }
 
-TEST_CASE("protected create: when the retries give up, the node left on the server is deleted in the background",
-          "[framework][protected]") {
+TEST_CASE(
+    "protected create: when the retries give up, the node left on the server is deleted in the background",
+    "[framework][protected]") {
   FaultProxy proxy(shared_server().port());
   auto c = started(test_builder(proxy.connect_string())
                        .retry_policy(std::make_shared<RetryNTimes>(0, Millis(0)))
@@ -190,10 +196,12 @@ TEST_CASE("protected create: when the retries give up, the node left on the serv
   CHECK(c->create(root + "/after", {.protection = true}).path.find("/_c_") != std::string::npos);
 }
 
-TEST_CASE("protected create: an ephemeral node of an earlier session is not adopted", "[framework][protected]") {
-  // The cut create reaches the server in session S1. The client may not reconnect until it declares the session
-  // LOST (simulated expiry at 30 % of the session timeout) and opens S2, while the server still keeps S1 (and its
-  // node) alive. The retry then finds S1's node: it must delete it and create its own (CURATOR-498).
+TEST_CASE("protected create: an ephemeral node of an earlier session is not adopted",
+          "[framework][protected]") {
+  // The cut create reaches the server in session S1. The client may not reconnect until it declares the
+  // session LOST (simulated expiry at 30 % of the session timeout) and opens S2, while the server still keeps
+  // S1 (and its node) alive. The retry then finds S1's node: it must delete it and create its own
+  // (CURATOR-498).
   for (auto [mode, name] : {ModeCase{CreateMode::ephemeral, "ephemeral"},
                             ModeCase{CreateMode::ephemeral_sequential, "ephemeral_sequential"}}) {
     INFO("mode: " << name);
@@ -274,8 +282,8 @@ TEST_CASE("protected create: a persistent node of an earlier session is adopted"
 }
 
 TEST_CASE("protected create: adoption with a paused server (no proxy)", "[framework][protected][pause]") {
-  // The server is paused (SIGSTOP) before the request is sent: the request waits in the server's socket buffer.
-  // The client gives the connection up after 2/3 of the session timeout (the create fails with
+  // The server is paused (SIGSTOP) before the request is sent: the request waits in the server's socket
+  // buffer. The client gives the connection up after 2/3 of the session timeout (the create fails with
   // operation_timeout, which is retried); the server, resumed, reads and applies the request of the dead
   // connection (it does so reliably here), and the client's retry in the same session must find that node:
   // without adoption there would be two ephemeral-sequential nodes with our prefix.
@@ -302,7 +310,8 @@ TEST_CASE("protected create: adoption with a paused server (no proxy)", "[framew
   CHECK(plain->get_children(root).size() == 1);
 }
 
-TEST_CASE("protected: a multi-lock transaction whose reply is lost leaves no node behind", "[protected][multi]") {
+TEST_CASE("protected: a multi-lock transaction whose reply is lost leaves no node behind",
+          "[protected][multi]") {
   // The transaction reaches the server and commits, its reply is lost with the connection, and the core
   // retries it on the same session. The first try's nodes (same protected names, lower sequence numbers) must
   // not stay queued ahead of the second try's: that would be a wait on ourselves until the session ends.
@@ -328,8 +337,10 @@ TEST_CASE("protected: a multi-lock transaction whose reply is lost leaves no nod
   theirs.release();
 }
 
-TEST_CASE("protected: a multi-lock transaction committed twice while a lock is taken leaves no orphan in later locks",
-          "[protected][multi]") {
+TEST_CASE(
+    "protected: a multi-lock transaction committed twice while a lock is taken leaves no orphan in later "
+    "locks",
+    "[protected][multi]") {
   // As above, but l1 is held by another client: the listing stops there. The first try's node in l2 (after
   // the lock we wait for) must go too; left alone, we would later queue behind it and never get l2.
   FaultProxy proxy(shared_server().port());

@@ -13,7 +13,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <thread>
+#include <zkr/test/eventually.hpp>
 #include <zkr/testing/java.hpp>
 
 namespace zkr::testing::test {
@@ -79,15 +79,7 @@ inline std::string field(const std::string& answer, const std::string& key) {
                        end == std::string::npos ? std::string::npos : end - pos - key.size());
 }
 
-template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds{50});
-  }
-  return true;
-}
+using ::zkr::test::eventually;  // bounded waiting, shared by every tier (test/support)
 
 inline double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
