@@ -6,6 +6,8 @@
 #include <zkr/recipes/detail/lease_core.hpp>
 #include <zkr/recipes/inter_process_semaphore_v2.hpp>
 
+#include "acquire_op.hpp"
+
 namespace asio = boost::asio;
 
 namespace zkr {
@@ -25,64 +27,50 @@ std::shared_ptr<Core> semaphore_core(const std::shared_ptr<SemaphoreShared>& s) 
 
 namespace {
 
-void release_quietly(Lease& lease) {
-  if (auto& st = detail::access::state(lease); st && !st->released) st->release([](error_code) {});
-  lease = Lease();
-}
+/// Acquiring `qty` leases, one at a time (Curator's internalAcquire1Lease), on the I/O thread, on the acquire
+/// scaffold (acquire_op.hpp).
+struct SemAcquire : AcquireOp<SemAcquire, std::vector<Lease>> {
+  /// What is in flight: nothing (waiting on the children watch, pausing, or between leases), the internal
+  /// mutex's acquire, or a queue round (the lease's create + pipelined listing, or a listing alone).
+  enum class Step : std::uint8_t { idle, taking_mutex, round };
 
-/// Acquiring `qty` leases, one at a time (Curator's internalAcquire1Lease), on the I/O thread.
-struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
-  using Clock = std::chrono::steady_clock;
+  SemAcquire(std::shared_ptr<SemaphoreShared> sh, int n, std::optional<Clock::time_point> d,
+             std::shared_ptr<CancelState> c, Done dn)
+      : AcquireOp(sh->core, d, std::move(c), std::move(dn)), s(std::move(sh)), qty(n) {}
+
   std::shared_ptr<SemaphoreShared> s;
   int qty = 1;
-  std::optional<Clock::time_point> deadline;
-  std::shared_ptr<CancelState> cancel;
+  Step step = Step::idle;
+  bool woken = false;  // the children watch fired while a request was in flight: look again after it
   std::shared_ptr<CancelState> mutex_cancel = std::make_shared<CancelState>();
-  unique_function<void(error_code, std::vector<Lease>)> done;
   std::vector<Lease> got;
   Lease mutex_lease;
-  std::string lease_path;
-  std::int64_t czxid = 0, session = 0;
-  WatchId watch = 0;
-  bool in_flight = false, woken = false, finished = false, timed_out = false, in_mutex = false;
-  bool create_pending = false, pipelined_pending = false;  // the lease's create and the listing behind it
-  error_code create_ec, pipelined_ec;
-  std::vector<std::string> pipelined_children;
+  QueuedNode lease_node;
+  QueueRound round;
+  error_code listing_ec;
+  std::vector<std::string> listed;
   StopPtr create_stop;  // stops the lease create's retry loop (as the engine's create; see interrupt)
-  int retries = 0;
-  int pending_deletes = 0;  // stop(): deletes not yet answered
-  error_code stop_ec;
-  Clock::time_point start = Clock::now();
-  std::unique_ptr<asio::steady_timer> deadline_timer, retry_timer;
-
-  bool stopping() const { return timed_out || cancel->requested(); }
+  RetryBudget retries;
+  WatchId watch = 0;
 
   void begin() {
-    cancel->on_request([self = shared_from_this()] { self->interrupt(); });
-    if (deadline) {
-      deadline_timer = std::make_unique<asio::steady_timer>(s->core->io_executor(), *deadline);
-      deadline_timer->async_wait([self = shared_from_this()](error_code ec) {
-        if (ec || self->finished) return;
-        self->timed_out = true;
-        self->interrupt();
-      });
-    }
+    arm();
     next();
   }
 
   void interrupt() {
-    if (finished) return;
-    if (in_mutex) {
+    if (ended()) return;
+    if (step == Step::taking_mutex) {
       // The engine has the same deadline; only a cancellation needs passing on.
-      if (cancel->requested()) mutex_cancel->request();
+      if (cancelled()) mutex_cancel->request();
       return;
     }
-    if (in_flight) {
+    if (step == Step::round) {
       // A lease create still waiting for the connection is never sent (LockInternals::Attempt::interrupt).
-      if (create_pending && create_stop) create_stop->request();
+      if (round.awaiting_create() && create_stop) create_stop->request();
       return;
     }
-    if (retry_timer) retry_timer->cancel();
+    cancel_pause();
     stop({});
   }
 
@@ -90,36 +78,37 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
     // A session expiry while we waited for a later lease deleted the nodes of the leases already taken; the
     // slots they held may be someone else's now. Drop those (and any lease already lost) and take others, so
     // that a successful acquire holds `qty` leases of the current session.
-    const auto sid = s->core->session_id();
-    std::size_t stale = 0;
+    const auto sid = core->session_id();
+    std::vector<Lease> stale;
     for (auto it = got.begin(); it != got.end();) {
       if (detail::access::state(*it)->still_grants(sid)) {
         ++it;
         continue;
       }
-      release_quietly(*it);  // not inside a predicate: erase_if's must not change the element
+      stale.push_back(std::move(*it));  // not inside a predicate: erase_if's must not change the element
       it = got.erase(it);
-      ++stale;
     }
-    if (stale)
-      s->core->logger()->debug("semaphore: {} lease(s) of an earlier session or lost; taking others", stale);
-    if ((int)got.size() == qty) return finish({});
+    if (!stale.empty()) {
+      core->logger()->debug("semaphore: {} lease(s) of an earlier session or lost; taking others",
+                            stale.size());
+      give_back(*core, {}, std::move(stale));
+    }
+    if ((int)got.size() == qty) return complete({}, std::move(got));
     if (stopping()) return stop({});
-    retries = 0;
-    start = Clock::now();
+    retries.restart();
     take_mutex();
   }
 
   void take_mutex() {
     detail::AcquireOptions o;
     o.deadline = deadline;
-    in_mutex = true;
+    step = Step::taking_mutex;
     mutex_cancel = std::make_shared<CancelState>();
     s->mutex->attempt_lock(std::move(o), mutex_cancel, [self = shared_from_this()](error_code ec, Lease l) {
-      self->in_mutex = false;
-      if (self->finished) return release_quietly(l);
+      self->step = Step::idle;
+      if (self->ended()) return give_back(*self->core, {}, lease_list(std::move(l)));
       if (ec == asio::error::operation_aborted || (!ec && !l)) {
-        if (!ec) self->timed_out = true;
+        if (!ec) self->mark_timed_out();
         return self->stop({});
       }
       if (ec) return self->stop(ec);
@@ -129,7 +118,7 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
   }
 
   void create_lease() {
-    if (cancel->requested()) return stop({});
+    if (cancelled()) return stop({});
     CreateOptions co;
     co.mode = CreateMode::ephemeral_sequential;
     co.parents_as_containers = true;
@@ -138,169 +127,121 @@ struct SemAcquire : std::enable_shared_from_this<SemAcquire> {
       std::lock_guard lk(s->mu);
       co.data = s->node_data;
     }
-    in_flight = true;
-    create_pending = true;
-    create_ec = {};
+    step = Step::round;
+    round.start_create();
     create_stop = std::make_shared<StopSignal>();
-    s->core->create(make_path(s->leases_path, InterProcessSemaphoreV2::lease_base_name), std::move(co),
-                    [self = shared_from_this()](error_code ec, CreateResult r) {
-                      self->create_pending = false;
-                      self->create_ec = ec;
-                      if (!ec) {
-                        self->lease_path = std::move(r.path);
-                        self->czxid = r.stat.czxid;
-                        self->session = r.stat.ephemeral_owner;
-                      }
-                      // Stopping with no lease node: the pipelined listing is not needed.
-                      if (!self->pipelined_pending || (ec && self->stopping())) self->after_create();
-                    },
-                    {.stop = create_stop});
+    core->create(make_path(s->leases_path, InterProcessSemaphoreV2::lease_base_name), std::move(co),
+                 [self = shared_from_this()](error_code ec, CreateResult r) {
+                   if (!ec) {
+                     self->lease_node.path = std::move(r.path);
+                     self->lease_node.czxid = r.stat.czxid;
+                     self->lease_node.session = r.stat.ephemeral_owner;
+                   }
+                   // Stopping with no lease node: the pipelined listing is not needed.
+                   if (self->round.create_replied(ec) || (ec && self->stopping())) self->round_done();
+                 },
+                 {.stop = create_stop});
     // The deadline passed while the internal mutex was being taken (a timeout stops only waits, so a free
     // semaphore is still granted past it): the create has gone out if the connection was up, but it must not
     // wait for the connection or be retried, which `interrupt` would have ruled had it come now.
-    if (timed_out) create_stop->request();
-    // The listing goes out right behind the create, before its reply: the session's requests are applied in
-    // order, so it already shows our lease (one round trip for both). Not trusted when it does not.
-    list_leases(true);
-  }
-
-  void after_create() {
-    in_flight = false;
-    if (finished) return;
-    if (create_ec) return stop(stopping() ? error_code{} : create_ec);  // a timeout or cancel, not its error
-    on_children(pipelined_ec, std::move(pipelined_children), true);
+    if (timed_out()) create_stop->request();
+    // The listing goes out right behind the create, before its reply (the queue-node step, acquire_op.hpp).
+    list_leases();
   }
 
   void check() {
-    if (cancel->requested()) return stop({});
-    list_leases(false);
+    if (cancelled()) return stop({});
+    step = Step::round;
+    round.start_listing();
+    list_leases();
   }
 
-  void list_leases(bool pipelined) {
-    in_flight = true;
+  void list_leases() {
     woken = false;
-    if (pipelined) pipelined_pending = true;
     auto self = shared_from_this();
-    watch = s->core->get_children(
+    watch = core->get_children(
         s->leases_path,
         [self](const WatchedEvent&) {
           self->watch = 0;
-          if (self->finished) return;
-          if (self->in_flight) {
+          if (self->ended()) return;
+          if (self->step != Step::idle) {
             self->woken = true;
             return;
           }
           self->check();
         },
-        [self, pipelined](error_code ec, Children c) {
-          if (pipelined) {
-            self->pipelined_pending = false;
-            self->pipelined_ec = ec;
-            self->pipelined_children = std::move(c.names);
-            if (!self->create_pending) self->after_create();
-            return;
-          }
-          self->on_children(ec, std::move(c.names), false);
+        [self](error_code ec, Children c) {
+          self->listing_ec = ec;
+          self->listed = std::move(c.names);
+          if (self->round.listing_replied()) self->round_done();
         });
+  }
+
+  void round_done() {
+    step = Step::idle;
+    if (ended()) return;
+    const bool created = round.finish();
+    if (created && round.create_error())  // a timeout or cancel, not its error
+      return stop(stopping() ? error_code{} : round.create_error());
+    on_children(listing_ec, std::move(listed), created);
   }
 
   /// `pipelined`: the listing was sent before the create's reply; it counts only if it shows our lease.
   void on_children(error_code ec, std::vector<std::string> names, bool pipelined) {
-    in_flight = false;
-    if (finished) return;
-    if (cancel->requested()) return stop({});
+    if (cancelled()) return stop({});
     if (ec && ec != zk_errc::no_node) return stop(ec);
-    auto ours = node_name(lease_path);
+    auto ours = node_name(lease_node.path);
     if (ec || std::find(names.begin(), names.end(), ours) == names.end()) {
       if (!pipelined) return missing_node();
-      if (watch) s->core->remove_watch(watch), watch = 0;
+      if (watch) core->remove_watch(watch), watch = 0;
       return check();  // the create was retried after the listing was sent: list again
     }
     if ((int)names.size() <= s->max_leases) return got_one();
-    if (timed_out || (deadline && Clock::now() >= *deadline)) {
-      timed_out = true;
-      return stop({});
-    }
+    if (out_of_time()) return stop({});
     if (std::exchange(woken, false)) return check();
     // wait for the children watch
   }
 
   void got_one() {
-    if (watch) s->core->remove_watch(watch), watch = 0;
-    if (s->core->session_id() != session) {
-      // CURATOR-604 (as LockInternals::grant): a node of an earlier session, not yet deleted by the server,
-      // is never ours. Delete it, give the mutex back and make a new one.
-      s->core->remove(std::exchange(lease_path, std::string()), -1, true, true, [](error_code) {});
-      release_quietly(mutex_lease);
+    if (watch) core->remove_watch(watch), watch = 0;
+    if (!lease_node.of_live_session(*core)) {
+      // CURATOR-604 (as LockInternals::Attempt::grant): a node of an earlier session, not yet deleted by the
+      // server, is never ours. Delete it, give the mutex back and make a new one.
+      give_back(*core, {lease_node.take_path()}, lease_list(std::move(mutex_lease)));
       if (stopping()) return stop({});
       return take_mutex();
     }
-    got.push_back(make_lease(s->core, std::move(lease_path), czxid, session));
-    lease_path.clear();
-    release_quietly(mutex_lease);  // the mutex is held only while waiting for a slot
+    got.push_back(make_lease(core, lease_node.take_path(), lease_node.czxid, lease_node.session));
+    give_back(*core, {},
+              lease_list(std::move(mutex_lease)));  // the mutex is held only while waiting for a slot
     next();
   }
 
   /// RETRY_DUE_TO_MISSING_NODE (CURATOR-315/335): return the lease and the mutex, then try again.
   void missing_node() {
-    if (watch) s->core->remove_watch(watch), watch = 0;
-    auto elapsed = std::chrono::duration_cast<Millis>(Clock::now() - start);
-    auto sleep = s->core->retry_policy().allow_retry(retries++, elapsed);
+    if (watch) core->remove_watch(watch), watch = 0;
+    auto sleep = retries.next(*core);
     if (!sleep) return stop(errc::node_not_found_after_retries);  // deletes the lease and the mutex first
-    if (!lease_path.empty()) s->core->remove(lease_path, -1, true, true, [](error_code) {});
-    lease_path.clear();
-    release_quietly(mutex_lease);
-    retry_timer = std::make_unique<asio::steady_timer>(s->core->io_executor(), *sleep);
-    retry_timer->async_wait([self = shared_from_this()](error_code) {
-      if (self->finished) return;
-      if (self->stopping()) return self->stop({});
-      self->take_mutex();
+    std::vector<std::string> nodes;
+    if (!lease_node.empty()) nodes.push_back(lease_node.take_path());
+    give_back(*core, std::move(nodes), lease_list(std::move(mutex_lease)));
+    pause(*sleep, [](SemAcquire& a) {
+      if (a.stopping()) return a.stop({});
+      a.take_mutex();
     });
   }
 
-  /// Timeout, cancellation or error: give everything back (nodes first), then complete.
+  /// Timeout, cancellation or error: give everything back (the lease being made, the leases already taken,
+  /// the internal mutex), every delete answered, then complete.
   void stop(error_code ec) {
-    if (finished) return;
-    finished = true;
-    if (watch) s->core->remove_watch(watch), watch = 0;
-    if (!ec && cancel->requested() && !timed_out) ec = asio::error::operation_aborted;
-    stop_ec = ec;
-    // Every delete is waited for: the leases already taken, the internal mutex and the lease being made are
-    // all gone (or left to the guaranteed delete after a failure) before the operation completes.
-    auto self = shared_from_this();
-    pending_deletes = 1;
-    auto give_back = [&](Lease& l) {
-      if (auto st = detail::access::state(l); st && !st->released) {
-        ++pending_deletes;
-        st->release([self](error_code) { self->deleted(); });  // runs its callback exactly once
-      }
-      l = Lease();
-    };
-    for (auto& l : got) give_back(l);
+    if (ended()) return;
+    if (watch) core->remove_watch(watch), watch = 0;
+    std::vector<std::string> nodes;
+    if (!lease_node.empty()) nodes.push_back(lease_node.take_path());
+    auto leases = std::move(got);
     got.clear();
-    give_back(mutex_lease);
-    if (!lease_path.empty() && s->core->is_open()) {
-      ++pending_deletes;
-      s->core->remove(lease_path, -1, true, true, [self](error_code) { self->deleted(); });
-    }
-    lease_path.clear();
-    deleted();
-  }
-
-  void deleted() {
-    if (--pending_deletes > 0) return;
-    if (deadline_timer) deadline_timer->cancel();
-    cancel->on_request({});
-    auto d = std::move(done);
-    if (d) d(stop_ec, {});
-  }
-
-  void finish(error_code ec) {
-    finished = true;
-    if (deadline_timer) deadline_timer->cancel();
-    cancel->on_request({});
-    auto d = std::move(done);
-    if (d) d(ec, std::move(got));
+    leases.push_back(std::move(mutex_lease));
+    stop_giving_back(ec, std::move(nodes), std::move(leases));
   }
 };
 
@@ -314,12 +255,7 @@ void semaphore_acquire(std::shared_ptr<SemaphoreShared> s, int qty,
     return boost::asio::post(s->core->io_executor(),
                              [done = std::move(done)]() mutable { done(errc::invalid_argument, {}); });
   }
-  auto a = std::make_shared<SemAcquire>();
-  a->s = std::move(s);
-  a->qty = qty;
-  a->deadline = deadline;
-  a->cancel = cancel ? std::move(cancel) : std::make_shared<CancelState>();
-  a->done = std::move(done);
+  auto a = std::make_shared<SemAcquire>(std::move(s), qty, deadline, std::move(cancel), std::move(done));
   a->begin();
 }
 

@@ -1,9 +1,12 @@
 #include <atomic>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <zkr/recipes/detail/callback_guard.hpp>
 #include <zkr/recipes/detail/lease_core.hpp>
 #include <zkr/recipes/detail/lock_internals.hpp>
 #include <zkr/recipes/leader_latch.hpp>
+
+#include "retry_pause.hpp"
 
 namespace asio = boost::asio;
 
@@ -35,7 +38,7 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
   Lease lease;                                   // our granted node, if any
   std::uint64_t state_listener = 0;
   bool need_attempt = false;  // an acquire failed; start one again once connected
-  std::uint64_t claim_gen = 0;
+  detail::Epoch claims;       // a claim's read counts only while it is the latest
   std::optional<asio::steady_timer> retry_timer;
 
   // under mu
@@ -58,6 +61,9 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
                                                        nullptr)),
         id(std::move(id_)),
         close_mode(mode) {}
+
+  /// The hold of the latch's callbacks: they do not keep it alive.
+  detail::CallbackGuard<Impl> guard() { return detail::CallbackGuard<Impl>::weak(shared_from_this()); }
 
   bool started() const {
     std::lock_guard lk(mu);
@@ -104,8 +110,8 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
 
   void begin() {
     if (!started()) return;
-    state_listener = core->add_state_listener([weak = weak_from_this()](ConnectionState s) {
-      if (auto self = weak.lock()) self->on_state(s);
+    state_listener = core->add_state_listener([g = guard()](ConnectionState s) {
+      if (auto self = g.get()) self->on_state(s);
     });
     acquire();
   }
@@ -119,18 +125,17 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
     attempt = cancel;
     detail::AcquireOptions o;
     o.node_data = id;  // never the client's default data: Curator's latch writes the id, "" as 0 bytes
-    o.on_queued = [weak = weak_from_this()](const std::string& path) {
-      if (auto self = weak.lock()) {
+    o.on_queued = [g = guard()](const std::string& path) {
+      if (auto self = g.get()) {
         std::lock_guard lk(self->mu);
         if (self->state == State::started) self->our_path = path;
       }
     };
-    engine->attempt_lock(std::move(o), cancel,
-                         [weak = weak_from_this(), cancel](error_code ec, Lease l) mutable {
-                           auto self = weak.lock();
-                           if (!self) return;  // `l`, if any, is released by its destructor
-                           self->on_attempt_done(cancel, ec, std::move(l));
-                         });
+    engine->attempt_lock(std::move(o), cancel, [g = guard(), cancel](error_code ec, Lease l) mutable {
+      auto self = g.get();
+      if (!self) return;  // `l`, if any, is released by its destructor
+      self->on_attempt_done(cancel, ec, std::move(l));
+    });
   }
 
   void on_attempt_done(const std::shared_ptr<detail::CancelState>& cancel, error_code ec, Lease l) {
@@ -145,12 +150,11 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
     }
     // The loss signal, and a watch on our node (deletion by someone else). Handled back on the I/O thread
     // from the lease's current status (not the value passed), so that statuses are never seen out of order.
-    lease.on_status_change(
-        [weak = weak_from_this(), lc = std::weak_ptr(detail::access::state(lease))](LeaseStatus) {
-          auto self = weak.lock();
-          if (!self) return;
-          asio::post(self->core->io_executor(), [self, lc] { self->on_lease_status(lc.lock()); });
-        });
+    lease.on_status_change([g = guard(), lc = std::weak_ptr(detail::access::state(lease))](LeaseStatus) {
+      auto self = g.get();
+      if (!self) return;
+      asio::post(self->core->io_executor(), [self, lc] { self->on_lease_status(lc.lock()); });
+    });
     if (lease.status() == LeaseStatus::held) claim();
   }
 
@@ -162,9 +166,9 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
     need_attempt = true;
     if (!core->is_connected()) return;  // on_state starts it
     if (!retry_timer) retry_timer.emplace(core->io_executor());
-    retry_timer->expires_after(std::chrono::seconds(1));
-    retry_timer->async_wait([weak = weak_from_this()](error_code e) {
-      auto self = weak.lock();
+    retry_timer->expires_after(detail::failure_retry_pause);
+    retry_timer->async_wait([g = guard()](error_code e) {
+      auto self = g.get();
       if (!e && self && self->need_attempt) self->acquire();
     });
   }
@@ -202,25 +206,23 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
   /// Our node was first: claim leadership once it is read back as a node of the current session (Curator
   /// 5.7's owner check, CURATOR-696). A failed read leaves the flag as it is; the loss signal brings us back.
   void claim() {
-    const auto gen = ++claim_gen;
     auto lc = detail::access::state(lease);
-    core->get_data(
-        lease.node_path(), nullptr, [self = shared_from_this(), gen, lc](error_code ec, NodeData d) {
-          if (gen != self->claim_gen || !self->lease || detail::access::state(self->lease) != lc ||
-              !self->started())
-            return;
-          if (self->lease.status() != LeaseStatus::held) return;
-          if (ec == zk_errc::no_node || (!ec && d.stat.ephemeral_owner != self->core->session_id()))
-            return self->requeue_new_node();
-          if (ec) return;
-          {
-            std::lock_guard lk(self->mu);
-            self->last_path_is_leader = self->lease.node_path();
-            self->token = self->lease.fencing_token();
-          }
-          self->set_leadership(true);
-          if (self->lease.status() != LeaseStatus::held) self->set_leadership(false);  // changed meanwhile
-        });
+    auto g = detail::CallbackGuard<Impl>::strong(shared_from_this(), &Impl::claims);  // the latest claim's
+    core->get_data(lease.node_path(), nullptr, [g, lc](error_code ec, NodeData d) {
+      auto self = g.get();
+      if (!self || !self->lease || detail::access::state(self->lease) != lc || !self->started()) return;
+      if (self->lease.status() != LeaseStatus::held) return;
+      if (ec == zk_errc::no_node || (!ec && d.stat.ephemeral_owner != self->core->session_id()))
+        return self->requeue_new_node();
+      if (ec) return;
+      {
+        std::lock_guard lk(self->mu);
+        self->last_path_is_leader = self->lease.node_path();
+        self->token = self->lease.fencing_token();
+      }
+      self->set_leadership(true);
+      if (self->lease.status() != LeaseStatus::held) self->set_leadership(false);  // changed meanwhile
+    });
   }
 
   /// After close: cancel the acquire (the engine deletes its node, even one whose create is in flight),

@@ -3,6 +3,8 @@
 #include <zkr/recipes/detail/lock_internals.hpp>
 #include <zkr/recipes/leader_selector.hpp>
 
+#include "retry_pause.hpp"
+
 namespace asio = boost::asio;
 
 namespace zkr {
@@ -224,7 +226,7 @@ void LeaderSelector::do_work() {
   if (ec && ec != asio::error::operation_aborted) {
     // An acquire that failed (retry policy exhausted while disconnected): pause before the next one.
     std::unique_lock lk(mu_);
-    cv_.wait_for(lk, std::chrono::seconds(1), [&] { return state_ != State::started; });
+    cv_.wait_for(lk, detail::failure_retry_pause, [&] { return state_ != State::started; });
   }
   internal_requeue();
 }

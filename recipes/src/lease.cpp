@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <zkr/framework/paths.hpp>
+#include <zkr/recipes/detail/callback_guard.hpp>
 #include <zkr/recipes/detail/lease_core.hpp>
 
 namespace zkr {
@@ -27,9 +28,9 @@ LeaseCore::LeaseCore(std::shared_ptr<Core> c, std::string p, std::int64_t token,
     : core(std::move(c)), path(std::move(p)), czxid(token), session(sid), persistent(pers) {}
 
 void LeaseCore::start_monitoring() {
-  auto weak = weak_from_this();
-  state_listener = core->add_state_listener([weak](ConnectionState s) {
-    auto self = weak.lock();
+  const auto guard = CallbackGuard<LeaseCore>::weak(shared_from_this());
+  state_listener = core->add_state_listener([guard](ConnectionState s) {
+    auto self = guard.get();
     if (!self) return;
     if (self->persistent) {
       // The node is not the session's: a session's end is no loss, and any new session may confirm the node.
@@ -88,11 +89,11 @@ void LeaseCore::stop_monitoring() {
 
 void LeaseCore::confirm_node(bool read_only) {
   if (status == LeaseStatus::lost || status == LeaseStatus::released) return;
-  auto weak = weak_from_this();
+  const auto guard = CallbackGuard<LeaseCore>::weak(shared_from_this());
   core->exists(
       path, {},
-      [weak, read_only](error_code ec, Stat) {
-        auto self = weak.lock();
+      [guard, read_only](error_code ec, Stat) {
+        auto self = guard.get();
         if (!self || self->released) return;
         if (ec == zk_errc::no_node) return self->set_status(LeaseStatus::lost);
         if (ec || !self->core->is_connected()) return;  // unknown: the next connection looks again
@@ -109,14 +110,14 @@ void LeaseCore::confirm_node(bool read_only) {
 void LeaseCore::watch_node() {
   if (node_watch || status == LeaseStatus::lost || status == LeaseStatus::released) return;
   watch_wanted = true;
-  auto weak = weak_from_this();
-  const auto gen = ++node_watch_gen;
+  const auto guard = CallbackGuard<LeaseCore>::weak(shared_from_this());
+  // Not an earlier watch's (an ended session's) late event: only the latest watch's counts.
+  const auto latest = CallbackGuard<LeaseCore>::weak(shared_from_this(), &LeaseCore::node_watches);
   const auto id = core->exists(
       path,
-      [weak, gen](const WatchedEvent& ev) {
-        auto self = weak.lock();
+      [latest](const WatchedEvent& ev) {
+        auto self = latest.get();
         if (!self) return;
-        if (gen != self->node_watch_gen) return;  // an earlier watch's (an ended session's) late event
         self->node_watch = 0;
         // Our own release deletes the node: that is no loss. (A release from the caller's thread marks the lease
         // released before its delete leaves; its I/O-thread bookkeeping may run after this event.)
@@ -128,8 +129,8 @@ void LeaseCore::watch_node() {
         else
           self->watch_node();  // data changed (e.g. a revocation request): keep watching
       },
-      [weak](error_code ec, Stat) {
-        auto self = weak.lock();
+      [guard](error_code ec, Stat) {
+        auto self = guard.get();
         if (!self) return;
         if (ec == zk_errc::no_node) return self->set_status(LeaseStatus::lost);
         if (!ec) return;

@@ -3,8 +3,12 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <zkr/framework/paths.hpp>
+#include <zkr/recipes/detail/callback_guard.hpp>
 #include <zkr/recipes/detail/lease_core.hpp>
 #include <zkr/recipes/detail/lock_internals.hpp>
+
+#include "acquire_op.hpp"
+#include "retry_pause.hpp"
 
 namespace asio = boost::asio;
 
@@ -48,119 +52,94 @@ struct LockInternals::ListingBatch {
   std::vector<std::shared_ptr<Attempt>> members;
 };
 
-/// One acquire: a state machine on the I/O thread.
-struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Attempt> {
-  using Clock = std::chrono::steady_clock;
+/// One acquire: a state machine on the I/O thread, on the acquire scaffold (acquire_op.hpp).
+struct LockInternals::Attempt : AcquireOp<LockInternals::Attempt, Lease> {
+  /// What the attempt is doing: nothing in flight (waiting on its watches, pausing before a new node, or not
+  /// begun), a queue round (create + pipelined listing, or a listing alone), or the read that sets its watch.
+  enum class Step : std::uint8_t { idle, round, watch_read };
+  /// What the watched node's deletion means: list again, or the lock is ours (the latest listing showed it
+  /// as the only one ahead).
+  enum class OnWatchedGone : std::uint8_t { relist, grant };
+
+  Attempt(std::shared_ptr<LockInternals> e, AcquireOptions o, std::shared_ptr<CancelState> c, Done d)
+      : AcquireOp(e->core_, o.deadline, std::move(c), std::move(d)),
+        engine(std::move(e)),
+        options(std::move(o)) {}
+
   std::shared_ptr<LockInternals> engine;
-  std::shared_ptr<detail::Core> core;
   AcquireOptions options;
-  std::shared_ptr<detail::CancelState> cancel;
-  detail::unique_function<void(error_code, Lease)> done;
-  Clock::time_point start = Clock::now();
-  int retries = 0;
-  std::string our_path;  // un-namespaced
-  std::int64_t czxid = 0;
-  std::int64_t session = 0;      // the node's owner; for a persistent node, the session that made it
-  bool persistent = false;       // our node outlives its session (LockNodeSpec)
-  detail::WatchId watch = 0;     // on the node the driver names (path_to_watch), while waiting
-  std::string watched;           // its name
-  bool shortcut = false;         // its deletion grants the lock (the latest listing: the only one ahead)
+  Step step = Step::idle;
+  bool woken = false;  // a watch fired while a request was in flight: look again when it returns
+  RetryBudget retries;
+  QueuedNode node;
+  QueueRound round;
+  error_code listing_ec;
+  std::shared_ptr<const Listing> listing;
+  detail::StopPtr create_stop;  // stops the create's retry loop (a try not yet sent is never sent)
+  detail::WatchId watch = 0;    // on the node the driver names (path_to_watch), while waiting
+  std::string watched;          // its name
+  OnWatchedGone watched_gone = OnWatchedGone::relist;
   detail::WatchId prewatch = 0;  // on the node ahead of it (path_to_prewatch), while waiting
   std::string prewatched;        // its name
-  std::uint64_t prewatch_gen = 0;
-  bool in_flight = false;  // a request of ours is outstanding
-  bool woken = false;      // the watch fired while a request was in flight: look again when it returns
-  bool finished = false;
-  bool timed_out = false;
-  std::unique_ptr<asio::steady_timer> deadline_timer;
-  std::unique_ptr<asio::steady_timer> retry_timer;
-  detail::StopPtr create_stop;  // stops the create's retry loop (a try not yet sent is never sent)
+  Epoch prewatch_epoch;          // tells the current pre-watch's callbacks from a replaced one's
 
   void begin() {
-    if (options.deadline) {
-      deadline_timer = std::make_unique<asio::steady_timer>(core->io_executor(), *options.deadline);
-      deadline_timer->async_wait([self = shared_from_this()](error_code ec) {
-        if (ec || self->finished) return;
-        self->timed_out = true;
-        self->interrupt();
-      });
-    }
-    cancel->on_request([self = shared_from_this()] { self->interrupt(); });
+    arm();
     if (options.existing_node) {  // adopt a node the caller queued (multi-lock batch): no create
-      auto node = std::move(*options.existing_node);
+      auto n = std::move(*options.existing_node);
       options.existing_node.reset();
-      our_path = std::move(node.path);
-      czxid = node.czxid;
-      session = node.session;
+      node = QueuedNode{std::move(n.path), n.czxid, n.session, LockNodeMode::ephemeral_sequential};
       return check();
     }
     create_node();
   }
-
-  /// Cancellation stops at any step. A timeout only stops a *wait*: requests in flight finish and a listing
-  /// that shows the lock held still grants it (Curator: acquire(0) on a free lock succeeds).
-  bool stopping() const { return timed_out || cancel->requested(); }
-  bool cancelled() const { return cancel->requested(); }
 
   /// Timeout or cancellation: if nothing is in flight we clean up now, else when the reply comes. A create
   /// still waiting for the connection (or sleeping between tries) is stopped, so an outage does not hold the
   /// acquire for the create's whole retry loop; a try already sent is not recalled, and if its reply is lost,
   /// the framework finds and deletes its node once connected (protected mode).
   void interrupt() {
-    if (finished) return;
-    if (in_flight) {
-      if (create_pending && create_stop) create_stop->request();
+    if (ended()) return;
+    if (step != Step::idle) {
+      if (round.awaiting_create() && create_stop) create_stop->request();
       return;
     }
-    if (retry_timer) retry_timer->cancel();
+    cancel_pause();
     give_up({});
   }
-
-  // The round in progress: a create with the listing pipelined behind it, or a listing alone.
-  bool create_pending = false;
-  bool listing_pending = false;
-  bool round_created = false;  // this round began with a create
-  error_code create_ec;
-  error_code listing_ec;
-  std::shared_ptr<const Listing> listing;
 
   void create_node() {
     if (cancelled()) return give_up({});
     // The driver describes the node; the engine makes it.
     auto spec = driver().lock_node(engine->lock_name_);
-    persistent = spec.mode == LockNodeMode::persistent_sequential;
+    node.mode = spec.mode;
     CreateOptions co;
     if (options.fixed_sequence.empty())
-      co.mode = persistent ? CreateMode::persistent_sequential : CreateMode::ephemeral_sequential;
+      co.mode = node.persistent() ? CreateMode::persistent_sequential : CreateMode::ephemeral_sequential;
     else
-      co.mode = persistent ? CreateMode::persistent : CreateMode::ephemeral;
+      co.mode = node.persistent() ? CreateMode::persistent : CreateMode::ephemeral;
     co.parents_as_containers = true;
     co.protection = spec.protection;
     if (options.revocable)
       co.data = std::string();  // Curator
     else
       co.data = options.node_data ? options.node_data : std::move(spec.data);  // a retry needs it again
-    in_flight = true;
-    round_created = true;
-    create_pending = true;
-    listing_pending = true;
-    create_ec = {};
+    step = Step::round;
+    round.start_create();
     create_stop = std::make_shared<detail::StopSignal>();
     core->create(make_path(engine->base_path_, engine->lock_name_ + options.fixed_sequence), std::move(co),
                  [self = shared_from_this()](error_code ec, CreateResult r) {
-                   if (!ec)
-                     self->core->logger()->debug("lock {}: queued as {}", self->engine->base_path_, r.path);
-                   self->create_pending = false;
-                   self->create_ec = ec;
                    if (!ec) {
-                     self->our_path = std::move(r.path);
-                     self->czxid = r.stat.czxid;
+                     self->core->logger()->debug("lock {}: queued as {}", self->engine->base_path_, r.path);
                      // A persistent node has no owner: it is this session's doing, and stays ours after it.
-                     self->session = self->persistent ? self->core->session_id() : r.stat.ephemeral_owner;
+                     self->node.path = std::move(r.path);
+                     self->node.czxid = r.stat.czxid;
+                     self->node.session =
+                         self->node.persistent() ? self->core->session_id() : r.stat.ephemeral_owner;
                      self->tell(self->options.on_queued);
                    }
                    // Stopping with no node: the pipelined listing (shared, still waiting) is not needed.
-                   if (!self->listing_pending || (ec && self->stopping())) self->round_done();
+                   if (self->round.create_replied(ec) || (ec && self->stopping())) self->round_done();
                  },
                  {.stop = create_stop});
     // Pipelined: sent behind the create before its reply (see the file comment).
@@ -169,26 +148,25 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
 
   void check() {
     if (cancelled()) return give_up({});
-    in_flight = true;
-    round_created = false;
-    listing_pending = true;
+    step = Step::round;
+    round.start_listing();
     engine->join_listing(shared_from_this());
   }
 
   /// A shared listing arrived (the engine calls this on every member of its batch).
   void on_listing(error_code ec, std::shared_ptr<const Listing> l) {
-    listing_pending = false;
     listing_ec = ec;
     listing = std::move(l);
-    if (!create_pending) round_done();
+    if (round.listing_replied()) round_done();
   }
 
   void round_done() {
-    in_flight = false;
+    step = Step::idle;
     auto l = std::move(listing);
     listing.reset();
-    if (finished) return;
-    const bool created = std::exchange(round_created, false);
+    if (ended()) return;
+    const bool created = round.finish();
+    const auto create_ec = round.create_error();
     if (created && create_ec && stopping())
       return give_up({});  // a timeout or cancel, not the create's error
     if (created) {
@@ -202,13 +180,9 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
 
   const LockDriver& driver() const { return options.driver ? *options.driver : *engine->driver_; }
 
-  /// Whether our node is still the current session's to hold. An ephemeral node of an earlier session is
-  /// gone or going (CURATOR-604); a persistent node stays, and stays ours.
-  bool node_of_live_session() const { return persistent || core->session_id() == session; }
-
   /// `pipelined`: the listing was sent before the create's reply; it counts only if it shows our node.
   void decide(const Listing& l, bool pipelined) {
-    auto our_name = node_name(our_path);
+    auto our_name = node_name(node.path);
     auto r = driver().gets_the_lock(l.names, our_name, engine->max_leases_);
     if (!r && pipelined) return check();  // the create was retried after the listing was sent
     // Our node is gone: the session was lost (a persistent node: someone deleted it).
@@ -217,25 +191,23 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
         std::find(l.names.begin(), l.names.end(), options.fixed_sequence_node) == l.names.end())
       return give_up(errc::lock_lost);  // the node whose place we take is gone: so is the grant it stood for
     if (r->gets_the_lock) return grant();
-    if (timed_out || (options.deadline && Clock::now() >= *options.deadline)) {
-      timed_out = true;
-      return give_up({});
-    }
+    if (out_of_time()) return give_up({});
     // An event seen while this listing was in flight may postdate it: look again.
     if (std::exchange(woken, false)) return check();
     // The shortcut relies on nothing sorting ahead of us later; a foreign child (not a node of the lock:
     // CURATOR-43) shows that this directory holds names outside that rule, so re-list after the wake-up.
-    shortcut = r->granted_when_watched_node_goes && !l.foreign;
+    watched_gone =
+        r->granted_when_watched_node_goes && !l.foreign ? OnWatchedGone::grant : OnWatchedGone::relist;
     core->logger()->debug("lock {}: {} waits on {}", engine->base_path_, our_name, r->path_to_watch);
     watch_node(r->path_to_watch);
-    prewatch_node(shortcut || l.foreign ? std::string() : r->path_to_prewatch);
+    prewatch_node(watched_gone == OnWatchedGone::grant || l.foreign ? std::string() : r->path_to_prewatch);
   }
 
-  /// A watch of ours fired. True when the attempt should act on it now; false when finished, when a request
+  /// A watch of ours fired. True when the attempt should act on it now; false when ended, when a request
   /// is in flight (its reply looks again: `woken`) or when stopping (cleaned up here).
   bool wake_now() {
-    if (finished) return false;
-    if (in_flight) {
+    if (ended()) return false;
+    if (step != Step::idle) {
       woken = true;
       return false;
     }
@@ -247,11 +219,12 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
   }
 
   /// Waits on `name` (get_data with a watch, so a vanished node leaves no watch). Already watching it (a
-  /// re-listing after the pre-watched node went): that watch is kept, and its deletion now reads `shortcut`.
+  /// re-listing after the pre-watched node went): that watch is kept, and its deletion now reads
+  /// `watched_gone`.
   void watch_node(const std::string& name) {
     if (watch && watched == name) return;
     if (watch) core->remove_watch(watch), watch = 0;
-    in_flight = true;
+    step = Step::watch_read;
     watched = name;
     auto self = shared_from_this();
     watch = core->get_data(
@@ -260,13 +233,14 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
           self->watch = 0;
           self->watched.clear();
           if (!self->wake_now()) return;
-          if (self->shortcut && ev.type == EventType::node_deleted && self->node_of_live_session())
+          if (self->watched_gone == OnWatchedGone::grant && ev.type == EventType::node_deleted &&
+              self->node.of_live_session(*self->core))
             return self->grant();
           self->check();
         },
         [self](error_code ec, NodeData) {
-          self->in_flight = false;
-          if (self->finished) return;
+          self->step = Step::idle;
+          if (self->ended()) return;
           if (self->stopping()) return self->give_up({});
           if (ec == zk_errc::no_node) {  // already gone, no watch set: look again at once
             self->watch = 0;
@@ -282,7 +256,7 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
 
   /// Tells the caller's `on_queued` / `on_waiting` (if any) our node's path, on the completion executor.
   void tell(const std::function<void(const std::string&)>& event) const {
-    if (event) boost::asio::post(core->completion_executor(), [f = event, p = our_path] { f(p); });
+    if (event) boost::asio::post(core->completion_executor(), [f = event, p = node.path] { f(p); });
   }
 
   /// Watches the node ahead of the watched one (`PredicateResults::path_to_prewatch`; empty: none). Its
@@ -294,25 +268,28 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
     if (prewatch) core->remove_watch(prewatch), prewatch = 0;
     prewatched = name;
     if (name.empty()) return;
-    const auto gen = ++prewatch_gen;
-    auto self = shared_from_this();
-    auto went = [self, gen] {
-      if (gen != self->prewatch_gen) return;  // replaced or dropped meanwhile
-      self->prewatch = 0;
-      self->prewatched.clear();
+    // Its callbacks count only while it is the current pre-watch (not replaced or dropped meanwhile).
+    const auto guard = CallbackGuard<Attempt>::strong(shared_from_this(), &Attempt::prewatch_epoch);
+    auto forget = [](Attempt& a) {
+      a.prewatch = 0;
+      a.prewatched.clear();
+    };
+    auto went = [guard, forget] {
+      auto self = guard.get();
+      if (!self) return;
+      forget(*self);
       if (self->wake_now()) self->check();
     };
     prewatch = core->get_data(
         make_path(engine->base_path_, name),
-        [self, gen, went](const WatchedEvent& ev) {
+        [guard, went, forget](const WatchedEvent& ev) {
           if (ev.type == EventType::node_deleted) return went();
-          if (gen == self->prewatch_gen)
-            self->prewatch = 0, self->prewatched.clear();  // spent: nothing learnt
+          if (auto self = guard.get()) forget(*self);  // spent: nothing learnt
         },
-        [self, gen, went](error_code ec, NodeData) {
+        [guard, went, forget](error_code ec, NodeData) {
           if (ec == zk_errc::no_node) return went();
           // Any other error set no watch: forget it, so that the next listing can pre-watch again.
-          if (ec && gen == self->prewatch_gen) self->prewatch = 0, self->prewatched.clear();
+          if (auto self = guard.get(); ec && self) forget(*self);
         });
   }
 
@@ -322,26 +299,27 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
     watched.clear();
     if (prewatch) core->remove_watch(prewatch), prewatch = 0;
     prewatched.clear();
-    ++prewatch_gen;
+    prewatch_epoch.advance();
   }
 
   void grant() {
     // CURATOR-604: an ephemeral node of an earlier session is never ours.
-    if (!node_of_live_session()) return retry_with_new_node(zk_errc::session_expired);
-    if (!options.fixed_sequence_node.empty() && session != options.fixed_sequence_session)
+    if (!node.of_live_session(*core)) return retry_with_new_node(zk_errc::session_expired);
+    if (!options.fixed_sequence_node.empty() && node.session != options.fixed_sequence_session)
       return give_up(errc::lock_lost);
-    core->logger()->debug("lock {}: granted {}", engine->base_path_, our_path);
-    auto lease = detail::make_lease(core, our_path, czxid, session, persistent);
+    core->logger()->debug("lock {}: granted {}", engine->base_path_, node.path);
+    drop_watches();
+    auto lease = detail::make_lease(core, node.path, node.czxid, node.session, node.persistent());
     if (options.revocable)
       watch_revocation(core, detail::access::state(lease), std::move(options.on_revocation_requested));
-    finish({}, std::move(lease));
+    complete({}, std::move(lease));
   }
 
   /// Curator's revocableWatcher, armed once the lock is granted: reads our node with a data watch, runs the
   /// listener (on the completion executor) when the data is the revoke message, re-arms on every change and
   /// stops when the node goes (its deletion fires the watch) or the lease is released. A read that fails
-  /// otherwise (the retry policy gave up during a long disconnection) is tried again a second later, so the
-  /// hold does not silently stop being revocable.
+  /// otherwise (the retry policy gave up during a long disconnection) is tried again after
+  /// `failure_retry_pause`, so the hold does not silently stop being revocable.
   static void watch_revocation(std::shared_ptr<detail::Core> core, std::shared_ptr<detail::LeaseCore> lease,
                                std::function<void()> listener) {
     struct Watch : std::enable_shared_from_this<Watch> {
@@ -369,8 +347,9 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
       void arm_later() {
         auto lc = lease.lock();
         if (!lc || lc->released) return;
-        core->logger()->debug("revocation watch on {}: read failed, trying again in 1 s", path);
-        auto t = std::make_shared<asio::steady_timer>(core->io_executor(), std::chrono::seconds(1));
+        core->logger()->debug("revocation watch on {}: read failed, trying again in {} ms", path,
+                              failure_retry_pause.count());
+        auto t = std::make_shared<asio::steady_timer>(core->io_executor(), failure_retry_pause);
         t->async_wait([self = shared_from_this(), t](error_code ec) {
           if (!ec) self->arm();
         });
@@ -389,56 +368,22 @@ struct LockInternals::Attempt : std::enable_shared_from_this<LockInternals::Atte
     drop_watches();
     // Stopping, or out of retries: give_up deletes our node (it may still exist) *before* completing.
     if (stopping()) return give_up({});
-    auto elapsed = std::chrono::duration_cast<Millis>(Clock::now() - start);
-    auto sleep = core->retry_policy().allow_retry(retries++, elapsed);
+    auto sleep = retries.next(*core);
     if (!sleep || !core->is_open())
       return give_up(cause == zk_errc::no_node ? error_code(errc::node_not_found_after_retries) : cause);
-    if (!our_path.empty()) {
-      // Our node may still exist (a node of an earlier session, CURATOR-604; a listing that raced with the
-      // parent's reaping): delete it before making another one.
-      core->remove(our_path, -1, true, true, [](error_code) {});
-      our_path.clear();
-    }
-    retry_timer = std::make_unique<asio::steady_timer>(core->io_executor(), *sleep);
-    retry_timer->async_wait([self = shared_from_this()](error_code) {
-      if (self->finished) return;
-      self->create_node();
-    });
+    // Our node may still exist (a node of an earlier session, CURATOR-604; a listing that raced with the
+    // parent's reaping): delete it before making another one.
+    if (!node.empty()) give_back(*core, {node.take_path()}, {});
+    pause(*sleep, [](Attempt& a) { a.create_node(); });
   }
 
   /// Timeout, cancellation or error: delete our node, then complete.
   void give_up(error_code ec) {
-    if (finished) return;
+    if (ended()) return;
     drop_watches();
-    if (our_path.empty() || !core->is_open()) return finish_stopped(ec);
-    finished = true;
-    auto path = std::move(our_path);
-    our_path.clear();
-    core->remove(path, -1, /*guaranteed=*/true, /*quietly=*/true,
-                 [self = shared_from_this(), ec](error_code) { self->complete_stopped(ec); });
-  }
-
-  void finish_stopped(error_code ec) {
-    finished = true;
-    complete_stopped(ec);
-  }
-
-  void complete_stopped(error_code ec) {
-    if (!ec && cancel->requested() && !timed_out) ec = asio::error::operation_aborted;
-    if (deadline_timer) deadline_timer->cancel();
-    cancel->on_request({});
-    auto d = std::move(done);
-    if (d) d(ec, Lease());
-  }
-
-  void finish(error_code ec, Lease lease) {
-    finished = true;
-    drop_watches();
-    if (deadline_timer) deadline_timer->cancel();
-    cancel->on_request({});
-    if (ec && !our_path.empty()) core->remove(our_path, -1, true, true, [](error_code) {});
-    auto d = std::move(done);
-    if (d) d(ec, std::move(lease));
+    std::vector<std::string> nodes;
+    if (!node.empty()) nodes.push_back(node.take_path());
+    stop_giving_back(ec, std::move(nodes));
   }
 };
 
@@ -479,17 +424,13 @@ void LockInternals::send_listing(const std::shared_ptr<ListingBatch>& batch) {
 
 void LockInternals::attempt_lock(AcquireOptions options, std::shared_ptr<detail::CancelState> cancel,
                                  detail::unique_function<void(error_code, Lease)> done) {
-  auto a = std::make_shared<Attempt>();
-  a->engine = shared_from_this();
-  a->core = core_;
-  a->options = std::move(options);
-  a->cancel = cancel ? std::move(cancel) : std::make_shared<detail::CancelState>();
-  a->done = std::move(done);
+  auto a =
+      std::make_shared<Attempt>(shared_from_this(), std::move(options), std::move(cancel), std::move(done));
   if (a->cancel->requested()) {
+    std::vector<std::string> nodes;
     if (a->options.existing_node)  // ours from now on: delete it before completing
-      return a->core->remove(a->options.existing_node->path, -1, true, true,
-                             [a](error_code) { a->finish_stopped({}); });
-    return a->finish_stopped({});
+      nodes.push_back(std::move(a->options.existing_node->path));
+    return a->stop_giving_back({}, std::move(nodes));
   }
   a->begin();
 }

@@ -10,6 +10,7 @@
 #include <zkr/recipes/detail/lease_core.hpp>
 #include <zkr/recipes/inter_process_mutex.hpp>
 
+#include "acquire_op.hpp"
 #include "multi_lock_internals.hpp"
 
 namespace asio = boost::asio;
@@ -34,20 +35,19 @@ std::shared_ptr<MultiShared> make_multi_shared(std::shared_ptr<Core> core,
 
 namespace {
 
-/// Releases `leases` in the order given (I/O thread); `then` runs once every release has answered.
-void release_all(std::vector<Lease> leases, unique_function<void()> then) {
-  auto left = std::make_shared<std::size_t>(leases.size() + 1);
-  auto shared_then = std::make_shared<unique_function<void()>>(std::move(then));
-  auto answered = [left, shared_then] {
-    if (--*left == 0) (*shared_then)();
-  };
-  for (auto& l : leases) detail::access::state(l)->release([answered](error_code) { answered(); });
-  answered();
-}
+/// The path-based acquire: batched enqueue, pipelined listing, ordered waiting, on the acquire scaffold
+/// (acquire_op.hpp). See docs/multi-lock.md.
+struct MultiAcquire : AcquireOp<MultiAcquire, MultiLease> {
+  /// What is in flight: nothing, a request of the batch (the transaction and its listings, the directories'
+  /// creates, a listing round, deletes), or the engine's wait for one lock.
+  enum class Step : std::uint8_t { idle, batch, engine };
+  /// How the remaining locks are taken: queued in one transaction, or (after an unexpected failure) by the
+  /// engine, lock by lock.
+  enum class Mode : std::uint8_t { batched, lock_by_lock };
 
-/// The path-based acquire: batched enqueue, pipelined listing, ordered waiting. See docs/multi-lock.md.
-struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
-  using Clock = std::chrono::steady_clock;
+  MultiAcquire(std::shared_ptr<MultiShared> sh, std::optional<Clock::time_point> d,
+               std::shared_ptr<CancelState> c, Done dn)
+      : AcquireOp(sh->core, d, std::move(c), std::move(dn)), s(std::move(sh)) {}
 
   /// Our node in a lock, queued by a batch and not yet granted or handed to the engine.
   struct Queued {
@@ -56,10 +56,6 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
   };
 
   std::shared_ptr<MultiShared> s;
-  std::shared_ptr<Core> core;
-  std::optional<Clock::time_point> deadline;
-  std::shared_ptr<CancelState> cancel;
-  unique_function<void(error_code, MultiLease)> done;
   std::optional<std::string> node_data;
 
   std::vector<Lease> held;                    // the granted prefix of the list
@@ -68,43 +64,35 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
   std::int64_t batch_czxid = 0;     // every node of one transaction has the transaction's zxid
   std::int64_t batch_session = 0;
   int parent_rounds = 0;
-  bool batch = true;  // false after an unexpected failure: the engine, lock by lock, takes over
-  bool in_flight = false;
-  bool in_engine = false;
-  bool finished = false;
-  bool timed_out = false;
+  Mode mode = Mode::batched;
+  Step step = Step::idle;
   std::shared_ptr<CancelState> engine_cancel;
   std::vector<StopPtr>
       batch_stops;    // the transaction and its listings: stopped while waiting for the connection
   StopPtr dirs_stop;  // the making of missing directories: stopped by a cancellation only
-  std::unique_ptr<asio::steady_timer> deadline_timer;
 
   std::size_t n() const { return s->engines.size(); }
-  /// Cancellation stops at any step. The deadline only stops a *wait* (as the engine: a timed acquire of free
-  /// locks succeeds even with a zero timeout): it is checked where we would wait, and the engine applies it
-  /// to its own waits.
-  bool stopping() const { return cancel->requested(); }
-  bool past_deadline() const { return deadline && Clock::now() >= *deadline; }
+  // Cancellation stops at any step. The deadline only stops a *wait* (as the engine: a timed acquire of free
+  // locks succeeds even with a zero timeout): it is checked where we would wait (`out_of_time`), and the
+  // engine applies it to its own waits.
 
   void begin() {
-    cancel->on_request([self = shared_from_this()] { self->interrupt(); });
-    if (deadline) {
-      // At the deadline, a batch still waiting for the connection is not sent (an outage must not hold a
-      // timed acquire for the connection timeout); requests already sent finish, as everywhere.
-      deadline_timer = std::make_unique<asio::steady_timer>(core->io_executor(), *deadline);
-      deadline_timer->async_wait([self = shared_from_this()](error_code ec) {
-        if (ec || self->finished || !self->in_flight || self->in_engine) return;
-        for (auto& st : self->batch_stops) st->request();
-      });
-    }
+    arm();
     next();
+  }
+
+  /// At the deadline, a batch still waiting for the connection is not sent (an outage must not hold a timed
+  /// acquire for the connection timeout); requests already sent finish, as everywhere.
+  void on_deadline() {
+    if (step != Step::batch) return;
+    for (auto& st : batch_stops) st->request();
   }
 
   /// Cancellation: the engine cleans up its own attempt; a request in flight finishes first.
   void interrupt() {
-    if (finished) return;
-    if (in_engine) return engine_cancel->request();
-    if (in_flight) {
+    if (ended()) return;
+    if (step == Step::engine) return engine_cancel->request();
+    if (step == Step::batch) {
       // Requests of the batch still waiting for the connection are never sent (as the engine's create).
       for (auto& st : batch_stops) st->request();
       if (dirs_stop) dirs_stop->request();
@@ -114,12 +102,12 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
   }
 
   void next() {
-    if (finished) return;
-    if (stopping()) return stop({});
+    if (ended()) return;
+    if (cancelled()) return stop({});
     if (give_back_stale()) return;
     const std::size_t k = held.size();
     if (k == n()) return succeed();
-    if (!batch || n() - k == 1) return wait_on(k);
+    if (mode == Mode::lock_by_lock || n() - k == 1) return wait_on(k);
     enqueue(k);
   }
 
@@ -149,30 +137,32 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
     // are applied in order, so they already show our nodes (one round trip for steps 1 and 2). A listing
     // that does not show our node (the core retried the transaction after it was sent) is not trusted.
     struct Round {
-      std::size_t left = 0;
+      QueueRound join;
       error_code ec;
       std::vector<OpResult> results;
       std::vector<std::vector<std::string>> children;
       error_code list_ec;
     };
     auto round = std::make_shared<Round>();
-    round->left = 1 + (n() - k);
+    round->join.start_create(static_cast<int>(n() - k));
     round->children.resize(n() - k);
     auto shared_prefixes = std::make_shared<std::vector<std::string>>(std::move(prefixes));
-    auto arrived = [self = shared_from_this(), k, round, prefixes = std::move(shared_prefixes)]() mutable {
-      if (--round->left) return;
+    auto arrived = [self = shared_from_this(), k, round,
+                    prefixes = std::move(shared_prefixes)](bool all_in) mutable {
+      if (!all_in) return;
+      round->join.finish();
       self->on_enqueued(k, std::move(*prefixes), round->ec, std::move(round->results), &round->children,
                         round->list_ec);
     };
     auto shared_arrived = std::make_shared<decltype(arrived)>(std::move(arrived));
-    in_flight = true;
+    step = Step::batch;
     batch_stops.clear();
     auto new_stop = [this] { return batch_stops.emplace_back(std::make_shared<StopSignal>()); };
     core->multi(std::move(ops),
                 [round, shared_arrived](error_code ec, std::vector<OpResult> results) {
                   round->ec = ec;
                   round->results = std::move(results);
-                  (*shared_arrived)();
+                  (*shared_arrived)(round->join.create_replied(ec));
                 },
                 {.stop = new_stop()});
     for (std::size_t i = k; i < n(); ++i) {
@@ -181,7 +171,7 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
                            if (ec == zk_errc::no_node) c.names.clear(), ec = {};
                            if (ec && !round->list_ec) round->list_ec = ec;
                            round->children[at] = std::move(c.names);
-                           (*shared_arrived)();
+                           (*shared_arrived)(round->join.listing_replied());
                          },
                          {.stop = new_stop()});
     }
@@ -190,7 +180,7 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
   void on_enqueued(std::size_t k, std::vector<std::string> prefixes, error_code ec,
                    std::vector<OpResult> results, std::vector<std::vector<std::string>>* listed,
                    error_code list_ec) {
-    in_flight = false;
+    step = Step::idle;
     batch_stops.clear();
     const std::size_t m = n() - k;
     if (!ec && results.size() == m + 3) {
@@ -203,7 +193,7 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
         usable = std::find(names.begin(), names.end(), node_name(queued[k + i]->path)) != names.end();
       }
       if (usable) return on_listed(k, std::move(*listed), {});  // stops there if asked, orphans included
-      if (stopping()) {
+      if (cancelled()) {
         // The listings came before the transaction's last try: an earlier try may have committed.
         sweep(k, prefixes);
         return stop({});
@@ -215,11 +205,8 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
     // (A stopped transaction counts too: a try sent before the stop may have committed.)
     if (is_retryable(ec) || is_connection_loss(ec) || ec == asio::error::operation_aborted)
       sweep(k, prefixes);
-    if (stopping()) return stop({});
-    if (ec == asio::error::operation_aborted && past_deadline()) {  // stopped by the deadline timer
-      timed_out = true;
-      return stop({});
-    }
+    if (cancelled()) return stop({});
+    if (ec == asio::error::operation_aborted && out_of_time()) return stop({});  // by the deadline timer
     // A directory missing (first use, or a container reaped), or created by someone else since we looked.
     const bool dirs_changed = ec == zk_errc::no_node || ec == zk_errc::node_exists ||
                               std::any_of(results.begin(), results.end(), [](const OpResult& r) {
@@ -227,7 +214,7 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
                               });
     if (dirs_changed && parent_rounds++ < 3) return make_missing_dirs(k);
     core->logger()->debug("multi-lock: batched enqueue failed ({}); acquiring lock by lock", ec.message());
-    batch = false;
+    mode = Mode::lock_by_lock;
     next();
   }
 
@@ -238,16 +225,16 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
   void make_missing_dirs(std::size_t k) {
     std::vector<std::string> bases;
     for (std::size_t i = k; i < n(); ++i) bases.push_back(s->engines[i]->base_path());
-    in_flight = true;
+    step = Step::batch;
     dirs_stop =
         std::make_shared<StopSignal>();  // a cancellation ends it between its rounds; the deadline not
     core->make_dirs(std::move(bases),
                     [self = shared_from_this(), k](error_code ec) {
-                      self->in_flight = false;
+                      self->step = Step::idle;
                       self->dirs_stop.reset();
-                      if (self->stopping()) return self->stop({});
+                      if (self->cancelled()) return self->stop({});
                       if (ec) {
-                        self->batch = false;  // the engine, lock by lock, reports the real error
+                        self->mode = Mode::lock_by_lock;  // the engine, lock by lock, reports the real error
                         return self->next();
                       }
                       self->enqueue(k);
@@ -272,21 +259,22 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
   void list(std::size_t k) {
     struct Listing {
       std::vector<std::vector<std::string>> children;
-      std::size_t left = 0;
+      QueueRound join;
       error_code ec;
     };
     auto l = std::make_shared<Listing>();
     l->children.resize(n() - k);
-    l->left = n() - k;
-    in_flight = true;
+    l->join.start_listing(static_cast<int>(n() - k));
+    step = Step::batch;
     for (std::size_t i = k; i < n(); ++i) {
       core->get_children(s->engines[i]->base_path(), nullptr,
                          [self = shared_from_this(), l, k, i](error_code ec, Children c) {
                            if (ec == zk_errc::no_node) c.names.clear(), ec = {};  // reaped: our node is gone
                            if (ec && !l->ec) l->ec = ec;
                            l->children[i - k] = std::move(c.names);
-                           if (--l->left) return;
-                           self->in_flight = false;
+                           if (!l->join.listing_replied()) return;
+                           l->join.finish();
+                           self->step = Step::idle;
                            self->on_listed(k, std::move(l->children), l->ec);
                          });
     }
@@ -307,10 +295,10 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
         return true;
       });
     }
-    if (stopping() || ec) {
+    if (cancelled() || ec) {
       if (ec) sweep_queued(k);  // a failed listing may hide orphans
       strays = std::move(orphans);
-      return stop(stopping() ? error_code() : ec);
+      return stop(cancelled() ? error_code() : ec);
     }
     std::size_t j = k;
     for (; j < n(); ++j) {
@@ -320,7 +308,7 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
       const auto our = node_name(q.path);
       e.driver().sort_children(names, e.lock_name());
       const auto r = e.driver().gets_the_lock(names, our, e.max_leases());
-      if (!r || !r->gets_the_lock || core->session_id() != batch_session) break;
+      if (!r || !r->gets_the_lock || !batch_node(q).of_live_session(*core)) break;
       held.push_back(make_lease(core, q.path, batch_czxid, batch_session));
       queued[j].reset();
     }
@@ -329,8 +317,7 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
         remove_nodes(*core, std::move(orphans), [](error_code) {});  // we hold every lock: no need to wait
       return next();
     }
-    if (past_deadline()) {  // we would have to wait: time is up
-      timed_out = true;
+    if (out_of_time()) {  // we would have to wait: time is up
       strays = std::move(orphans);
       return stop({});
     }
@@ -339,10 +326,10 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
     std::vector<std::string> later = std::move(orphans);
     for (std::size_t i = j + 1; i < n(); ++i)
       if (queued[i]) later.push_back(std::exchange(queued[i], std::nullopt)->path);
-    in_flight = true;
-    remove_nodes(*core, std::move(later), [self = shared_from_this(), j](error_code) {
-      self->in_flight = false;
-      if (self->stopping()) return self->stop({});
+    step = Step::batch;
+    give_back(*core, std::move(later), {}, [self = shared_from_this(), j] {
+      self->step = Step::idle;
+      if (self->cancelled()) return self->stop({});
       self->wait_on(j);
     });
   }
@@ -354,24 +341,23 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
     o.node_data = node_data;
     if (queued[j]) {
       auto q = std::exchange(queued[j], std::nullopt);
-      if (core->session_id() == batch_session)
-        o.existing_node =
-            detail::AcquireOptions::ExistingNode{std::move(q->path), batch_czxid, batch_session};
+      auto node = batch_node(*q);
+      if (node.of_live_session(*core))
+        o.existing_node = detail::AcquireOptions::ExistingNode{node.take_path(), node.czxid, node.session};
       else
-        remove_nodes(*core, {std::move(q->path)},
-                     [](error_code) {});  // of a lost session: the engine makes a new one
+        give_back(*core, {node.take_path()}, {});  // of a lost session: the engine makes a new one
     }
     engine_cancel = std::make_shared<CancelState>();
-    in_engine = true;
+    step = Step::engine;
     s->engines[j]->attempt_lock(
         std::move(o), engine_cancel, [self = shared_from_this()](error_code ec, Lease l) {
-          self->in_engine = false;
+          self->step = Step::idle;
           if (l) {
             self->held.push_back(std::move(l));
             return self->next();  // stops (and gives it back) if we were interrupted meanwhile
           }
-          if (ec && !(ec == asio::error::operation_aborted && self->stopping())) return self->stop(ec);
-          self->timed_out = !self->cancel->requested();  // the engine's deadline
+          if (ec && !(ec == asio::error::operation_aborted && self->cancelled())) return self->stop(ec);
+          if (!self->cancelled()) self->mark_timed_out();  // the engine's deadline
           self->stop({});
         });
   }
@@ -391,42 +377,31 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
     core->logger()->debug("multi-lock: {} lock(s) held by an earlier session or lost; taking them again",
                           stale.size());
     std::reverse(stale.begin(), stale.end());
-    in_flight = true;
-    release_all(std::move(stale), [self = shared_from_this()] {
-      self->in_flight = false;
+    step = Step::batch;
+    give_back(*core, {}, std::move(stale), [self = shared_from_this()] {
+      self->step = Step::idle;
       self->next();
     });
     return true;
   }
 
-  void succeed() {
-    finished = true;
-    if (deadline_timer) deadline_timer->cancel();
-    cancel->on_request({});
-    auto d = std::move(done);
-    if (d) d({}, MultiLease(std::move(held)));
+  /// Our node in lock `q` as the batch's transaction made it (its zxid, this session's).
+  QueuedNode batch_node(const Queued& q) const {
+    return QueuedNode{q.path, batch_czxid, batch_session, LockNodeMode::ephemeral_sequential};
   }
+
+  void succeed() { complete({}, MultiLease(std::move(held))); }
 
   /// Timeout, cancellation or error: delete every queued node and give back the locks taken (in reverse
   /// order), then complete.
   void stop(error_code ec) {
-    if (finished) return;
-    finished = true;
-    if (deadline_timer) deadline_timer->cancel();
-    cancel->on_request({});
-    if (!ec && cancel->requested() && !timed_out) ec = asio::error::operation_aborted;
+    if (ended()) return;
     std::vector<std::string> nodes = std::move(strays);
     for (auto& q : queued)
       if (q) nodes.push_back(std::exchange(q, std::nullopt)->path);
-    auto self = shared_from_this();
-    remove_nodes(*core, std::move(nodes), [self, ec](error_code) {
-      std::vector<Lease> leases = std::move(self->held);
-      std::reverse(leases.begin(), leases.end());
-      release_all(std::move(leases), [self, ec] {
-        auto d = std::move(self->done);
-        if (d) d(ec, MultiLease());
-      });
-    });
+    std::vector<Lease> leases = std::move(held);
+    std::reverse(leases.begin(), leases.end());
+    stop_giving_back(ec, std::move(nodes), std::move(leases));
   }
 };
 
@@ -435,21 +410,13 @@ struct MultiAcquire : std::enable_shared_from_this<MultiAcquire> {
 void multi_acquire(std::shared_ptr<MultiShared> s,
                    std::optional<std::chrono::steady_clock::time_point> deadline,
                    std::shared_ptr<CancelState> cancel, unique_function<void(error_code, MultiLease)> done) {
-  auto a = std::make_shared<MultiAcquire>();
-  a->core = s->core;
+  auto a = std::make_shared<MultiAcquire>(std::move(s), deadline, std::move(cancel), std::move(done));
   {
-    std::lock_guard lk(s->mu);
-    a->node_data = s->node_data;
+    std::lock_guard lk(a->s->mu);
+    a->node_data = a->s->node_data;
   }
-  a->queued.resize(s->engines.size());
-  a->s = std::move(s);
-  a->deadline = deadline;
-  a->cancel = cancel ? std::move(cancel) : std::make_shared<CancelState>();
-  a->done = std::move(done);
-  if (a->cancel->requested()) {
-    a->finished = true;
-    return a->done(asio::error::operation_aborted, MultiLease());
-  }
+  a->queued.resize(a->s->engines.size());
+  if (a->cancel->requested()) return a->complete(asio::error::operation_aborted, MultiLease());
   a->begin();
 }
 

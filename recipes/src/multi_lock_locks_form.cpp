@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
+#include <zkr/recipes/detail/callback_guard.hpp>
 
 #include "multi_lock_internals.hpp"
 
@@ -40,8 +41,8 @@ void InterProcessMultiLock::start_acquire(const std::shared_ptr<const AsyncTarge
   run->done = std::move(done);
   if (cancel) {
     if (cancel->requested()) return run->done(boost::asio::error::operation_aborted, {});
-    cancel->on_request([weak = std::weak_ptr<LocksRun>(run)] {
-      if (auto r = weak.lock()) locks_cancel(r);
+    cancel->on_request([g = detail::CallbackGuard<LocksRun>::weak(run)] {
+      if (auto r = g.get()) locks_cancel(r);
     });
     run->cancel = std::move(cancel);
   }

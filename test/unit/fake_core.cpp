@@ -164,6 +164,35 @@ void FakeCore::after_next(Op op, std::function<void()> fn, std::string path_filt
 
 void FakeCore::clear_faults() { rules_.clear(); }
 
+std::vector<FaultStep> fault_steps(const FakeCore& core) {
+  std::vector<FaultStep> steps;
+  const auto& log = core.requests();
+  for (std::size_t i = 0; i < log.size(); ++i) {
+    const auto& r = log[i];
+    if (r.background) continue;
+    // A protected node's name holds a random id, another in the replay: such a step is found by its
+    // directory.
+    const auto filter = zkr::protected_names::is_protected_node(zkr::node_name(r.path))
+                            ? zkr::parent_path(r.path) + "/"
+                            : r.path;
+    // The rule counts the foreground requests of its kind whose path contains its filter, as `judge` does.
+    const auto nth =
+        std::count_if(log.begin(), log.begin() + static_cast<std::ptrdiff_t>(i) + 1, [&](const Request& q) {
+          return !q.background && q.op == r.op && q.path.find(filter) != std::string::npos;
+        });
+    steps.push_back(FaultStep{r.op, filter, static_cast<int>(nth)});
+  }
+  return steps;
+}
+
+void fail(FakeCore& core, const FaultStep& step, error_code ec) {
+  core.fail_nth(step.op, step.nth, ec, step.path);
+}
+
+std::string to_string(const FaultStep& step) {
+  return std::string(to_string(step.op)) + " " + step.path + " (#" + std::to_string(step.nth) + ")";
+}
+
 std::size_t FakeCore::log_request(Op op, const std::string& path, bool background) {
   Request r;
   r.op = op;

@@ -289,6 +289,20 @@ class FakeCore final : public zkr::detail::Core {
   std::size_t log_base_ = 0;  // sequence number of log_.front()
 };
 
+/// Fault at every step (Boost.MySQL's `check_network_errors`): one foreground request of a clean run, as the
+/// rule that fails that same request in a replay of the run (`fail_nth` of its kind and path).
+struct FaultStep {
+  Op op;
+  std::string path;  ///< the request's path; for a protected node's (a random id), its directory + "/"
+  int nth = 1;       ///< among the requests of this kind whose path contains `path`
+};
+/// The foreground requests logged so far, in issue order, each as the step that fails it.
+std::vector<FaultStep> fault_steps(const FakeCore& core);
+/// Fails `step` with `ec` in this run.
+void fail(FakeCore& core, const FaultStep& step, zkr::error_code ec);
+/// "get_children /a (#2)", for diagnostics.
+std::string to_string(const FaultStep& step);
+
 /// Releases `lease` (a `Lease` or a `MultiLease`) through its async twin and runs `core` until that completes;
 /// nullopt when it did not complete within the run's limit.
 template <class L>

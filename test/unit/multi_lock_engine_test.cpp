@@ -4,20 +4,18 @@
 // wait). As in the engine's tests, cleanup is checked inside the completion: a cancelled, timed-out or failed
 // acquire must have deleted every node of its own before it completes.
 
-#include "fake_core.hpp"
-
+#include <algorithm>
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
-
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
-
 #include <zkr/framework/paths.hpp>
 #include <zkr/recipes/inter_process_multi_lock.hpp>
+
+#include "fault_steps.hpp"
 
 namespace {
 
@@ -207,6 +205,55 @@ TEST_CASE_METHOD(Fixture, "multi-lock engine: a taken lock gives back the later 
 
 // ===========================================================================================================
 // Faults at each step
+
+namespace {
+
+struct Run {
+  std::shared_ptr<Outcome> out;
+  std::vector<std::string> others;  ///< names of the nodes the test put (other clients')
+};
+
+}  // namespace
+
+TEST_CASE("multi-lock engine: a fault at every step -> that error and nothing left, or every lock granted",
+          "[multi][fault]") {
+  const bool contended = GENERATE(false, true);
+  CAPTURE(contended);
+  fake::for_each_failed_step<Fixture>(
+      [contended](Fixture& f) {
+        f.make_dirs();
+        std::string holder;
+        if (contended)
+          holder = f.other(dirs[1]);  // b is taken: the later place is given back, b is waited on
+        auto out = f.start();
+        f.core->settle();
+        if (!holder.empty() && !out->done()) f.core->erase(holder);
+        f.wait(*out);
+        return Run{out, holder.empty() ? std::vector<std::string>{} : std::vector{zkr::node_name(holder)}};
+      },
+      {zk_errc::connection_loss, zk_errc::no_auth},
+      [](Fixture& f, const Run& run, error_code code, const fake::FaultStep&) {
+        const auto& out = *run.out;
+        REQUIRE(out.seen.size() == dirs.size());
+        for (std::size_t i = 0; i < dirs.size(); ++i) {
+          INFO("lock " << dirs[i]);
+          auto mine = out.seen[i];
+          std::erase_if(mine, [&](const std::string& n) {
+            return std::find(run.others.begin(), run.others.end(), n) != run.others.end();
+          });
+          if (out.ec) {
+            CHECK(mine.empty());
+          } else {
+            REQUIRE(out.lease.size() == dirs.size());
+            CHECK(mine == std::vector<std::string>{zkr::node_name(out.lease.leases()[i].node_path())});
+          }
+        }
+        if (out.ec) CHECK(out.ec == code);
+        f.core->settle();
+        for (const auto& d : dirs) CHECK(f.ours(d).size() == (out.ec ? 0u : 1u));
+      },
+      fake::unkept_delete);
+}
 
 TEST_CASE_METHOD(Fixture, "multi-lock engine: a transaction lost before the server saw it -> lock by lock",
                  "[multi-engine][fault]") {

@@ -10,8 +10,8 @@
 #include <mutex>
 #include <string>
 #include <vector>
-
 #include <zkr/framework/detail/core.hpp>
+#include <zkr/recipes/detail/callback_guard.hpp>
 #include <zkr/recipes/lease.hpp>
 
 namespace zkr::detail {
@@ -55,7 +55,7 @@ class LeaseCore : public std::enable_shared_from_this<LeaseCore> {
   std::atomic<bool> released{false};
   std::uint64_t state_listener = 0;
   WatchId node_watch = 0;
-  std::uint64_t node_watch_gen = 0;  // tells the current watch's events from an earlier one's (I/O thread)
+  Epoch node_watches;               // tells the current watch's events from an earlier one's (I/O thread)
   bool watch_wanted = false;        // someone listens: keep a watch on the node (I/O thread)
   bool watch_failed_inline = false;  // the `exists` failed before it returned its id (I/O thread)
   std::mutex mu;
