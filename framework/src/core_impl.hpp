@@ -1,17 +1,17 @@
 #pragma once
-// The client's engine room (`CoreImpl`, private to framework/src): one object per client, its members defined
-// by concern across the files named below. Everything runs on the client's I/O thread unless a member says
-// otherwise. It talks to ZooKeeper only through the session seam (session.hpp).
+// The client's engine room (`CoreImpl`, private to framework/src): one object per client, over parts with one
+// job each (lifecycle.hpp, pauses.hpp, background_deletes.hpp, namespace.hpp, watch_registry.hpp; see
+// docs/architecture.md), its own members defined across the files below. I/O thread unless a member says so.
 //
 //   client.cpp                    the I/O thread and the client's life: construction, start, close
 //   connection_state_machine.cpp  session events to connection states (SUSPENDED, LOST, ...), listeners,
-//                                 waits for the connection
+//                                 waits for the connection (ConnectionWaits, for the parts)
 //   retry_loop.cpp                Curator's RetryLoop: the connection wait, the policy's sleeps, stops
-//   namespace_acl.cpp             the namespace (its paths and its lazily made root), ACLs, parents (mkdirs)
+//   namespace_acl.cpp             operations under the namespace (namespace.hpp), ACLs, parents (mkdirs)
 //   protected_create.cpp          create, with protection: the GUID-named node found again or swept up
-//   guaranteed_delete.cpp         delete, with the guarantee: the background delete, deletes from the caller
+//   guaranteed_delete.cpp         delete, with the guarantee (background_deletes.hpp), deletes from the caller
 //   operations.cpp                exists, get_data, get_children, set_data, multi, sync, get_acl, set_acl
-//   watch_registry.cpp            the one-shot watches and their events
+//                                 and the one-shot watches' removal and events (watch_registry.hpp)
 //   session_opening.cpp           opening a session: at once, or after the TLS checks (tls/)
 //   c_session.cpp                 what both C-client sessions share: the handle, the callbacks, the requests
 //   st_session.cpp                the session over the single-threaded C client (the pump), or
@@ -42,8 +42,14 @@
 #include <zkr/framework/curator_framework.hpp>
 #include <zkr/framework/paths.hpp>
 
+#include "background_deletes.hpp"
+#include "connection_waits.hpp"
+#include "lifecycle.hpp"
+#include "namespace.hpp"
+#include "pauses.hpp"
 #include "session.hpp"
 #include "tls/tls_preflight.hpp"
+#include "watch_registry.hpp"
 
 namespace zkr::detail {
 
@@ -58,7 +64,10 @@ struct IoRuntime {
   std::promise<void> ran_out;  // set when ioc.run() has returned for good
 };
 
-class CoreImpl final : public Core, public SessionEvents, public std::enable_shared_from_this<CoreImpl> {
+class CoreImpl final : public Core,
+                       public SessionEvents,
+                       private ConnectionWaits,
+                       public std::enable_shared_from_this<CoreImpl> {
  public:
   friend class zkr::CuratorFramework;  // async_block_until_connected waits through when_connected
   explicit CoreImpl(ClientConfig cfg) : CoreImpl(std::move(cfg), make_default_session) {}
@@ -72,9 +81,9 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   bool running_in_io_thread() const noexcept override { return std::this_thread::get_id() == rt_->thread_id; }
   const std::shared_ptr<spdlog::logger>& logger() const noexcept override { return log_; }
   const RetryPolicy& retry_policy() const noexcept override { return *cfg_.retry_policy; }
-  const std::string& default_data() const noexcept override { return default_data_; }
+  const std::string& default_data() const noexcept override { return *cfg_.default_data; }
   bool use_container_parents() const noexcept override { return cfg_.use_container_parents; }
-  bool is_open() const noexcept override { return started_ && !closed_; }
+  bool is_open() const noexcept override { return life_.is_open(); }
   std::int64_t session_id() const noexcept override { return session_id_; }
   bool is_connected() const noexcept override { return connected_; }
   std::chrono::milliseconds session_timeout() const noexcept override {
@@ -97,8 +106,6 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   void set_acl(std::string path, AclList acl, int version, StatCallback cb, RequestOptions ro) override;
   void sync(std::string path, VoidCallback cb, RequestOptions ro) override;
   void remove_watch(WatchId id) override;
-  /// Registers `watch` (none: returns 0) for the requests that set it on `path` (watch_registry.cpp).
-  WatchId add_watch(WatchCallback watch, const std::string& path, zk::WatchKind kind);
   std::uint64_t add_state_listener(StateCallback cb) override;
   void remove_state_listener(std::uint64_t id) override;
 
@@ -109,7 +116,7 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   bool block_until_connected(std::chrono::milliseconds timeout);
   std::uint64_t add_public_listener(ConnectionStateListener l);
   void remove_public_listener(std::uint64_t id);
-  std::size_t pending_deletes() const { return pending_delete_count_; }
+  std::size_t pending_deletes() const { return deletes_.pending(); }
   const ClientConfig& config() const { return cfg_; }
   void remove_all_watches(std::string path, VoidCallback cb) override;
   void delete_children_then(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb,
@@ -124,8 +131,8 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   /// What a request gets when there is no session: the client closed, auth failed, or the session is being
   /// replaced after a loss.
   error_code no_session_ec() const override {
-    if (closed_) return errc::closed;
-    if (given_up_) return given_up_ec_;
+    if (life_.closed()) return errc::closed;
+    if (life_.given_up()) return life_.reason();
     return zk_errc::session_expired;
   }
 
@@ -151,11 +158,10 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   /// Ends the session (pending requests complete with zk_errc::closing).
   void end_session();
   void fail_connection_waiters();
-  /// Calls `k(true)` once connected, `k(false)` after `timeout` or on close; returns an id for
-  /// `cancel_connection_wait` (0 when `k` was posted at once).
-  std::uint64_t when_connected(std::chrono::milliseconds timeout, unique_function<void(bool)> k);
-  /// Ends a wait of `when_connected` early: its `k(false)` runs now.
-  void cancel_connection_wait(std::uint64_t id);
+  // ConnectionWaits
+  bool connected() const noexcept override { return connected_; }
+  std::uint64_t when_connected(std::chrono::milliseconds timeout, unique_function<void(bool)> k) override;
+  void cancel_wait(std::uint64_t id) override;
 
   // session_opening.cpp
   /// Opens a new session: at once, or with TLS after zkrecipes's own checks (the files, then a TLS handshake
@@ -170,13 +176,8 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   /// closed, else `zk_errc::session_expired`; with no connection in time `errc::connection_timeout`; after a
   /// stop `operation_aborted`; after the client gave up, the reason.
   void with_retry(const RequestOptions& ro, std::shared_ptr<Attempt> attempt, Done done);
-  /// Sleeping timers (retries, background deletes), cancelled all at once by a close or an auth failure.
-  std::uint64_t add_sleeper(asio::steady_timer* t);
-  void remove_sleeper(std::uint64_t id);
 
   // namespace_acl.cpp
-  std::string fix(std::string_view path) const;
-  std::string unfix(std::string_view path) const;
   AclList acl_for(const std::string& full_path, const std::optional<AclList>& explicit_acl) const;
   error_code gate(std::string_view path, bool sequential = false) const;
   /// `attempt` preceded by the creation of the namespace, until that has succeeded once: it then runs under
@@ -186,11 +187,6 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   /// The root is then made again and the try repeated once. Curator makes the root only once.
   std::shared_ptr<Attempt> in_namespace(std::shared_ptr<Attempt> attempt,
                                         std::function<bool(error_code)> root_gone = nullptr);
-  /// Whether `full_path` names a node right under the namespace's root (never without a namespace).
-  bool under_namespace_root(const std::string& full_path) const {
-    return !ns_prefix_.empty() && parent_path(full_path) == ns_prefix_;
-  }
-  void ensure_namespace(Done k);
   /// One try of making the directories `dirs` (full paths) with their missing ancestors: one pipelined round
   /// of `exists` for every one of them, then one pipelined round of creates per depth, parents first
   /// (containers or persistent nodes; node-exists ignored: a racing creator's node will do). `k(ec)` once:
@@ -211,42 +207,27 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   // protected_create.cpp
   void find_protected(std::string full_path, std::string protected_id, bool ephemeral,
                       unique_function<void(error_code, std::optional<CreateResult>)> k);
-  /// Deletes, in the background, every child of `parent_full` whose name starts with `prefix`
-  /// (`protected_names::prefix_for(id)`): the nodes a try whose outcome is unknown may have made. Retried
-  /// with a pause until the listing succeeds or the client closes, counted in the pending deletes.
-  void find_and_delete_in_background(std::string parent_full, std::string prefix, int attempt);
-
-  // guaranteed_delete.cpp
-  void background_delete(std::string full_path, int attempt);
-
-  // watch_registry.cpp
-  struct WatchEntry {
-    WatchCallback cb;
-    std::string path;  // un-namespaced
-    zk::WatchKind kind = zk::WatchKind::data;
-  };
+  // operations.cpp
+  /// Every watch gets `session_lost` (posted): the session went.
   void fail_all_watches();
 
   // client.cpp: the I/O thread, the configuration, the client's life
   std::shared_ptr<IoRuntime> rt_;  // first: outlives everything bound to the io_context
   ClientConfig cfg_;
   std::shared_ptr<spdlog::logger> log_;
-  std::string default_data_;
-  std::string ns_prefix_;  // "/ns" or ""
   asio::any_io_executor completion_ex_;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
-  std::atomic<bool> started_{false};
-  std::atomic<bool> closed_{false};
-  std::atomic<bool> finishing_{false};  // close() has begun its work (once)
+  std::unique_ptr<Session> session_;  // after rt_: its timers and socket are bound to the io_context
+  Lifecycle life_;
+  Pauses pauses_;
+  BackgroundDeletes deletes_;
+  Namespace ns_;
+  WatchRegistry watches_;
 
   // connection_state_machine.cpp (the atomics: read on any thread)
   std::atomic<bool> connected_{false};
-  // The client gave up connecting for good (give_up), and why; given_up_ec_ is written before the flag.
-  std::atomic<bool> given_up_{false};
-  error_code given_up_ec_;
   std::atomic<std::int64_t> session_id_{0};
   std::atomic<int> negotiated_timeout_ms_{0};
-  std::unique_ptr<Session> session_;  // after rt_: its timers and socket are bound to the io_context
   asio::steady_timer suspended_timer_;
   std::optional<ConnectionState> last_state_;
   bool ever_connected_ = false;  // read-write: the first gives CONNECTED, later ones RECONNECTED
@@ -273,22 +254,6 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   asio::steady_timer preflight_timer_;
   Clock::time_point opening_since_{};
   int preflight_rounds_ = 0;
-  // retry_loop.cpp
-  std::map<std::uint64_t, asio::steady_timer*> sleepers_;
-  std::uint64_t next_sleeper_id_ = 1;
-
-  // namespace_acl.cpp
-  bool ns_ready_ = false;
-  bool ns_in_progress_ = false;
-  std::vector<Done> ns_waiters_;
-
-  // guaranteed_delete.cpp (the count: read on any thread)
-  std::atomic<std::size_t> pending_delete_count_{0};
-  std::multiset<std::string> pending_deletes_;
-
-  // watch_registry.cpp
-  std::unordered_map<WatchId, WatchEntry> watches_;
-  WatchId next_watch_id_ = 1;
 };
 
 }  // namespace zkr::detail

@@ -1,5 +1,6 @@
 // delete: the delete operation, with Curator's guarantee (a delete that failed for a connection reason is
-// kept and retried in the background until it succeeds or the client closes), the delete of a whole tree, and
+// kept and retried in the background until it succeeds or the client closes: background_deletes.hpp), the
+// delete of a whole tree, and
 // the delete of several nodes at once (one transaction, else one guaranteed delete each), from the I/O thread
 // (`remove_nodes`) or sent from the caller's thread to end a lock hold without waiting for the I/O thread.
 
@@ -7,56 +8,12 @@
 
 namespace zkr::detail {
 
-void CoreImpl::background_delete(std::string full_path, int attempt) {
-  if (closed_ || given_up_) {
-    log_->warn("client {} with a guaranteed delete of {} pending",
-               closed_ ? "closed" : "failed authentication", full_path);
-    return;
-  }
-  if (attempt == 0) {
-    ++pending_delete_count_;
-    pending_deletes_.insert(full_path);
-  }
-  auto finish = [this, full_path] {
-    auto it = pending_deletes_.find(full_path);
-    if (it != pending_deletes_.end()) pending_deletes_.erase(it);
-    --pending_delete_count_;
-  };
-  auto retry_later = [this, full_path, attempt, finish] {
-    if (closed_ || given_up_) return finish();
-    auto t = std::make_shared<asio::steady_timer>(
-        rt_->ioc, std::chrono::milliseconds(std::min(1000, 50 << std::min(attempt, 5))));
-    auto sid = add_sleeper(t.get());
-    t->async_wait([this, t, sid, full_path, attempt, finish](error_code) {
-      remove_sleeper(sid);
-      if (closed_ || given_up_) return finish();
-      background_delete(full_path, attempt + 1);
-    });
-  };
-  auto go = [this, full_path, finish, retry_later] {
-    session_->submit(zk::Delete{full_path}, [this, full_path, finish, retry_later](zk::Reply r) {
-      const error_code ec = r.ec;
-      if (!ec || ec == zk_errc::no_node) return finish();
-      // zk_errc::closing: the session ended under the request (a handle replaced, or the client closing);
-      // a request sent with no session at all gets the client's own answer (no_session_ec).
-      if (is_retryable(ec) || ec == zk_errc::closing || closed_ || given_up_) return retry_later();
-      log_->error("guaranteed delete of {} failed for good: {}", full_path, ec.message());
-      finish();
-    });
-  };
-  if (connected_) return go();
-  when_connected(cfg_.connection_timeout, [go, retry_later](bool ok) {
-    if (ok) return go();
-    retry_later();
-  });
-}
-
 void CoreImpl::remove(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb,
                       RequestOptions ro) {
   if (guaranteed) ro.stop.reset();  // a guaranteed delete keeps its guarantee when its caller stops waiting
   if (auto ec = gate(path)) return post_result(std::move(cb), ec);
   if (path == "/") return post_result(std::move(cb), error_code(errc::invalid_path));
-  auto full = fix(path);
+  auto full = ns_.fix(path);
   auto attempt = std::make_shared<Attempt>([this, full, version](Done k) {
     session_->submit(zk::Delete{full, version}, [k = std::move(k)](zk::Reply r) mutable { k(r.ec); });
   });
@@ -65,8 +22,8 @@ void CoreImpl::remove(std::string path, int version, bool guaranteed, bool quiet
       ro, in_namespace(std::move(attempt)),
       [this, full, guaranteed, quietly, cb = std::move(cb)](error_code ec) mutable {
         if (ec == zk_errc::no_node && quietly) return cb({});
-        if (ec && guaranteed && !closed_ && (is_retryable(ec) || ec == errc::connection_timeout))
-          background_delete(full, 0);
+        if (ec && guaranteed && !life_.closed() && (is_retryable(ec) || ec == errc::connection_timeout))
+          deletes_.remove(full);
         cb(ec);
       });
 }
@@ -106,10 +63,10 @@ bool CoreImpl::remove_from_caller(std::vector<std::string> paths, VoidCallback& 
     if (gate(p) || p == "/") return false;
   zk::Request request;
   if (paths.size() == 1) {
-    request = zk::Delete{fix(paths.front())};
+    request = zk::Delete{ns_.fix(paths.front())};
   } else {
     zk::Multi m;
-    for (const auto& p : paths) m.ops.push_back(Op::remove(fix(p)));
+    for (const auto& p : paths) m.ops.push_back(Op::remove(ns_.fix(p)));
     request = std::move(m);
   }
   // Held apart from the reply callback, so that it goes back to the caller untouched when nothing was sent.
@@ -133,8 +90,8 @@ void CoreImpl::delete_children_then(std::string path, int version, bool guarante
     // that node only, so it completes once the children are gone, or reports not_empty and gives up.
     return delete_children_then(path, version, false, quietly,
                                 [this, path, cb = std::move(cb)](error_code ec) mutable {
-                                  if (ec && !closed_ && (is_retryable(ec) || ec == errc::connection_timeout))
-                                    background_delete(fix(path), 0);
+                                  if (ec && !life_.closed() && (is_retryable(ec) || ec == errc::connection_timeout))
+                                    deletes_.remove(ns_.fix(path));
                                   cb(ec);
                                 });
   }

@@ -1,5 +1,5 @@
-// The client's namespace (paths in and out of it, its root made on first use and again should the server have
-// deleted it as an empty container), the ACL of a new node, the gate every request passes (started, open,
+// The operations under the client's namespace (namespace.hpp: its paths, its root made on first use and again
+// should the server have deleted it as an empty container), the ACL of a new node, the gate every request passes (started, open,
 // a valid path), and the creation of missing directories (mkdirs, batched: several paths at once, for
 // the framework's own parents and root and for the recipes' `make_dirs`).
 
@@ -22,22 +22,6 @@ namespace {
 std::ptrdiff_t path_depth(const std::string& d) { return std::count(d.begin(), d.end(), '/'); }
 }  // namespace
 
-std::string CoreImpl::fix(std::string_view path) const {
-  if (ns_prefix_.empty()) return std::string(path);
-  if (path == "/") return ns_prefix_;
-  return ns_prefix_ + std::string(path);
-}
-
-std::string CoreImpl::unfix(std::string_view path) const {
-  if (ns_prefix_.empty()) return std::string(path);
-  if (path.substr(0, ns_prefix_.size()) == ns_prefix_ &&
-      (path.size() == ns_prefix_.size() || path[ns_prefix_.size()] == '/')) {
-    auto rest = path.substr(ns_prefix_.size());
-    return rest.empty() ? "/" : std::string(rest);
-  }
-  return std::string(path);
-}
-
 AclList CoreImpl::acl_for(const std::string& full_path, const std::optional<AclList>& explicit_acl) const {
   if (explicit_acl && !explicit_acl->empty()) return *explicit_acl;
   if (cfg_.acl_provider) {
@@ -48,47 +32,30 @@ AclList CoreImpl::acl_for(const std::string& full_path, const std::optional<AclL
 }
 
 error_code CoreImpl::gate(std::string_view path, bool sequential) const {
-  if (closed_) return errc::closed;
-  if (!started_) return errc::not_started;
+  if (auto ec = life_.gate()) return ec;
   if (path_error(path, sequential)) return errc::invalid_path;
   return {};
 }
 
 std::shared_ptr<CoreImpl::Attempt> CoreImpl::in_namespace(std::shared_ptr<Attempt> attempt,
                                                           std::function<bool(error_code)> root_gone) {
-  if (ns_prefix_.empty()) return attempt;
+  if (ns_.prefix().empty()) return attempt;
   return std::make_shared<Attempt>([this, attempt, root_gone](Done k) {
-    ensure_namespace([this, attempt, root_gone, k = std::move(k)](error_code ec) mutable {
+    ns_.ensure([this, attempt, root_gone, k = std::move(k)](error_code ec) mutable {
       if (ec) return k(ec);
       if (!root_gone) return (*attempt)(std::move(k));
       (*attempt)([this, attempt, root_gone, k = std::move(k)](error_code ec) mutable {
         if (!ec || !root_gone(ec)) return k(ec);
         // Not ready: another operation found the root gone first; this one waits for it to be made again.
-        if (ns_ready_)
+        if (ns_.root_gone())
           log_->info("namespace {} is gone (an empty container is deleted by the server): making it again",
-                     ns_prefix_);
-        ns_ready_ = false;
-        ensure_namespace([attempt, k = std::move(k)](error_code ec) mutable {
+                     ns_.prefix());
+        ns_.ensure([attempt, k = std::move(k)](error_code ec) mutable {
           if (ec) return k(ec);
           (*attempt)(std::move(k));
         });
       });
     });
-  });
-}
-
-// One creation at a time: the tries of other operations meanwhile wait for its result.
-void CoreImpl::ensure_namespace(Done k) {
-  if (ns_ready_) return k({});
-  ns_waiters_.push_back(std::move(k));
-  if (ns_in_progress_) return;
-  ns_in_progress_ = true;
-  mkdirs({ns_prefix_}, cfg_.use_container_parents, nullptr, [this](error_code ec) {
-    ns_in_progress_ = false;
-    if (!ec) ns_ready_ = true;
-    auto ws = std::move(ns_waiters_);
-    ns_waiters_.clear();
-    for (auto& w : ws) w(ec);
   });
 }
 
@@ -157,7 +124,7 @@ void CoreImpl::make_dirs(std::vector<std::string> paths, VoidCallback cb, Reques
   auto full = std::make_shared<std::vector<std::string>>();
   for (const auto& p : paths) {
     if (auto ec = gate(p)) return post_result(std::move(cb), ec);
-    full->push_back(fix(p));
+    full->push_back(ns_.fix(p));
   }
   auto attempt = std::make_shared<Attempt>([this, full, stop = ro.stop](Done k) {
     mkdirs(*full, cfg_.use_container_parents, stop, std::move(k));

@@ -1,5 +1,5 @@
-// The plain operations: the reads (exists, get_data, get_children, each with its optional one-shot watch),
-// and set_data, multi, sync, get_acl and set_acl. Each is one request under the namespace and the retry loop
+// The plain operations: the reads (exists, get_data, get_children, each with its optional one-shot watch, and
+// the watches' removal and events), and set_data, multi, sync, get_acl and set_acl. Each is one request under the namespace and the retry loop
 // (set_acl: two, its Stat read behind it); create and delete, which carry more, are in protected_create.cpp and
 // guaranteed_delete.cpp.
 
@@ -14,8 +14,8 @@ WatchId CoreImpl::read(std::string path, WatchCallback watch, zk::WatchKind kind
     post_result(std::move(cb), ec, Result{});
     return 0;
   }
-  const WatchId id = add_watch(std::move(watch), path, kind);
-  auto full = fix(path);
+  const WatchId id = watches_.add(std::move(watch), path, kind);
+  auto full = ns_.fix(path);
   auto result = std::make_shared<Result>();
   auto attempt = std::make_shared<Attempt>([this, full, id, result, fill](Done k) {
     session_->submit(Request{full, id}, [result, fill, k = std::move(k)](zk::Reply r) mutable {
@@ -25,7 +25,7 @@ WatchId CoreImpl::read(std::string path, WatchCallback watch, zk::WatchKind kind
   });
   with_retry(ro, in_namespace(std::move(attempt)),
              [this, id, keep_watch_on_no_node, result, cb = std::move(cb)](error_code ec) mutable {
-               if (ec && !(keep_watch_on_no_node && ec == zk_errc::no_node)) watches_.erase(id);
+               if (ec && !(keep_watch_on_no_node && ec == zk_errc::no_node)) (void)watches_.forget(id);
                cb(ec, std::move(*result));
              });
   return id;
@@ -58,7 +58,7 @@ void CoreImpl::set_data(std::string path, std::string data, int version, StatCal
   if (auto ec = gate(path)) return post_result(std::move(cb), ec, zkr::Stat{});
   if (data.size() > cfg_.max_data_size)
     return post_result(std::move(cb), error_code(errc::data_too_large), zkr::Stat{});
-  auto full = fix(path);
+  auto full = ns_.fix(path);
   auto result = std::make_shared<zkr::Stat>();
   auto d = std::make_shared<std::string>(std::move(data));
   auto attempt = std::make_shared<Attempt>([this, full, d, version, result](Done k) {
@@ -72,8 +72,7 @@ void CoreImpl::set_data(std::string path, std::string data, int version, StatCal
 }
 
 void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) {
-  if (closed_) return post_result(std::move(cb), error_code(errc::closed), std::vector<OpResult>{});
-  if (!started_) return post_result(std::move(cb), error_code(errc::not_started), std::vector<OpResult>{});
+  if (auto ec = life_.gate()) return post_result(std::move(cb), ec, std::vector<OpResult>{});
   for (auto& op : ops) {
     // The C client 3.8 misreads multi replies for container and TTL creates: refuse them here.
     if (op.kind == Op::Kind::create &&
@@ -94,7 +93,7 @@ void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) {
   };
   auto st = std::make_shared<MultiState>();
   st->ops = std::move(ops);
-  for (const auto& op : st->ops) st->full.push_back(fix(op.path));
+  for (const auto& op : st->ops) st->full.push_back(ns_.fix(op.path));
   auto attempt = std::make_shared<Attempt>([this, st](Done k) {
     zk::Multi request;
     request.ops.reserve(st->ops.size());
@@ -118,20 +117,20 @@ void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) {
     if (ec != zk_errc::no_node) return false;
     for (std::size_t i = 0; i < st->errors.size(); ++i)
       if (st->errors[i] == zk_errc::no_node)
-        return st->ops[i].kind == Op::Kind::create && under_namespace_root(st->full[i]);
+        return st->ops[i].kind == Op::Kind::create && ns_.under_root(st->full[i]);
     return false;
   };
   auto tried = in_namespace(std::move(attempt), std::move(root_gone));
   with_retry(ro, std::move(tried), [this, st, cb = std::move(cb)](error_code ec) mutable {
     for (auto& o : st->out)
-      if (!o.path.empty()) o.path = unfix(o.path);
+      if (!o.path.empty()) o.path = ns_.unfix(o.path);
     cb(ec, std::move(st->out));
   });
 }
 
 void CoreImpl::get_acl(std::string path, AclCallback cb, RequestOptions ro) {
   if (auto ec = gate(path)) return post_result(std::move(cb), ec, AclResult{});
-  auto full = fix(path);
+  auto full = ns_.fix(path);
   auto result = std::make_shared<AclResult>();
   auto attempt = std::make_shared<Attempt>([this, full, result](Done k) {
     session_->submit(zk::GetAcl{full}, [result, k = std::move(k)](zk::Reply r) mutable {
@@ -156,7 +155,7 @@ void CoreImpl::set_acl(std::string path, AclList acl, int version, StatCallback 
     zkr::Stat stat;
     error_code read_ec;  // the last try's read
   };
-  auto st = std::make_shared<State>(State{fix(path), std::move(acl), {}, {}});
+  auto st = std::make_shared<State>(State{ns_.fix(path), std::move(acl), {}, {}});
   auto read = [this, st](Done k) {
     session_->submit(zk::Exists{st->full}, [st, k = std::move(k)](zk::Reply r) mutable {
       st->read_ec = r.ec;
@@ -196,11 +195,40 @@ void CoreImpl::set_acl(std::string path, AclList acl, int version, StatCallback 
 
 void CoreImpl::sync(std::string path, VoidCallback cb, RequestOptions ro) {
   if (auto ec = gate(path)) return post_result(std::move(cb), ec);
-  auto full = fix(path);
+  auto full = ns_.fix(path);
   auto attempt = std::make_shared<Attempt>([this, full](Done k) {
     session_->submit(zk::Sync{full}, [k = std::move(k)](zk::Reply r) mutable { k(r.ec); });
   });
   with_retry(ro, in_namespace(std::move(attempt)), std::move(cb));
+}
+
+// The watches the reads set (watch_registry.hpp): removed on request (locally at once, on the server in the
+// background), fired by the session's events, failed all at once (session_lost) when the session goes.
+
+void CoreImpl::remove_watch(WatchId id) {
+  auto w = watches_.forget(id);
+  // The server-side registration goes in the background; the reply is not waited for.
+  if (w && session_->is_open() && connected_)
+    session_->submit(zk::RemoveWatches{ns_.fix(w->first), w->second, id}, {});
+}
+
+void CoreImpl::remove_all_watches(std::string path, VoidCallback cb) {
+  if (auto ec = gate(path)) return post_result(std::move(cb), ec);
+  watches_.forget_path(path);
+  if (!session_->is_open())
+    return post_result(std::move(cb), life_.given_up() ? life_.reason() : error_code(errc::closed));
+  session_->submit(
+      zk::RemoveWatches{ns_.fix(path), zk::WatchKind::any},
+      [cb = std::move(cb)](zk::Reply r) mutable { cb(r.ec == zk_errc::no_watcher ? error_code{} : r.ec); });
+}
+
+void CoreImpl::on_watch_event(WatchId id, EventType type) { watches_.fire(id, type); }
+
+void CoreImpl::fail_all_watches() {
+  for (auto& w : watches_.take_all())
+    post([cb = std::move(w.cb), path = std::move(w.path)]() mutable {
+      cb(WatchedEvent{EventType::session_lost, std::move(path)});
+    });
 }
 
 }  // namespace zkr::detail

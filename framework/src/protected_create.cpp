@@ -11,7 +11,7 @@ namespace zkr::detail {
 void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb, RequestOptions ro) {
   const bool sequential = is_sequential(options.mode);
   if (auto ec = gate(path, sequential)) return post_result(std::move(cb), ec, CreateResult{});
-  std::string data = options.data ? *options.data : default_data_;
+  std::string data = options.data ? *options.data : *cfg_.default_data;
   if (data.size() > cfg_.max_data_size)
     return post_result(std::move(cb), error_code(errc::data_too_large), CreateResult{});
   if ((options.mode == CreateMode::persistent_with_ttl ||
@@ -31,7 +31,7 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
   auto st = std::make_shared<State>();
   st->opts = std::move(options);
   st->data = std::move(data);
-  st->full = fix(path);
+  st->full = ns_.fix(path);
   if (st->opts.protection) {
     st->protected_id = protected_names::new_protected_id();
     st->full = protected_names::to_protected_path(st->full, st->protected_id);
@@ -79,7 +79,7 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
                        });
       });
   std::function<bool(error_code)> root_gone;
-  if (!parents && under_namespace_root(st->full))
+  if (!parents && ns_.under_root(st->full))
     root_gone = [](error_code ec) { return ec == zk_errc::no_node; };
   auto tried = in_namespace(std::move(attempt), std::move(root_gone));
   with_retry(ro, std::move(tried), [this, st, cb = std::move(cb)](error_code ec) mutable {
@@ -87,13 +87,12 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
       // A try whose outcome is unknown may have made the node: find it by its protected id and delete it.
       // A stop after a failed try counts as unknown (the loop did not get to look). With no try sent (never
       // connected), there is nothing to look for.
-      if (!st->protected_id.empty() && !closed_ && st->attempts > 0 &&
+      if (!st->protected_id.empty() && !life_.closed() && st->attempts > 0 &&
           (is_connection_loss(ec) || ec == errc::connection_timeout || ec == asio::error::operation_aborted))
-        find_and_delete_in_background(parent_path(st->full), protected_names::prefix_for(st->protected_id),
-                                      0);
+        deletes_.sweep(parent_path(st->full), protected_names::prefix_for(st->protected_id));
       return cb(ec, CreateResult{});
     }
-    st->result.path = unfix(st->result.path);
+    st->result.path = ns_.unfix(st->result.path);
     cb({}, std::move(st->result));
   });
 }
@@ -119,7 +118,7 @@ void CoreImpl::find_protected(std::string full_path, std::string protected_id, b
             if (ephemeral && (s.ephemeral_owner != session_id_ || session_id_ == 0)) {
               log_->info("protected create: found {} of an earlier session; deleting it instead of adopting",
                          path);
-              background_delete(path, 0);
+              deletes_.remove(path);
               return k({}, std::nullopt);
             }
             k({}, CreateResult{path, s});
@@ -131,58 +130,7 @@ void CoreImpl::find_protected(std::string full_path, std::string protected_id, b
 
 void CoreImpl::sweep_protected(std::string parent, std::string protected_prefix) {
   if (protected_prefix.empty() || gate(parent)) return;
-  find_and_delete_in_background(fix(parent), std::move(protected_prefix), 0);
-}
-
-void CoreImpl::find_and_delete_in_background(std::string parent_full, std::string prefix, int attempt) {
-  if (closed_ || given_up_) return;
-  ++pending_delete_count_;
-  auto retry_later = [this, parent_full, prefix, attempt] {
-    auto t = std::make_shared<asio::steady_timer>(
-        rt_->ioc, std::chrono::milliseconds(std::min(1000, 50 << std::min(attempt, 5))));
-    auto sid = add_sleeper(t.get());
-    t->async_wait([this, t, sid, parent_full, prefix, attempt](error_code) {
-      remove_sleeper(sid);
-      --pending_delete_count_;
-      find_and_delete_in_background(parent_full, prefix, attempt + 1);
-    });
-  };
-  auto go = [this, parent_full, prefix, retry_later]() mutable {
-    session_->submit(
-        zk::GetChildren{parent_full}, [this, parent_full, prefix, retry_later](zk::Reply r) mutable {
-          const error_code ec = r.ec;
-          const auto& names = r.children;
-          if (ec == zk_errc::no_node) {
-            --pending_delete_count_;
-            return;
-          }
-          // As background_delete: only what retrying can fix is retried (closing: the handle was replaced),
-          // and a client that ended stops it there.
-          if (ec && (is_retryable(ec) || ec == zk_errc::closing || closed_ || given_up_)) return retry_later();
-          if (ec) {
-            log_->error("cannot look for the node of a failed protected create under {}: {}", parent_full,
-                        ec.message());
-            --pending_delete_count_;
-            return;
-          }
-          for (auto& n : names)
-            if (n.compare(0, prefix.size(), prefix) == 0) {
-              log_->info("deleting {} left by a failed protected create or transaction",
-                         make_path(parent_full, n));
-              background_delete(make_path(parent_full, n), 0);
-            }
-          --pending_delete_count_;
-        });
-  };
-  if (connected_) return go();
-  when_connected(cfg_.connection_timeout, [this, go, retry_later](bool ok) mutable {
-    if (closed_ || given_up_) {
-      --pending_delete_count_;
-      return;
-    }
-    if (ok) return go();
-    retry_later();
-  });
+  deletes_.sweep(ns_.fix(parent), std::move(protected_prefix));
 }
 
 }  // namespace zkr::detail
