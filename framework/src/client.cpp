@@ -59,32 +59,41 @@ bool valid_connect_string(std::string_view cs) {
   return true;
 }
 
+/// `cfg` with the defaults of what it leaves empty: a logger (warnings to stderr), the retry policy, the data
+/// of a create without data (the local address).
+ClientConfig with_defaults(ClientConfig cfg) {
+  if (!cfg.logger) {
+    cfg.logger = std::make_shared<spdlog::logger>("zkrecipes",
+                                                  std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+    cfg.logger->set_level(spdlog::level::warn);
+  }
+  if (!cfg.retry_policy) cfg.retry_policy = std::make_shared<ExponentialBackoffRetry>(Millis(1000), 3);
+  if (!cfg.default_data) cfg.default_data = local_address();
+  return cfg;
+}
+
 }  // namespace
 
 CoreImpl::CoreImpl(ClientConfig cfg, const SessionFactory& make_session)
     : rt_(std::make_shared<IoRuntime>()),
-      cfg_(std::move(cfg)),
+      cfg_(with_defaults(std::move(cfg))),
+      log_(cfg_.logger),
+      session_(make_session(rt_->ioc, cfg_, *log_, *this)),
+      pauses_(rt_->ioc),
+      deletes_({*session_, life_, *this, pauses_, *log_, cfg_.connection_timeout}),
+      ns_(cfg_.namespace_name,
+          [this](Namespace::Done k) { mkdirs({ns_.prefix()}, cfg_.use_container_parents, nullptr, std::move(k)); }),
       suspended_timer_(rt_->ioc),
       listener_strand_(asio::make_strand(cfg_.executor ? *cfg_.executor
                                                        : asio::any_io_executor(rt_->ioc.get_executor()))),
       preflight_timer_(rt_->ioc) {
-  log_ = cfg_.logger;
-  if (!log_) {
-    log_ = std::make_shared<spdlog::logger>("zkrecipes",
-                                            std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
-    log_->set_level(spdlog::level::warn);
-  }
-  if (!cfg_.retry_policy) cfg_.retry_policy = std::make_shared<ExponentialBackoffRetry>(Millis(1000), 3);
-  default_data_ = cfg_.default_data ? *cfg_.default_data : local_address();
-  if (!cfg_.namespace_name.empty()) ns_prefix_ = "/" + cfg_.namespace_name;
   completion_ex_ = cfg_.executor ? *cfg_.executor : asio::any_io_executor(rt_->ioc.get_executor());
   negotiated_timeout_ms_ = static_cast<int>(cfg_.session_timeout.count());
   work_.emplace(rt_->ioc.get_executor());
-  session_ = make_session(rt_->ioc, cfg_, *log_, *this);
   if (cfg_.tls) preflight_ = std::make_unique<TlsPreflight>(rt_->ioc, cfg_, *log_);
   std::promise<void> ready;
   auto fut = ready.get_future();
-  rt_->thread = std::thread([rt = rt_, log = log_.get(), &ready] {
+  rt_->thread = std::thread([rt = rt_, &ready] {
     rt->thread_id = std::this_thread::get_id();
     // The C client writes TLS records with write(2), which raises SIGPIPE when the server has closed first
     // (its plain sends use MSG_NOSIGNAL): keep that signal from the application. Blocked here, it stays
@@ -94,7 +103,6 @@ CoreImpl::CoreImpl(ClientConfig cfg, const SessionFactory& make_session)
     sigemptyset(&pipe);
     sigaddset(&pipe, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
-    set_thread_log_target(log);
     ready.set_value();
     for (;;) {
       try {
@@ -102,7 +110,6 @@ CoreImpl::CoreImpl(ClientConfig cfg, const SessionFactory& make_session)
         break;
       } catch (const std::exception& e) {
         // A handler threw (a user callback on our executor): log and keep the loop alive.
-        set_thread_log_target(nullptr);
         std::fprintf(stderr, "zkrecipes: exception escaped a handler on the I/O thread: %s\n", e.what());
       }
     }
@@ -133,10 +140,10 @@ CoreImpl::~CoreImpl() {
 }
 
 error_code CoreImpl::start(std::string* subject) {
-  if (closed_) return errc::closed;
+  if (life_.closed()) return errc::closed;
   if (!valid_connect_string(cfg_.connect_string)) return errc::invalid_connect_string;
   if (cfg_.handshake_timeout < std::chrono::milliseconds::zero()) return errc::invalid_argument;
-  if (!cfg_.namespace_name.empty() && path_error(ns_prefix_)) return errc::invalid_path;
+  if (!ns_.prefix().empty() && path_error(ns_.prefix())) return errc::invalid_path;
   if (cfg_.tls) {
     // Before the C client sees them: it would spin on a bad file (docs/tls.md). Again before every session.
     auto problem = check_tls_settings(*cfg_.tls);
@@ -146,45 +153,37 @@ error_code CoreImpl::start(std::string* subject) {
       return problem.ec;
     }
   }
-  if (started_.exchange(true)) return {};
+  if (!life_.start()) return life_.closed() ? error_code(errc::closed) : error_code{};
   error_code ec;
   run_blocking_void(
       *this,
       [this](VoidCallback done) {
         // A close() that raced this start() (and saw it not started) finishes nothing: open no handle.
-        if (closed_) return done(errc::closed);
+        if (life_.closed()) return done(errc::closed);
         done(open_session() ? error_code{} : error_code(errc::invalid_connect_string));
       },
       ec);
-  if (ec) started_ = false;
+  if (ec) life_.start_failed();
   return ec;
 }
 
 void CoreImpl::close() noexcept {
-  if (!started_) {
-    closed_ = true;
-    // A start() that set started_ before this store may have checked closed_ before it too, and opened a
-    // handle: finish as a started client. One that set it after sees closed_ and opens none.
-    if (!started_) return;
-  }
-  // Give pending guaranteed deletes up to max_close_wait while the client still runs: once closed_ is set
-  // they are dropped at their next step (and with_retry/when_connected refuse to run), so waiting afterwards
-  // would only wait for them to give up.
-  if (!running_in_io_thread()) {
-    const auto deadline = Clock::now() + cfg_.max_close_wait;
-    while (pending_delete_count_ > 0 && !closed_ && Clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  if (finishing_.exchange(true)) return;
-  closed_ = true;
+  // Never started: nothing to finish (a start() racing this one either started first, and is finished below, or
+  // finds the client closed and opens nothing).
+  if (life_.close_if_idle()) return;
+  // Give pending guaranteed deletes up to max_close_wait while the client still runs: once it is closed they
+  // are dropped at their next step (and with_retry/when_connected refuse to run), so waiting afterwards would
+  // only wait for them to give up. A close() that finishes first ends the wait.
+  if (!running_in_io_thread()) (void)deletes_.wait_idle(Clock::now() + cfg_.max_close_wait);
+  if (life_.close() == Lifecycle::Phase::closed) return;  // another close() finishes it
+  deletes_.end_waits();
   auto finish = [this] {
     suspended_timer_.cancel();
     preflight_timer_.cancel();
     if (preflight_) preflight_->cancel();
-    for (auto& [id, t] : sleepers_) t->cancel();
+    pauses_.wake_all();
     fail_connection_waiters();
-    auto ns_waiters = std::move(ns_waiters_);
-    for (auto& k : ns_waiters) post([k = std::move(k)]() mutable { k(ZCLOSING); });
+    for (auto& k : ns_.take_waiters()) post([k = std::move(k)]() mutable { k(errc::closed); });
     end_session();
     fail_all_watches();
     session_id_ = 0;
@@ -195,11 +194,11 @@ void CoreImpl::close() noexcept {
     finish();
     return;
   }
-  if (pending_delete_count_ > 0)
+  if (const auto pending = deletes_.pending(); pending > 0)
     log_->warn(
         "closing with {} guaranteed delete(s) still pending; the server removes ephemeral ones with the "
         "session",
-        pending_delete_count_.load());
+        pending);
   std::promise<void> done;
   auto fut = done.get_future();
   // finish() queues the completions of what it cancels (connection waiters, sleeping retries, requests failed
@@ -217,25 +216,22 @@ void CoreImpl::close() noexcept {
 bool CoreImpl::block_until_connected(std::chrono::milliseconds timeout) {
   std::unique_lock lk(state_mu_);
   return state_cv_.wait_for(lk, timeout, [&] {
-    return connected_.load() || closed_.load() || given_up_.load();
+    return connected_.load() || life_.ended();
   }) && connected_;
 }
 
 error_code CoreImpl::inject_session_expiration() {
-  if (closed_) return errc::closed;
-  if (!started_) return errc::not_started;
+  if (auto ec = life_.gate()) return ec;
   // Like ZooKeeper's Java testable hook: the client ends its own session (closeSession from the connection
   // that owns it, so the server deletes its ephemeral nodes at once), reports LOST, and starts a new session.
   // Doing it from a second handle on the same session id races with our own reconnect (the session moves back
   // and the second handle's close is refused).
-  if (closed_) return errc::closed;
-  if (!started_) return errc::not_started;
   error_code ec;
   run_blocking_void(
       *this,
       [this](VoidCallback done) {
         if (!session_->is_open())
-          return done(given_up_ ? given_up_ec_ : error_code(errc::closed));
+          return done(life_.given_up() ? life_.reason() : error_code(errc::closed));
         handle_session_lost("session expiration injected");
         done({});
       },

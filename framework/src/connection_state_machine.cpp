@@ -39,7 +39,7 @@ void CoreImpl::on_session_state(SessionState state) {
       const auto pct = std::clamp(cfg_.simulated_session_expiration_percent, 1, 100);
       suspended_timer_.expires_after(std::chrono::milliseconds(negotiated_timeout_ms_.load()) * pct / 100);
       suspended_timer_.async_wait([this](error_code ec) {
-        if (ec || connected_ || closed_) return;
+        if (ec || connected_ || life_.closed()) return;
         if (last_state_ == ConnectionState::suspended)
           handle_session_lost("the session timeout elapsed while disconnected");
       });
@@ -54,19 +54,18 @@ void CoreImpl::on_session_state(SessionState state) {
 // As ZooKeeper's Java client, which closes for good on AuthFailed: pending and new requests fail with
 // auth_failed and are not retried (Curator gets AuthFailedException).
 void CoreImpl::handle_auth_failed() {
-  if (given_up_ || closed_ || !session_->is_open()) return;
+  if (life_.ended() || !session_->is_open()) return;
   give_up(zk_errc::auth_failed, "ZooKeeper authentication failed: the server refused the auth info");
 }
 
 // Curator reports no state for giving up; we report LOST after an earlier state, as the session is given up
 // and recipes holding locks must learn so. A TLS refusal ends the client the same way (session_opening.cpp).
 void CoreImpl::give_up(error_code ec, const std::string& why) {
-  if (given_up_ || closed_) return;
+  if (life_.ended()) return;
   log_->error("{}; the client stops connecting and its operations fail with: {}", why, ec.message());
-  given_up_ec_ = ec;
   {
     std::lock_guard lk(state_mu_);
-    given_up_ = true;
+    if (!life_.give_up(ec)) return;
     connected_ = false;
   }
   state_cv_.notify_all();
@@ -74,11 +73,11 @@ void CoreImpl::give_up(error_code ec, const std::string& why) {
   suspended_timer_.cancel();
   preflight_timer_.cancel();
   if (preflight_) preflight_->cancel();
-  for (auto& [id, t] : sleepers_) t->cancel();  // sleeping retries end now, with the reason
+  pauses_.wake_all();  // sleeping retries end now, with the reason
   fail_connection_waiters();
   if (last_state_ && last_state_ != ConnectionState::lost) emit(ConnectionState::lost);
   fail_all_watches();
-  end_session();  // pending requests complete with ZCLOSING, which with_retry reports as the reason
+  end_session();  // pending requests complete with zk_errc::closing, which with_retry reports as the reason
 }
 
 void CoreImpl::fail_connection_waiters() {
@@ -98,7 +97,7 @@ void CoreImpl::handle_session_lost(const char* why) {
   fail_all_watches();
   // A fresh handle, hence a fresh session (Curator's handle reset).
   end_session();
-  if (!closed_) open_session();
+  if (!life_.closed()) open_session();
 }
 
 void CoreImpl::end_session() {
@@ -153,8 +152,8 @@ void CoreImpl::remove_public_listener(std::uint64_t id) {
 }
 
 std::uint64_t CoreImpl::when_connected(std::chrono::milliseconds timeout, unique_function<void(bool)> k) {
-  if (closed_ || connected_ || given_up_) {
-    post([k = std::move(k), ok = !closed_ && !given_up_]() mutable { k(ok); });
+  if (connected_ || life_.ended()) {
+    post([k = std::move(k), ok = !life_.ended()]() mutable { k(ok); });
     return 0;
   }
   auto id = next_waiter_id_++;
@@ -172,7 +171,7 @@ std::uint64_t CoreImpl::when_connected(std::chrono::milliseconds timeout, unique
   return id;
 }
 
-void CoreImpl::cancel_connection_wait(std::uint64_t id) {
+void CoreImpl::cancel_wait(std::uint64_t id) {
   auto it = conn_waiters_.find(id);
   if (it == conn_waiters_.end()) return;
   auto k = std::move(it->second.k);

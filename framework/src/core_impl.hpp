@@ -1,17 +1,17 @@
 #pragma once
-// The client's engine room (`CoreImpl`, private to framework/src): one object per client, its members defined
-// by concern across the files named below. Everything runs on the client's I/O thread unless a member says
-// otherwise. It talks to ZooKeeper only through the session seam (session.hpp).
+// The client's engine room (`CoreImpl`, private to framework/src): one object per client, over parts with one
+// job each (lifecycle.hpp, pauses.hpp, background_deletes.hpp, namespace.hpp, watch_registry.hpp; see
+// docs/architecture.md), its own members defined across the files below. I/O thread unless a member says so.
 //
 //   client.cpp                    the I/O thread and the client's life: construction, start, close
 //   connection_state_machine.cpp  session events to connection states (SUSPENDED, LOST, ...), listeners,
-//                                 waits for the connection
+//                                 waits for the connection (ConnectionWaits, for the parts)
 //   retry_loop.cpp                Curator's RetryLoop: the connection wait, the policy's sleeps, stops
-//   namespace_acl.cpp             the namespace (its paths and its lazily made root), ACLs, parents (mkdirs)
+//   namespace_acl.cpp             operations under the namespace (namespace.hpp), ACLs, parents (mkdirs)
 //   protected_create.cpp          create, with protection: the GUID-named node found again or swept up
-//   guaranteed_delete.cpp         delete, with the guarantee: the background delete, deletes from the caller
+//   guaranteed_delete.cpp         delete, with the guarantee (background_deletes.hpp), deletes from the caller
 //   operations.cpp                exists, get_data, get_children, set_data, multi, sync, get_acl, set_acl
-//   watch_registry.cpp            the one-shot watches and their events
+//                                 and the one-shot watches' removal and events (watch_registry.hpp)
 //   session_opening.cpp           opening a session: at once, or after the TLS checks (tls/)
 //   c_session.cpp                 what both C-client sessions share: the handle, the callbacks, the requests
 //   st_session.cpp                the session over the single-threaded C client (the pump), or
@@ -42,22 +42,20 @@
 #include <zkr/framework/curator_framework.hpp>
 #include <zkr/framework/paths.hpp>
 
+#include "background_deletes.hpp"
+#include "connection_waits.hpp"
+#include "lifecycle.hpp"
+#include "namespace.hpp"
+#include "pauses.hpp"
 #include "session.hpp"
 #include "tls/tls_preflight.hpp"
-#include "zk_glue.hpp"
+#include "watch_registry.hpp"
 
 namespace zkr::detail {
 
 namespace asio = boost::asio;
 
 using Clock = std::chrono::steady_clock;
-
-/// Internal result code: no connection within the connection timeout (mapped to errc::connection_timeout).
-inline constexpr int kConnectionTimeoutRc = -100000;
-/// Internal result code: the operation's stop was requested before a try (mapped to operation_aborted).
-inline constexpr int kAbortedRc = -100001;
-/// Internal result code: the client has given up connecting for good (mapped to the reason, `given_up_ec_`).
-inline constexpr int kGivenUpRc = -100002;
 
 struct IoRuntime {
   asio::io_context ioc{1};
@@ -66,7 +64,10 @@ struct IoRuntime {
   std::promise<void> ran_out;  // set when ioc.run() has returned for good
 };
 
-class CoreImpl final : public Core, public SessionEvents, public std::enable_shared_from_this<CoreImpl> {
+class CoreImpl final : public Core,
+                       public SessionEvents,
+                       private ConnectionWaits,
+                       public std::enable_shared_from_this<CoreImpl> {
  public:
   friend class zkr::CuratorFramework;  // async_block_until_connected waits through when_connected
   explicit CoreImpl(ClientConfig cfg) : CoreImpl(std::move(cfg), make_default_session) {}
@@ -80,9 +81,9 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   bool running_in_io_thread() const noexcept override { return std::this_thread::get_id() == rt_->thread_id; }
   const std::shared_ptr<spdlog::logger>& logger() const noexcept override { return log_; }
   const RetryPolicy& retry_policy() const noexcept override { return *cfg_.retry_policy; }
-  const std::string& default_data() const noexcept override { return default_data_; }
+  const std::string& default_data() const noexcept override { return *cfg_.default_data; }
   bool use_container_parents() const noexcept override { return cfg_.use_container_parents; }
-  bool is_open() const noexcept override { return started_ && !closed_; }
+  bool is_open() const noexcept override { return life_.is_open(); }
   std::int64_t session_id() const noexcept override { return session_id_; }
   bool is_connected() const noexcept override { return connected_; }
   std::chrono::milliseconds session_timeout() const noexcept override {
@@ -105,8 +106,6 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   void set_acl(std::string path, AclList acl, int version, StatCallback cb, RequestOptions ro) override;
   void sync(std::string path, VoidCallback cb, RequestOptions ro) override;
   void remove_watch(WatchId id) override;
-  /// Registers `watch` (none: returns 0) for the requests that set it on `path` (watch_registry.cpp).
-  WatchId add_watch(WatchCallback watch, const std::string& path, zk::WatchKind kind);
   std::uint64_t add_state_listener(StateCallback cb) override;
   void remove_state_listener(std::uint64_t id) override;
 
@@ -117,7 +116,7 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   bool block_until_connected(std::chrono::milliseconds timeout);
   std::uint64_t add_public_listener(ConnectionStateListener l);
   void remove_public_listener(std::uint64_t id);
-  std::size_t pending_deletes() const { return pending_delete_count_; }
+  std::size_t pending_deletes() const { return deletes_.pending(); }
   const ClientConfig& config() const { return cfg_; }
   void remove_all_watches(std::string path, VoidCallback cb) override;
   void delete_children_then(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb,
@@ -131,12 +130,15 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   bool believes_connected() const override { return connected_; }
   /// What a request gets when there is no session: the client closed, auth failed, or the session is being
   /// replaced after a loss.
-  int no_session_rc() const override {
-    return closed_ ? ZCLOSING : given_up_ ? kGivenUpRc : ZSESSIONEXPIRED;
+  error_code no_session_ec() const override {
+    if (life_.closed()) return errc::closed;
+    if (life_.given_up()) return life_.reason();
+    return zk_errc::session_expired;
   }
 
  private:
-  using Attempt = unique_function<void(unique_function<void(int)>)>;
+  using Done = unique_function<void(error_code)>;
+  using Attempt = unique_function<void(Done)>;
   template <class F>
   void post(F&& f) {
     asio::post(rt_->ioc, std::forward<F>(f));
@@ -153,14 +155,13 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   /// The client stops connecting for good (the server refused our auth info, or TLS failed): operations
   /// fail with `ec`, waits for the connection end, LOST follows an earlier state.
   void give_up(error_code ec, const std::string& why);
-  /// Ends the session (pending requests complete with ZCLOSING).
+  /// Ends the session (pending requests complete with zk_errc::closing).
   void end_session();
   void fail_connection_waiters();
-  /// Calls `k(true)` once connected, `k(false)` after `timeout` or on close; returns an id for
-  /// `cancel_connection_wait` (0 when `k` was posted at once).
-  std::uint64_t when_connected(std::chrono::milliseconds timeout, unique_function<void(bool)> k);
-  /// Ends a wait of `when_connected` early: its `k(false)` runs now.
-  void cancel_connection_wait(std::uint64_t id);
+  // ConnectionWaits
+  bool connected() const noexcept override { return connected_; }
+  std::uint64_t when_connected(std::chrono::milliseconds timeout, unique_function<void(bool)> k) override;
+  void cancel_wait(std::uint64_t id) override;
 
   // session_opening.cpp
   /// Opens a new session: at once, or with TLS after zkrecipes's own checks (the files, then a TLS handshake
@@ -170,43 +171,28 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   void on_preflight(TlsVerdict verdict);
   // retry_loop.cpp
   struct RetryState;
-  /// Runs `attempt` under the retry policy (when `ro.retry`) after the connection wait; `done(rc)` once.
-  void with_retry(const RequestOptions& ro, std::shared_ptr<Attempt> attempt,
-                  unique_function<void(int)> done);
-  error_code map_rc(int rc) const {
-    if (rc == ZCLOSING) return closed_ ? error_code(errc::closed) : error_code(zk_errc::session_expired);
-    if (rc == kConnectionTimeoutRc) return errc::connection_timeout;
-    if (rc == kAbortedRc) return asio::error::operation_aborted;
-    if (rc == kGivenUpRc) return given_up_ec_;
-    return zk_error(rc);
-  }
-  /// Sleeping timers (retries, background deletes), cancelled all at once by a close or an auth failure.
-  std::uint64_t add_sleeper(asio::steady_timer* t);
-  void remove_sleeper(std::uint64_t id);
+  /// Runs `attempt` under the retry policy (when `ro.retry`) after the connection wait; `done(ec)` once, with
+  /// the operation's result: a request cut off by the end of its session is `errc::closed` when the client
+  /// closed, else `zk_errc::session_expired`; with no connection in time `errc::connection_timeout`; after a
+  /// stop `operation_aborted`; after the client gave up, the reason.
+  void with_retry(const RequestOptions& ro, std::shared_ptr<Attempt> attempt, Done done);
 
   // namespace_acl.cpp
-  std::string fix(std::string_view path) const;
-  std::string unfix(std::string_view path) const;
   AclList acl_for(const std::string& full_path, const std::optional<AclList>& explicit_acl) const;
   error_code gate(std::string_view path, bool sequential = false) const;
   /// `attempt` preceded by the creation of the namespace, until that has succeeded once: it then runs under
   /// the operation's retry loop, after its connection wait (Curator's NamespaceImpl uses callWithRetry).
-  /// `root_gone(rc)` says whether a try's failure may mean that the namespace's root no longer exists (a
+  /// `root_gone(ec)` says whether a try's failure may mean that the namespace's root no longer exists (a
   /// create right under it failed with no node): a container root is deleted by the server once it is empty.
   /// The root is then made again and the try repeated once. Curator makes the root only once.
   std::shared_ptr<Attempt> in_namespace(std::shared_ptr<Attempt> attempt,
-                                        std::function<bool(int)> root_gone = nullptr);
-  /// Whether `full_path` names a node right under the namespace's root (never without a namespace).
-  bool under_namespace_root(const std::string& full_path) const {
-    return !ns_prefix_.empty() && parent_path(full_path) == ns_prefix_;
-  }
-  void ensure_namespace(unique_function<void(int)> k);
+                                        std::function<bool(error_code)> root_gone = nullptr);
   /// One try of making the directories `dirs` (full paths) with their missing ancestors: one pipelined round
   /// of `exists` for every one of them, then one pipelined round of creates per depth, parents first
-  /// (containers or persistent nodes; node-exists ignored: a racing creator's node will do). `k(rc)` once:
-  /// ZOK, the first other failure, or kAbortedRc when `stop` was requested before a round of creates.
-  void mkdirs(const std::vector<std::string>& dirs, bool containers, StopPtr stop,
-              unique_function<void(int)> k);
+  /// (containers or persistent nodes; node-exists ignored: a racing creator's node will do). `k(ec)` once:
+  /// success, the first other failure, or operation_aborted when `stop` was requested before a round of
+  /// creates.
+  void mkdirs(const std::vector<std::string>& dirs, bool containers, StopPtr stop, Done k);
   struct Mkdirs;
   void mkdirs_create(std::shared_ptr<Mkdirs> m, std::size_t from);
 
@@ -220,43 +206,28 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
 
   // protected_create.cpp
   void find_protected(std::string full_path, std::string protected_id, bool ephemeral,
-                      unique_function<void(int, std::optional<CreateResult>)> k);
-  /// Deletes, in the background, every child of `parent_full` whose name starts with `prefix`
-  /// (`protected_names::prefix_for(id)`): the nodes a try whose outcome is unknown may have made. Retried
-  /// with a pause until the listing succeeds or the client closes, counted in the pending deletes.
-  void find_and_delete_in_background(std::string parent_full, std::string prefix, int attempt);
-
-  // guaranteed_delete.cpp
-  void background_delete(std::string full_path, int attempt);
-
-  // watch_registry.cpp
-  struct WatchEntry {
-    WatchCallback cb;
-    std::string path;  // un-namespaced
-    zk::WatchKind kind = zk::WatchKind::data;
-  };
+                      unique_function<void(error_code, std::optional<CreateResult>)> k);
+  // operations.cpp
+  /// Every watch gets `session_lost` (posted): the session went.
   void fail_all_watches();
 
   // client.cpp: the I/O thread, the configuration, the client's life
   std::shared_ptr<IoRuntime> rt_;  // first: outlives everything bound to the io_context
   ClientConfig cfg_;
   std::shared_ptr<spdlog::logger> log_;
-  std::string default_data_;
-  std::string ns_prefix_;  // "/ns" or ""
   asio::any_io_executor completion_ex_;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
-  std::atomic<bool> started_{false};
-  std::atomic<bool> closed_{false};
-  std::atomic<bool> finishing_{false};  // close() has begun its work (once)
+  std::unique_ptr<Session> session_;  // after rt_: its timers and socket are bound to the io_context
+  Lifecycle life_;
+  Pauses pauses_;
+  BackgroundDeletes deletes_;
+  Namespace ns_;
+  WatchRegistry watches_;
 
   // connection_state_machine.cpp (the atomics: read on any thread)
   std::atomic<bool> connected_{false};
-  // The client gave up connecting for good (give_up), and why; given_up_ec_ is written before the flag.
-  std::atomic<bool> given_up_{false};
-  error_code given_up_ec_;
   std::atomic<std::int64_t> session_id_{0};
   std::atomic<int> negotiated_timeout_ms_{0};
-  std::unique_ptr<Session> session_;  // after rt_: its timers and socket are bound to the io_context
   asio::steady_timer suspended_timer_;
   std::optional<ConnectionState> last_state_;
   bool ever_connected_ = false;  // read-write: the first gives CONNECTED, later ones RECONNECTED
@@ -283,22 +254,6 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   asio::steady_timer preflight_timer_;
   Clock::time_point opening_since_{};
   int preflight_rounds_ = 0;
-  // retry_loop.cpp
-  std::map<std::uint64_t, asio::steady_timer*> sleepers_;
-  std::uint64_t next_sleeper_id_ = 1;
-
-  // namespace_acl.cpp
-  bool ns_ready_ = false;
-  bool ns_in_progress_ = false;
-  std::vector<unique_function<void(int)>> ns_waiters_;
-
-  // guaranteed_delete.cpp (the count: read on any thread)
-  std::atomic<std::size_t> pending_delete_count_{0};
-  std::multiset<std::string> pending_deletes_;
-
-  // watch_registry.cpp
-  std::unordered_map<WatchId, WatchEntry> watches_;
-  WatchId next_watch_id_ = 1;
 };
 
 }  // namespace zkr::detail

@@ -70,7 +70,7 @@ void CuratorFramework::connected_start(const std::shared_ptr<detail::CoreImpl>& 
   const auto id = impl->when_connected(timeout, [cb = std::move(cb)](bool ok) mutable { cb({}, ok); });
   if (id != 0 && stop)
     stop->on_request([weak = std::weak_ptr(impl), id] {
-      if (auto i = weak.lock()) i->cancel_connection_wait(id);
+      if (auto i = weak.lock()) i->cancel_wait(id);
     });
 }
 

@@ -1,5 +1,6 @@
 // delete: the delete operation, with Curator's guarantee (a delete that failed for a connection reason is
-// kept and retried in the background until it succeeds or the client closes), the delete of a whole tree, and
+// kept and retried in the background until it succeeds or the client closes: background_deletes.hpp), the
+// delete of a whole tree, and
 // the delete of several nodes at once (one transaction, else one guaranteed delete each), from the I/O thread
 // (`remove_nodes`) or sent from the caller's thread to end a lock hold without waiting for the I/O thread.
 
@@ -7,65 +8,23 @@
 
 namespace zkr::detail {
 
-void CoreImpl::background_delete(std::string full_path, int attempt) {
-  if (closed_ || given_up_) {
-    log_->warn("client {} with a guaranteed delete of {} pending",
-               closed_ ? "closed" : "failed authentication", full_path);
-    return;
-  }
-  if (attempt == 0) {
-    ++pending_delete_count_;
-    pending_deletes_.insert(full_path);
-  }
-  auto finish = [this, full_path] {
-    auto it = pending_deletes_.find(full_path);
-    if (it != pending_deletes_.end()) pending_deletes_.erase(it);
-    --pending_delete_count_;
-  };
-  auto retry_later = [this, full_path, attempt, finish] {
-    if (closed_ || given_up_) return finish();
-    auto t = std::make_shared<asio::steady_timer>(
-        rt_->ioc, std::chrono::milliseconds(std::min(1000, 50 << std::min(attempt, 5))));
-    auto sid = add_sleeper(t.get());
-    t->async_wait([this, t, sid, full_path, attempt, finish](error_code) {
-      remove_sleeper(sid);
-      if (closed_ || given_up_) return finish();
-      background_delete(full_path, attempt + 1);
-    });
-  };
-  auto go = [this, full_path, finish, retry_later] {
-    session_->submit(zk::Delete{full_path}, [this, full_path, finish, retry_later](zk::Reply r) {
-      const int rc = r.rc;
-      if (rc == ZOK || rc == ZNONODE) return finish();
-      if (is_retryable(zk_error(rc)) || rc == ZCLOSING) return retry_later();
-      log_->error("guaranteed delete of {} failed for good: {}", full_path, zk_error(rc).message());
-      finish();
-    });
-  };
-  if (connected_) return go();
-  when_connected(cfg_.connection_timeout, [go, retry_later](bool ok) {
-    if (ok) return go();
-    retry_later();
-  });
-}
-
 void CoreImpl::remove(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb,
                       RequestOptions ro) {
   if (guaranteed) ro.stop.reset();  // a guaranteed delete keeps its guarantee when its caller stops waiting
   if (auto ec = gate(path)) return post_result(std::move(cb), ec);
   if (path == "/") return post_result(std::move(cb), error_code(errc::invalid_path));
-  auto full = fix(path);
-  auto attempt = std::make_shared<Attempt>([this, full, version](unique_function<void(int)> k) {
-    session_->submit(zk::Delete{full, version}, [k = std::move(k)](zk::Reply r) mutable { k(r.rc); });
+  auto full = ns_.fix(path);
+  auto attempt = std::make_shared<Attempt>([this, full, version](Done k) {
+    session_->submit(zk::Delete{full, version}, [k = std::move(k)](zk::Reply r) mutable { k(r.ec); });
   });
   // A retryable failure to create the namespace keeps a guaranteed delete too.
   with_retry(
       ro, in_namespace(std::move(attempt)),
-      [this, full, guaranteed, quietly, cb = std::move(cb)](int rc) mutable {
-        if (rc == ZNONODE && quietly) return cb({});
-        if (rc != ZOK && guaranteed && !closed_ && (is_retryable(zk_error(rc)) || rc == kConnectionTimeoutRc))
-          background_delete(full, 0);
-        cb(map_rc(rc));
+      [this, full, guaranteed, quietly, cb = std::move(cb)](error_code ec) mutable {
+        if (ec == zk_errc::no_node && quietly) return cb({});
+        if (ec && guaranteed && !life_.closed() && (is_retryable(ec) || ec == errc::connection_timeout))
+          deletes_.remove(full);
+        cb(ec);
       });
 }
 
@@ -104,16 +63,16 @@ bool CoreImpl::remove_from_caller(std::vector<std::string> paths, VoidCallback& 
     if (gate(p) || p == "/") return false;
   zk::Request request;
   if (paths.size() == 1) {
-    request = zk::Delete{fix(paths.front())};
+    request = zk::Delete{ns_.fix(paths.front())};
   } else {
     zk::Multi m;
-    for (const auto& p : paths) m.ops.push_back(Op::remove(fix(p)));
+    for (const auto& p : paths) m.ops.push_back(Op::remove(ns_.fix(p)));
     request = std::move(m);
   }
   // Held apart from the reply callback, so that it goes back to the caller untouched when nothing was sent.
   auto held = std::make_shared<VoidCallback>(std::move(cb));
   zk::ReplyCallback reply = [this, paths = std::move(paths), held](zk::Reply r) mutable {
-    if (r.rc == ZOK || (r.rc == ZNONODE && paths.size() == 1)) return (*held)({});
+    if (!r.ec || (r.ec == zk_errc::no_node && paths.size() == 1)) return (*held)({});
     // Anything else continues as the usual guaranteed, quiet removes, one per node (a multi fails whole when
     // one of its nodes is already gone).
     remove_each(*this, std::move(paths), std::move(*held));
@@ -131,8 +90,8 @@ void CoreImpl::delete_children_then(std::string path, int version, bool guarante
     // that node only, so it completes once the children are gone, or reports not_empty and gives up.
     return delete_children_then(path, version, false, quietly,
                                 [this, path, cb = std::move(cb)](error_code ec) mutable {
-                                  if (ec && !closed_ && (is_retryable(ec) || ec == errc::connection_timeout))
-                                    background_delete(fix(path), 0);
+                                  if (ec && !life_.closed() && (is_retryable(ec) || ec == errc::connection_timeout))
+                                    deletes_.remove(ns_.fix(path));
                                   cb(ec);
                                 });
   }

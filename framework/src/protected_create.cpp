@@ -11,7 +11,7 @@ namespace zkr::detail {
 void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb, RequestOptions ro) {
   const bool sequential = is_sequential(options.mode);
   if (auto ec = gate(path, sequential)) return post_result(std::move(cb), ec, CreateResult{});
-  std::string data = options.data ? *options.data : default_data_;
+  std::string data = options.data ? *options.data : *cfg_.default_data;
   if (data.size() > cfg_.max_data_size)
     return post_result(std::move(cb), error_code(errc::data_too_large), CreateResult{});
   if ((options.mode == CreateMode::persistent_with_ttl ||
@@ -31,7 +31,7 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
   auto st = std::make_shared<State>();
   st->opts = std::move(options);
   st->data = std::move(data);
-  st->full = fix(path);
+  st->full = ns_.fix(path);
   if (st->opts.protection) {
     st->protected_id = protected_names::new_protected_id();
     st->full = protected_names::to_protected_path(st->full, st->protected_id);
@@ -40,21 +40,21 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
   const bool containers = st->opts.parents_as_containers && cfg_.use_container_parents;
 
   auto attempt =
-      std::make_shared<Attempt>([this, st, parents, containers](unique_function<void(int)> k) mutable {
-        auto do_create = [this, st, parents, containers](unique_function<void(int)> k) mutable {
+      std::make_shared<Attempt>([this, st, parents, containers](Done k) mutable {
+        auto do_create = [this, st, parents, containers](Done k) mutable {
           zk::Create request{st->full, st->data, acl_for(st->full, st->opts.acl), st->opts.mode,
                              st->opts.ttl.count()};
-          auto done = [st](zk::Reply r, unique_function<void(int)>& k) {
-            if (r.rc == ZOK) st->result = CreateResult{std::move(r.path), r.stat};
-            k(r.rc);
+          auto done = [st](zk::Reply r, Done& k) {
+            if (!r.ec) st->result = CreateResult{std::move(r.path), r.stat};
+            k(r.ec);
           };
           session_->submit(
               request, [this, st, parents, containers, request, done, k = std::move(k)](zk::Reply r) mutable {
-                if (r.rc == ZNONODE && parents) {
+                if (r.ec == zk_errc::no_node && parents) {
                   // The parents are made and the create is sent again, once.
                   return mkdirs({parent_path(st->full)}, containers, nullptr,
-                                [this, request = std::move(request), done, k = std::move(k)](int rc) mutable {
-                                  if (rc != ZOK) return k(rc);
+                                [this, request = std::move(request), done, k = std::move(k)](error_code ec) mutable {
+                                  if (ec) return k(ec);
                                   session_->submit(std::move(request),
                                                    [done, k = std::move(k)](zk::Reply r) mutable {
                                                      done(std::move(r), k);
@@ -69,42 +69,41 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
         // Protected mode, after a failed try: look for the node our earlier try may have created.
         find_protected(st->full, st->protected_id, is_ephemeral(st->opts.mode),
                        [st, do_create = std::move(do_create), k = std::move(k)](
-                           int rc, std::optional<CreateResult> found) mutable {
-                         if (rc != ZOK) return k(rc);
+                           error_code ec, std::optional<CreateResult> found) mutable {
+                         if (ec) return k(ec);
                          if (found) {
                            st->result = std::move(*found);
-                           return k(ZOK);
+                           return k({});
                          }
                          do_create(std::move(k));
                        });
       });
-  std::function<bool(int)> root_gone;
-  if (!parents && under_namespace_root(st->full)) root_gone = [](int rc) { return rc == ZNONODE; };
+  std::function<bool(error_code)> root_gone;
+  if (!parents && ns_.under_root(st->full))
+    root_gone = [](error_code ec) { return ec == zk_errc::no_node; };
   auto tried = in_namespace(std::move(attempt), std::move(root_gone));
-  with_retry(ro, std::move(tried), [this, st, cb = std::move(cb)](int rc) mutable {
-    if (rc != ZOK) {
+  with_retry(ro, std::move(tried), [this, st, cb = std::move(cb)](error_code ec) mutable {
+    if (ec) {
       // A try whose outcome is unknown may have made the node: find it by its protected id and delete it.
       // A stop after a failed try counts as unknown (the loop did not get to look). With no try sent (never
       // connected), there is nothing to look for.
-      if (!st->protected_id.empty() && !closed_ && st->attempts > 0 &&
-          (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == kConnectionTimeoutRc ||
-           rc == kAbortedRc))
-        find_and_delete_in_background(parent_path(st->full), protected_names::prefix_for(st->protected_id),
-                                      0);
-      return cb(map_rc(rc), CreateResult{});
+      if (!st->protected_id.empty() && !life_.closed() && st->attempts > 0 &&
+          (is_connection_loss(ec) || ec == errc::connection_timeout || ec == asio::error::operation_aborted))
+        deletes_.sweep(parent_path(st->full), protected_names::prefix_for(st->protected_id));
+      return cb(ec, CreateResult{});
     }
-    st->result.path = unfix(st->result.path);
+    st->result.path = ns_.unfix(st->result.path);
     cb({}, std::move(st->result));
   });
 }
 
 void CoreImpl::find_protected(std::string full_path, std::string protected_id, bool ephemeral,
-                              unique_function<void(int, std::optional<CreateResult>)> k) {
+                              unique_function<void(error_code, std::optional<CreateResult>)> k) {
   auto parent = parent_path(full_path);
   session_->submit(zk::GetChildren{parent}, [this, parent, protected_id, ephemeral,
                                              k = std::move(k)](zk::Reply r) mutable {
-    if (r.rc == ZNONODE) return k(ZOK, std::nullopt);
-    if (r.rc != ZOK) return k(r.rc, std::nullopt);
+    if (r.ec == zk_errc::no_node) return k({}, std::nullopt);
+    if (r.ec) return k(r.ec, std::nullopt);
     const auto& names = r.children;
     const auto prefix = protected_names::prefix_for(protected_id);
     for (auto& n : names) {
@@ -112,76 +111,26 @@ void CoreImpl::find_protected(std::string full_path, std::string protected_id, b
       auto path = make_path(parent, n);
       return session_->submit(
           zk::Exists{path}, [this, path, ephemeral, k = std::move(k)](zk::Reply r) mutable {
-            if (r.rc == ZNONODE) return k(ZOK, std::nullopt);
-            if (r.rc != ZOK) return k(r.rc, std::nullopt);
+            if (r.ec == zk_errc::no_node) return k({}, std::nullopt);
+            if (r.ec) return k(r.ec, std::nullopt);
             const auto& s = r.stat;
             // CURATOR-498/604: never adopt an ephemeral node of an earlier session.
             if (ephemeral && (s.ephemeral_owner != session_id_ || session_id_ == 0)) {
               log_->info("protected create: found {} of an earlier session; deleting it instead of adopting",
                          path);
-              background_delete(path, 0);
-              return k(ZOK, std::nullopt);
+              deletes_.remove(path);
+              return k({}, std::nullopt);
             }
-            k(ZOK, CreateResult{path, s});
+            k({}, CreateResult{path, s});
           });
     }
-    k(ZOK, std::nullopt);
+    k({}, std::nullopt);
   });
 }
 
 void CoreImpl::sweep_protected(std::string parent, std::string protected_prefix) {
   if (protected_prefix.empty() || gate(parent)) return;
-  find_and_delete_in_background(fix(parent), std::move(protected_prefix), 0);
-}
-
-void CoreImpl::find_and_delete_in_background(std::string parent_full, std::string prefix, int attempt) {
-  if (closed_ || given_up_) return;
-  ++pending_delete_count_;
-  auto retry_later = [this, parent_full, prefix, attempt] {
-    auto t = std::make_shared<asio::steady_timer>(
-        rt_->ioc, std::chrono::milliseconds(std::min(1000, 50 << std::min(attempt, 5))));
-    auto sid = add_sleeper(t.get());
-    t->async_wait([this, t, sid, parent_full, prefix, attempt](error_code) {
-      remove_sleeper(sid);
-      --pending_delete_count_;
-      find_and_delete_in_background(parent_full, prefix, attempt + 1);
-    });
-  };
-  auto go = [this, parent_full, prefix, retry_later]() mutable {
-    session_->submit(
-        zk::GetChildren{parent_full}, [this, parent_full, prefix, retry_later](zk::Reply r) mutable {
-          const int rc = r.rc;
-          const auto& names = r.children;
-          if (rc == ZNONODE) {
-            --pending_delete_count_;
-            return;
-          }
-          // As background_delete: only what retrying can fix is retried (ZCLOSING: the handle was replaced).
-          if (rc != ZOK && (is_retryable(zk_error(rc)) || rc == ZCLOSING)) return retry_later();
-          if (rc != ZOK) {
-            log_->error("cannot look for the node of a failed protected create under {}: {}", parent_full,
-                        zk_error(rc).message());
-            --pending_delete_count_;
-            return;
-          }
-          for (auto& n : names)
-            if (n.compare(0, prefix.size(), prefix) == 0) {
-              log_->info("deleting {} left by a failed protected create or transaction",
-                         make_path(parent_full, n));
-              background_delete(make_path(parent_full, n), 0);
-            }
-          --pending_delete_count_;
-        });
-  };
-  if (connected_) return go();
-  when_connected(cfg_.connection_timeout, [this, go, retry_later](bool ok) mutable {
-    if (closed_ || given_up_) {
-      --pending_delete_count_;
-      return;
-    }
-    if (ok) return go();
-    retry_later();
-  });
+  deletes_.sweep(ns_.fix(parent), std::move(protected_prefix));
 }
 
 }  // namespace zkr::detail

@@ -18,7 +18,7 @@ bool CoreImpl::open_session() {
 }
 
 void CoreImpl::preflight_round() {
-  if (closed_ || given_up_) return;
+  if (life_.ended()) return;
   if (preflight_rounds_ == 0 || preflight_rounds_ % 10 == 0) {
     // The files may have changed since start() (a certificate rotated): the C client would spin on them.
     auto problem = check_tls_settings(*cfg_.tls);
@@ -31,7 +31,7 @@ void CoreImpl::preflight_round() {
 }
 
 void CoreImpl::on_preflight(TlsVerdict v) {
-  if (closed_ || given_up_) return;
+  if (life_.ended()) return;
   using O = TlsVerdict::Outcome;
   if (v.outcome == O::verified) {
     if (log_->should_log(spdlog::level::debug)) log_->debug("TLS preflight passed with {}", v.server);

@@ -1,41 +1,30 @@
-// The watch registry: the one-shot watches the reads set, keyed by an id that travels with the request to the
-// session, fired once by the session's watch events, failed all at once (session_lost) when the session goes,
-// and removed on request (locally at once, on the server in the background).
+// The watch registry (see watch_registry.hpp).
 
-#include "core_impl.hpp"
+#include "watch_registry.hpp"
 
 namespace zkr::detail {
 
-WatchId CoreImpl::add_watch(WatchCallback watch, const std::string& path, zk::WatchKind kind) {
-  if (!watch) return 0;
-  const WatchId id = next_watch_id_++;
-  watches_.emplace(id, WatchEntry{std::move(watch), path, kind});
+WatchId WatchRegistry::add(WatchCallback cb, std::string path, zk::WatchKind kind) {
+  if (!cb) return 0;
+  const WatchId id = next_id_++;
+  watches_.emplace(id, Watch{std::move(cb), std::move(path), kind});
   return id;
 }
 
-void CoreImpl::remove_watch(WatchId id) {
+std::optional<std::pair<std::string, zk::WatchKind>> WatchRegistry::forget(WatchId id) {
   auto it = watches_.find(id);
-  if (it == watches_.end()) return;
-  auto full = fix(it->second.path);
-  const auto kind = it->second.kind;
+  if (it == watches_.end()) return std::nullopt;
+  auto out = std::make_pair(std::move(it->second.path), it->second.kind);
   watches_.erase(it);
-  // The server-side registration goes in the background; the reply is not waited for.
-  if (session_->is_open() && connected_) session_->submit(zk::RemoveWatches{std::move(full), kind, id}, {});
+  return out;
 }
 
-void CoreImpl::remove_all_watches(std::string path, VoidCallback cb) {
-  if (auto ec = gate(path)) return post_result(std::move(cb), ec);
+void WatchRegistry::forget_path(const std::string& path) {
   for (auto it = watches_.begin(); it != watches_.end();)
     it = it->second.path == path ? watches_.erase(it) : std::next(it);
-  if (!session_->is_open())
-    return post_result(std::move(cb),
-                       given_up_ ? given_up_ec_ : error_code(errc::closed));
-  session_->submit(
-      zk::RemoveWatches{fix(path), zk::WatchKind::any},
-      [cb = std::move(cb)](zk::Reply r) mutable { cb(r.rc == ZNOWATCHER ? error_code{} : zk_error(r.rc)); });
 }
 
-void CoreImpl::on_watch_event(WatchId id, EventType type) {
+void WatchRegistry::fire(WatchId id, EventType type) {
   auto it = watches_.find(id);
   if (it == watches_.end()) return;
   WatchedEvent ev;
@@ -46,14 +35,12 @@ void CoreImpl::on_watch_event(WatchId id, EventType type) {
   cb(ev);
 }
 
-void CoreImpl::fail_all_watches() {
-  auto watches = std::move(watches_);
+std::vector<WatchRegistry::Watch> WatchRegistry::take_all() {
+  std::vector<Watch> out;
+  out.reserve(watches_.size());
+  for (auto& [id, w] : watches_) out.push_back(std::move(w));
   watches_.clear();
-  for (auto& [id, w] : watches) {
-    post([cb = std::move(w.cb), path = std::move(w.path)]() mutable {
-      cb(WatchedEvent{EventType::session_lost, std::move(path)});
-    });
-  }
+  return out;
 }
 
 }  // namespace zkr::detail

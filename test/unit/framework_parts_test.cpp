@@ -1,0 +1,199 @@
+// Unit tests of the client's parts on their own (framework/src): the lifecycle's phases, the background
+// deletes' one schedule, and the background deletes over a scripted session (test/unit/fake_session.hpp),
+// with the connection and the client's life as the test sets them.
+
+#include <spdlog/sinks/null_sink.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <future>
+#include <thread>
+
+#include <zkr/framework/curator_framework.hpp>
+
+#include "background_deletes.hpp"
+#include "fake_session.hpp"
+#include "lifecycle.hpp"
+#include "pauses.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using zkr::zk_errc;
+using zkr::detail::BackgroundDeletes;
+using zkr::detail::Lifecycle;
+namespace zk = zkr::detail::zk;
+
+/// A session's listener that nothing listens with: the parts under test do not hear the session's events.
+class NoEvents final : public zkr::detail::SessionEvents {
+ public:
+  explicit NoEvents(const Lifecycle& life) : life_(life) {}
+  void on_session_state(zkr::detail::SessionState) override {}
+  void on_watch_event(zkr::detail::WatchId, zkr::EventType) override {}
+  void on_auth_failed() override {}
+  bool believes_connected() const override { return true; }
+  zkr::error_code no_session_ec() const override {
+    return life_.closed() ? zkr::error_code(zkr::errc::closed) : zkr::error_code(zk_errc::session_expired);
+  }
+
+ private:
+  const Lifecycle& life_;
+};
+
+/// A connection that is up, or never comes (`up` false: every wait ends at once with false).
+class Connection final : public zkr::detail::ConnectionWaits {
+ public:
+  explicit Connection(boost::asio::io_context& ioc) : ioc_(ioc) {}
+  bool connected() const noexcept override { return up; }
+  std::uint64_t when_connected(std::chrono::milliseconds, zkr::detail::unique_function<void(bool)> k) override {
+    boost::asio::post(ioc_, [k = std::move(k), ok = up]() mutable { k(ok); });
+    return 0;
+  }
+  void cancel_wait(std::uint64_t) override {}
+  bool up = true;
+
+ private:
+  boost::asio::io_context& ioc_;
+};
+
+/// The background deletes over a fake session, on an I/O thread of their own.
+struct Bench {
+  boost::asio::io_context ioc{1};
+  zkr::ClientConfig config;
+  Lifecycle life;
+  NoEvents events{life};
+  fake::FakeSession session{ioc, config, events};
+  Connection connection{ioc};
+  zkr::detail::Pauses pauses{ioc};
+  spdlog::logger log{"parts", std::make_shared<spdlog::sinks::null_sink_mt>()};
+  BackgroundDeletes deletes{{session, life, connection, pauses, log, 100ms}};
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work{ioc.get_executor()};
+  std::thread io{[this] { ioc.run(); }};
+
+  Bench() {
+    REQUIRE(life.start());
+    REQUIRE(session.open());
+  }
+  ~Bench() {
+    work.reset();
+    ioc.stop();
+    io.join();
+  }
+  /// Runs `f` on the I/O thread and returns once it has run.
+  template <class F>
+  void on_io(F&& f) {
+    std::promise<void> done;
+    boost::asio::post(ioc, [&] {
+      f();
+      done.set_value();
+    });
+    done.get_future().wait();
+  }
+  fake::Call expect(std::string_view kind, const std::string& path) {
+    auto c = session.next();
+    REQUIRE(c);
+    CHECK(c->kind() == kind);
+    CHECK(c->path() == path);
+    return *c;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("lifecycle: each transition once, in its order", "[framework][parts]") {
+  Lifecycle life;
+  CHECK(life.gate() == zkr::errc::not_started);
+  CHECK_FALSE(life.is_open());
+  CHECK_FALSE(life.give_up(zk_errc::auth_failed));  // not started: nothing to give up
+  REQUIRE(life.start());
+  CHECK_FALSE(life.start());
+  CHECK(life.is_open());
+  CHECK_FALSE(life.gate());
+  REQUIRE(life.give_up(zk_errc::auth_failed));
+  CHECK_FALSE(life.give_up(zkr::errc::tls_handshake_failed));
+  CHECK(life.given_up());
+  CHECK(life.is_open());  // a given-up client still answers, with the reason
+  CHECK(life.ended());
+  CHECK(life.reason() == zk_errc::auth_failed);
+  CHECK(life.close() == Lifecycle::Phase::given_up);
+  CHECK(life.close() == Lifecycle::Phase::closed);  // only the first close finishes the client
+  CHECK(life.gate() == zkr::errc::closed);
+  CHECK_FALSE(life.start());
+}
+
+TEST_CASE("lifecycle: a close before the start leaves nothing to finish, and the start fails", "[framework][parts]") {
+  Lifecycle life;
+  REQUIRE(life.close_if_idle());
+  CHECK(life.closed());
+  CHECK_FALSE(life.start());
+  Lifecycle started;
+  REQUIRE(started.start());
+  CHECK_FALSE(started.close_if_idle());
+  started.start_failed();
+  CHECK(started.phase() == Lifecycle::Phase::idle);
+}
+
+TEST_CASE("background deletes: one schedule, 50 ms doubling to 1 s", "[framework][parts]") {
+  using std::chrono::milliseconds;
+  CHECK(BackgroundDeletes::pause(0) == milliseconds(50));
+  CHECK(BackgroundDeletes::pause(1) == milliseconds(100));
+  CHECK(BackgroundDeletes::pause(4) == milliseconds(800));
+  CHECK(BackgroundDeletes::pause(5) == milliseconds(1000));
+  CHECK(BackgroundDeletes::pause(40) == milliseconds(1000));
+  CHECK(BackgroundDeletes::pause(-1) == milliseconds(50));
+}
+
+TEST_CASE("background deletes: a delete is tried again until the server answers, counted meanwhile",
+          "[framework][parts]") {
+  Bench b;
+  b.on_io([&] { b.deletes.remove("/a"); });
+  CHECK(b.deletes.pending() == 1);
+  REQUIRE(b.session.reply(b.expect("delete", "/a"), zk_errc::connection_loss));
+  REQUIRE(b.session.reply(b.expect("delete", "/a"), zk_errc::closing));  // a session replaced under it
+  const auto last = GENERATE(zk_errc::ok, zk_errc::no_node, zk_errc::not_empty);  // not_empty: for good
+  REQUIRE(b.session.reply(b.expect("delete", "/a"), last));
+  CHECK(b.deletes.wait_idle(std::chrono::steady_clock::now() + 5s));
+  CHECK(b.session.sent() == 3);
+}
+
+TEST_CASE("background deletes: the end of the client ends them, and a new one is not started",
+          "[framework][parts]") {
+  Bench b;
+  b.connection.up = GENERATE(true, false);  // false: waiting for a connection that does not come
+  b.on_io([&] { b.deletes.remove("/a"); });
+  if (b.connection.up) REQUIRE(b.session.reply(b.expect("delete", "/a"), zk_errc::connection_loss));
+  b.on_io([&] {
+    (void)b.life.close();  // as the client's close does: its pauses end, its session with it
+    b.pauses.wake_all();
+    b.session.close();
+  });
+  CHECK(b.deletes.wait_idle(std::chrono::steady_clock::now() + 5s));
+  b.on_io([&] { b.deletes.remove("/b"); });
+  CHECK(b.deletes.pending() == 0);  // not started: nothing keeps a closing client waiting for it
+}
+
+TEST_CASE("background deletes: a sweep lists the parent again after a loss and deletes each match",
+          "[framework][parts]") {
+  Bench b;
+  b.on_io([&] { b.deletes.sweep("/p", "_c_id-"); });
+  REQUIRE(b.session.reply(b.expect("get_children", "/p"), zk_errc::connection_loss));
+  REQUIRE(b.session.reply(b.expect("get_children", "/p"), fake::with_children({"_c_id-n1", "other", "_c_id-n2"})));
+  auto d1 = b.expect("delete", "/p/_c_id-n1");
+  auto d2 = b.expect("delete", "/p/_c_id-n2");
+  REQUIRE(b.session.reply(d1, zk_errc::ok));
+  REQUIRE(b.session.reply(d2, zk_errc::no_node));
+  CHECK(b.deletes.wait_idle(std::chrono::steady_clock::now() + 5s));
+}
+
+TEST_CASE("background deletes: a close waiting for them is ended by end_waits", "[framework][parts]") {
+  Bench b;
+  b.on_io([&] { b.deletes.remove("/a"); });
+  (void)b.expect("delete", "/a");  // never answered
+  auto waiting = std::async(std::launch::async,
+                            [&] { return b.deletes.wait_idle(std::chrono::steady_clock::now() + 60s); });
+  b.deletes.end_waits();
+  REQUIRE(waiting.wait_for(30s) == std::future_status::ready);
+  CHECK_FALSE(waiting.get());  // still pending
+}
