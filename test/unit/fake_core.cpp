@@ -45,6 +45,8 @@ std::string_view to_string(Op op) noexcept {
       return "set_acl";
     case Op::make_dirs:
       return "make_dirs";
+    case Op::add_watch:
+      return "add_watch";
   }
   return "?";
 }
@@ -63,6 +65,8 @@ void FakeCore::shutdown() {
   // Callbacks held here may own the objects that own this core: drop them so the cycle breaks.
   auto w = std::move(watches_);
   watches_.clear();
+  auto pw = std::move(persistent_);
+  persistent_.clear();
   pending_delivery_.clear();
   auto l = std::move(listeners_);
   listeners_.clear();
@@ -355,6 +359,7 @@ error_code FakeCore::do_create(const std::string& path, zkr::CreateMode mode, co
   p.stat.pzxid = n_czxid;
   created = actual;
   fire(WatchKind::exists, actual, zkr::EventType::node_created);
+  fire_persistent(actual, zkr::EventType::node_created);
   fire(WatchKind::children, parent, zkr::EventType::node_children_changed);
   return {};
 }
@@ -372,6 +377,7 @@ error_code FakeCore::do_remove(const std::string& path, int version) {
   --p.stat.num_children;
   p.stat.pzxid = next_zxid();
   fire(WatchKind::data, path, zkr::EventType::node_deleted);
+  fire_persistent(path, zkr::EventType::node_deleted);
   fire(WatchKind::exists, path, zkr::EventType::node_deleted);
   fire(WatchKind::children, path, zkr::EventType::node_deleted);
   fire(WatchKind::children, parent, zkr::EventType::node_children_changed);
@@ -389,6 +395,7 @@ error_code FakeCore::do_set(const std::string& path, std::string data, int versi
   n.stat.mzxid = next_zxid();
   if (out) *out = n.stat;
   fire(WatchKind::data, path, zkr::EventType::node_data_changed);
+  fire_persistent(path, zkr::EventType::node_data_changed);
   fire(WatchKind::exists, path, zkr::EventType::node_data_changed);
   return {};
 }
@@ -467,6 +474,38 @@ void FakeCore::fire_all(zkr::EventType type) {
   auto all = std::move(watches_);
   watches_.clear();
   for (auto& [id, w] : all) deliver(id, w.cb, zkr::WatchedEvent{type, w.path});
+  auto kept = std::move(persistent_);
+  persistent_.clear();
+  for (auto& [id, w] : kept) deliver(id, w.cb, zkr::WatchedEvent{type, w.path});
+}
+
+void FakeCore::fire_persistent(const std::string& path, zkr::EventType type) {
+  if (deferred_fires_) return;  // transactions: not modelled for persistent watches
+  for (auto& [id, w] : persistent_) {
+    const bool below = w.path == "/" || path.compare(0, w.path.size() + 1, w.path + "/") == 0;
+    if (path == w.path || (w.recursive && below))
+      enqueue([this, id = id, cb = w.cb, ev = zkr::WatchedEvent{type, path}] {
+        if (persistent_.count(id)) (*cb)(ev);  // removed meanwhile: never runs
+      });
+  }
+}
+
+detail::WatchId FakeCore::add_persistent_watch(std::string path, zkr::AddWatchMode mode, detail::WatchCallback watch,
+                                               detail::VoidCallback cb, detail::RequestOptions) {
+  if (!persistent_enabled_) {
+    enqueue([cb = std::move(cb)]() mutable { cb(errc::unsupported_by_transport); });
+    return 0;
+  }
+  auto seq = log_request(Op::add_watch, path);
+  const auto id = new_watch_id();
+  enqueue([this, seq, id, path = std::move(path), mode, watch = std::move(watch), cb = std::move(cb)]() mutable {
+    auto v = judge(Op::add_watch, path);
+    if (v.apply && !v.ec && !removed_before_armed_.erase(id))
+      persistent_.emplace(id, PersistentWatch{path, mode == zkr::AddWatchMode::persistent_recursive,
+                                              std::make_shared<detail::WatchCallback>(std::move(watch))});
+    complete(v, seq, v.ec, [cb = std::move(cb), ec = v.ec]() mutable { cb(ec); });
+  });
+  return id;
 }
 
 std::size_t FakeCore::watch_count(std::string_view path) const {
@@ -477,6 +516,10 @@ std::size_t FakeCore::watch_count(std::string_view path) const {
 
 void FakeCore::remove_watch(detail::WatchId id) {
   if (!id) return;
+  if (persistent_.erase(id)) {
+    pending_delivery_.erase(id);
+    return;
+  }
   if (watches_.erase(id) || pending_delivery_.erase(id)) return;
   removed_before_armed_.insert(id);  // its request has not been applied yet (or never arms: harmless)
 }

@@ -42,7 +42,10 @@
 namespace fake {
 
 /// The request kinds of `zkr::detail::Core` (`make_dirs`: one logged request for the whole batch).
-enum class Op { create, remove, exists, get_data, get_children, set_data, multi, sync, get_acl, set_acl, make_dirs };
+enum class Op {
+  create, remove, exists, get_data, get_children, set_data, multi, sync, get_acl, set_acl, make_dirs,
+  add_watch,  ///< add_persistent_watch
+};
 std::string_view to_string(Op op) noexcept;
 
 /// One logged request: what the caller asked (the path as given, before protection or sequence) and, once
@@ -197,6 +200,16 @@ class FakeCore final : public zkr::detail::Core {
   /// As the server: no_node, bad_version (against `aversion`), invalid_acl for an empty list; bumps `aversion`.
   void set_acl(std::string path, zkr::AclList acl, int version, zkr::detail::StatCallback cb,
                zkr::detail::RequestOptions ro = {}) override;
+  /// Persistent watches (off by default, as the C client's transport): `enable_persistent_watches(true)`
+  /// models a 3.6+ transport. Events of `put`, `erase`, `set` and the client's own writes reach them (not
+  /// those of a transaction); a session expiry or close gives each one `session_lost` and drops it.
+  void enable_persistent_watches(bool on) noexcept { persistent_enabled_ = on; }
+  bool supports_persistent_watches() const noexcept override { return persistent_enabled_; }
+  /// One logged `add_watch` request, applied in a posted step (faults as any request).
+  zkr::detail::WatchId add_persistent_watch(std::string path, zkr::AddWatchMode mode, zkr::detail::WatchCallback watch,
+                                            zkr::detail::VoidCallback cb, zkr::detail::RequestOptions ro = {}) override;
+  /// Persistent watches registered now.
+  std::size_t persistent_watch_count() const noexcept { return persistent_.size(); }
   void remove_watch(zkr::detail::WatchId id) override;
   void remove_all_watches(std::string path, zkr::detail::VoidCallback cb) override;
   std::uint64_t add_state_listener(zkr::detail::StateCallback cb) override;
@@ -254,6 +267,14 @@ class FakeCore final : public zkr::detail::Core {
   std::int64_t next_zxid() { return txn_zxid_ ? *txn_zxid_ : ++zxid_; }
   void fire(WatchKind kind, const std::string& path, zkr::EventType type);
   void fire_all(zkr::EventType type);
+  void fire_persistent(const std::string& path, zkr::EventType type);
+  struct PersistentWatch {
+    std::string path;
+    bool recursive;
+    std::shared_ptr<zkr::detail::WatchCallback> cb;
+  };
+  std::map<zkr::detail::WatchId, PersistentWatch> persistent_;
+  bool persistent_enabled_ = false;
   zkr::detail::WatchId new_watch_id() { return ++next_watch_id_; }
   void arm(zkr::detail::WatchId id, WatchKind kind, const std::string& path, zkr::detail::WatchCallback cb);
   void deliver(zkr::detail::WatchId id, std::shared_ptr<zkr::detail::WatchCallback> cb, zkr::WatchedEvent ev);

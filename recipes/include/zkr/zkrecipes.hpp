@@ -10,6 +10,10 @@
 #include <zkr/framework/paths.hpp>
 #include <zkr/framework/retry.hpp>
 #include <zkr/framework/types.hpp>
+#include <zkr/recipes/cache/curator_cache.hpp>
+#include <zkr/recipes/cache/node_cache.hpp>
+#include <zkr/recipes/cache/path_children_cache.hpp>
+#include <zkr/recipes/cache/tree_cache.hpp>
 #include <zkr/recipes/inter_process_lock.hpp>
 #include <zkr/recipes/inter_process_multi_lock.hpp>
 #include <zkr/recipes/inter_process_mutex.hpp>

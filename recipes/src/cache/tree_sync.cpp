@@ -1,0 +1,571 @@
+// TreeSync: the cache engine (see zkr/recipes/detail/tree_sync.hpp and docs/caches.md).
+
+#include <algorithm>
+#include <chrono>
+#include <zkr/framework/paths.hpp>
+#include <zkr/recipes/detail/tree_sync.hpp>
+
+namespace zkr::detail {
+
+namespace {
+
+/// The first key after every descendant of `path` ('0' follows '/').
+std::string past_descendants(const std::string& path) { return path + "0"; }
+
+}  // namespace
+
+TreeSync::TreeSync(std::shared_ptr<Core> core, TreeSyncOptions options, SyncSink sink)
+    : core_(std::move(core)), opt_(std::move(options)), sink_(std::move(sink)) {
+  strategy_ = opt_.allow_persistent_watch && core_->supports_persistent_watches() ? make_persistent_strategy()
+                                                                                  : make_one_shot_strategy();
+}
+
+TreeSync::~TreeSync() = default;
+
+// ---------------------------------------------------------------------------------------------------------
+// Shape of the tree
+
+int TreeSync::depth(const std::string& path) const {
+  if (path == opt_.root) return 0;
+  const auto skip = opt_.root == "/" ? 1 : opt_.root.size() + 1;
+  return 1 + static_cast<int>(std::count(path.begin() + static_cast<std::ptrdiff_t>(skip), path.end(), '/'));
+}
+
+bool TreeSync::descends(const std::string& path) const {
+  return depth(path) < opt_.max_depth && (!opt_.traverse_children || opt_.traverse_children(path));
+}
+
+bool TreeSync::accepted(const std::string& path) const {
+  if (path == opt_.root) return true;
+  const auto parent = parent_path(path);
+  {
+    std::lock_guard lk(mu_);
+    if (!nodes_.count(parent)) return false;
+  }
+  return descends(parent) && (!opt_.accept_child || opt_.accept_child(path));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Start, close, connection states
+
+void TreeSync::start() {
+  if (running_) return;
+  running_ = true;
+  initialized_ = false;
+  session_ = core_->session_id();
+  state_listener_ = core_->add_state_listener([weak = weak_from_this()](ConnectionState s) {
+    if (auto self = weak.lock()) self->on_state(s);
+  });
+  arm_strategy();
+  read_data(opt_.root);
+  // A storage kept from an earlier start (keep_on_close): re-read what it holds, to report the difference.
+  for (const auto& c : snapshot()) {
+    if (c.path == opt_.root) continue;
+    read_data(c.path);
+  }
+}
+
+void TreeSync::close() {
+  if (!running_) return;
+  running_ = false;
+  core_->remove_state_listener(state_listener_);
+  strategy_->disarm(*core_);
+  auto drop = [this](WatchId& id) {
+    if (id) core_->remove_watch(id);
+    id = 0;
+  };
+  drop(root_exists_watch_);
+  for (auto& [p, f] : flights_) {
+    drop(f.data_watch);
+    drop(f.children_watch);
+  }
+  {
+    std::lock_guard lk(mu_);
+    for (auto& [p, n] : nodes_) {
+      drop(n.data_watch);
+      drop(n.child_watch);
+    }
+    if (!opt_.keep_on_close) nodes_.clear();
+  }
+  if (retry_timer_) retry_timer_->cancel();
+  dirty_.clear();
+}
+
+std::size_t TreeSync::watches() const noexcept {
+  std::size_t n = root_exists_watch_ ? 1 : 0;
+  std::lock_guard lk(mu_);
+  for (auto& [p, node] : nodes_) n += (node.data_watch ? 1 : 0) + (node.child_watch ? 1 : 0);
+  return n;
+}
+
+void TreeSync::on_state(ConnectionState s) {
+  if (!running_) return;
+  const bool connected =
+      s == ConnectionState::connected || s == ConnectionState::reconnected || s == ConnectionState::read_only;
+  if (s != ConnectionState::connected && s != ConnectionState::read_only) {
+    SyncEvent ev;
+    ev.kind = SyncEvent::Kind::connection;
+    ev.state = s;
+    emit(std::move(ev));
+  }
+  if (s == ConnectionState::lost) armed_ = false;
+  if (!connected) return;
+  const auto sid = core_->session_id();
+  const bool new_session = sid != session_;
+  session_ = sid;
+  resync(new_session || !armed_);
+}
+
+void TreeSync::resync(bool new_session) {
+  if (new_session) {
+    // The session's watches are gone (each got session_lost): every read sets its watch again.
+    armed_ = false;
+    root_exists_watch_ = 0;
+    std::lock_guard lk(mu_);
+    for (auto& [p, n] : nodes_) n.data_watch = n.child_watch = 0;
+  }
+  arm_strategy();
+  dirty_.clear();
+  read_data(opt_.root);
+  for (const auto& c : snapshot()) {
+    if (c.path != opt_.root) read_data(c.path);
+    if (descends(c.path)) read_children(c.path);
+  }
+}
+
+void TreeSync::arm_strategy() {
+  if (armed_) return;
+  armed_ = true;
+  issued();
+  strategy_->arm(*this, [weak = weak_from_this()](error_code ec) {
+    auto self = weak.lock();
+    if (!self) return;
+    if (ec == errc::unsupported_by_transport && self->strategy_->per_node() == false) {
+      // The transport refused after all: one-shot watches, and every node read again to set them.
+      self->core_->logger()->info("cache {}: persistent watches refused, one-shot watches instead",
+                                  self->opt_.root);
+      self->strategy_ = make_one_shot_strategy();
+      if (self->running_) self->resync(true);
+    } else if (ec) {
+      self->armed_ = false;
+      if (self->running_) {
+        self->dirty_.emplace(self->opt_.root, Read::data);
+        self->retry_later();
+      }
+    }
+    self->answered();
+  });
+}
+
+void TreeSync::answered() {
+  if (outstanding_) --outstanding_;
+  if (!initialized_ && running_ && outstanding_ == 0 && dirty_.empty()) {
+    initialized_ = true;
+    SyncEvent ev;
+    ev.kind = SyncEvent::Kind::initialized;
+    emit(std::move(ev));
+  }
+}
+
+void TreeSync::emit(SyncEvent ev) {
+  if (running_ && sink_) sink_(std::move(ev));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Reads
+
+WatchCallback TreeSync::node_watch(const std::string& path, Read kind) {
+  if (!strategy_->per_node()) return {};
+  return [weak = weak_from_this(), path, kind](const WatchedEvent& ev) {
+    if (auto self = weak.lock()) self->on_node_watch(path, kind, ev);
+  };
+}
+
+void TreeSync::read_data(const std::string& path) {
+  if (!running_) return;
+  auto& f = flights_[path];
+  if (f.data) {
+    f.data_again = true;
+    return;
+  }
+  f.data = true;
+  bool want = strategy_->per_node();
+  {
+    std::lock_guard lk(mu_);
+    if (auto it = nodes_.find(path); it != nodes_.end() && it->second.data_watch) want = false;
+  }
+  issued();
+  f.data_watch = core_->get_data(path, want ? node_watch(path, Read::data) : WatchCallback{},
+                                 [weak = weak_from_this(), path](error_code ec, NodeData nd) {
+                                   if (auto self = weak.lock()) self->on_data(path, ec, std::move(nd));
+                                 });
+}
+
+void TreeSync::read_children(const std::string& path) {
+  if (!running_) return;
+  bool want = strategy_->per_node();
+  {
+    std::lock_guard lk(mu_);
+    auto it = nodes_.find(path);
+    if (it == nodes_.end()) return;
+    if (it->second.child_watch) want = false;
+  }
+  auto& f = flights_[path];
+  if (f.children) {
+    f.children_again = true;
+    return;
+  }
+  f.children = true;
+  issued();
+  f.children_watch = core_->get_children(path, want ? node_watch(path, Read::children) : WatchCallback{},
+                                         [weak = weak_from_this(), path](error_code ec, Children c) {
+                                           if (auto self = weak.lock())
+                                             self->on_children(path, ec, std::move(c));
+                                         });
+}
+
+void TreeSync::on_data(const std::string& path, error_code ec, NodeData nd) {
+  WatchId wid = 0;
+  bool again = false;
+  if (auto it = flights_.find(path); it != flights_.end()) {
+    auto& f = it->second;
+    wid = std::exchange(f.data_watch, 0);
+    again = std::exchange(f.data_again, false);
+    f.data = false;
+    if (!f.children) flights_.erase(it);
+  }
+  if (!running_) {
+    if (wid) core_->remove_watch(wid);
+    return answered();
+  }
+  if (!ec) {
+    apply(path, wid, std::move(nd));
+  } else {
+    if (wid) core_->remove_watch(wid);  // a data watch is set only on a node that exists: harmless
+    if (ec == zk_errc::no_node) {
+      remove_subtree(path);
+      if (path == opt_.root) watch_root_exists();
+    } else {
+      failed(path, Read::data, ec);
+    }
+  }
+  if (again) read_data(path);
+  answered();
+}
+
+void TreeSync::apply(const std::string& path, WatchId wid, NodeData nd) {
+  if (!accepted(path)) {
+    if (wid) core_->remove_watch(wid);
+    return;
+  }
+  ChildData fresh{path, nd.stat, std::move(nd.data)};
+  std::optional<ChildData> old;
+  bool list = false, created = false;
+  {
+    std::unique_lock lk(mu_);
+    auto it = nodes_.find(path);
+    if (it != nodes_.end() && fresh.stat.czxid != it->second.data.stat.czxid) {
+      if (fresh.stat.czxid < it->second.data.stat.czxid) {  // a reply older than what we hold
+        if (wid) core_->remove_watch(wid);
+        return;
+      }
+      // Deleted and created again while we did not look: report both.
+      lk.unlock();
+      remove_subtree(path);
+      lk.lock();
+      it = nodes_.end();
+    }
+    if (it == nodes_.end()) {
+      Node n;
+      n.data = fresh;
+      if (!opt_.cache_data) n.data.data.clear();
+      n.data_watch = wid;
+      nodes_.emplace(path, std::move(n));
+      created = list = true;
+    } else {
+      auto& n = it->second;
+      if (wid) {
+        if (n.data_watch && n.data_watch != wid) core_->remove_watch(n.data_watch);
+        n.data_watch = wid;
+      }
+      const auto& held = n.data.stat;
+      if (fresh.stat.mzxid > held.mzxid) {
+        old = n.data;
+        n.data = fresh;
+        if (!opt_.cache_data) n.data.data.clear();
+      } else if (fresh.stat.mzxid == held.mzxid && fresh.stat.pzxid > held.pzxid) {
+        n.data.stat = fresh.stat;  // only the children moved: no event, the Stat kept current
+        list = !strategy_->per_node();
+      } else {
+        return;  // the same version or an older one: nothing to report
+      }
+    }
+  }
+  if (path == opt_.root && root_exists_watch_) core_->remove_watch(std::exchange(root_exists_watch_, 0));
+  SyncEvent ev;
+  if (old) {
+    ev.kind = SyncEvent::Kind::changed;
+    ev.old_data = std::move(old);
+    ev.data = std::move(fresh);
+    emit(std::move(ev));
+  } else if (created) {
+    ev.kind = SyncEvent::Kind::created;
+    ev.data = std::move(fresh);
+    emit(std::move(ev));
+  }
+  if (list && descends(path)) read_children(path);
+}
+
+void TreeSync::on_children(const std::string& path, error_code ec, Children c) {
+  WatchId wid = 0;
+  bool again = false;
+  if (auto it = flights_.find(path); it != flights_.end()) {
+    auto& f = it->second;
+    wid = std::exchange(f.children_watch, 0);
+    again = std::exchange(f.children_again, false);
+    f.children = false;
+    if (!f.data) flights_.erase(it);
+  }
+  if (!running_) {
+    if (wid) core_->remove_watch(wid);
+    return answered();
+  }
+  std::vector<std::string> gone, fresh;
+  bool cached = false;
+  if (!ec) {
+    std::lock_guard lk(mu_);
+    auto it = nodes_.find(path);
+    if (it != nodes_.end()) {
+      cached = true;
+      auto& n = it->second;
+      if (wid) {
+        if (n.child_watch && n.child_watch != wid) core_->remove_watch(n.child_watch);
+        n.child_watch = std::exchange(wid, 0);
+      }
+      if (c.stat.czxid == n.data.stat.czxid && c.stat.mzxid == n.data.stat.mzxid &&
+          c.stat.pzxid > n.data.stat.pzxid)
+        n.data.stat = c.stat;
+      std::set<std::string> listed;
+      for (auto& name : c.names) listed.insert(make_path(path, name));
+      const std::string prefix = path == "/" ? "/" : path + "/";
+      for (auto k = nodes_.lower_bound(prefix);
+           k != nodes_.end() && k->first.compare(0, prefix.size(), prefix) == 0;) {
+        if (k->first.size() == prefix.size()) {  // "/" itself
+          ++k;
+          continue;
+        }
+        const auto slash = k->first.find('/', prefix.size());
+        if (slash != std::string::npos) {  // a grandchild: skip that child's subtree
+          k = nodes_.lower_bound(past_descendants(k->first.substr(0, slash)));
+          continue;
+        }
+        if (!listed.erase(k->first)) gone.push_back(k->first);
+        ++k;
+      }
+      fresh.assign(listed.begin(), listed.end());
+    }
+  }
+  if (wid) core_->remove_watch(wid);
+  if (!ec) {
+    if (cached) {
+      for (auto& g : gone) remove_subtree(g);
+      for (auto& f : fresh)
+        if (!opt_.accept_child || opt_.accept_child(f)) read_data(f);
+    }
+  } else if (ec == zk_errc::no_node) {
+    remove_subtree(path);
+    if (path == opt_.root) watch_root_exists();
+  } else {
+    failed(path, Read::children, ec);
+  }
+  if (again) read_children(path);
+  answered();
+}
+
+void TreeSync::on_node_watch(const std::string& path, Read kind, const WatchedEvent& ev) {
+  if (!running_) return;
+  // session_lost: the next session's resync reads everything again (and may already have set new watches).
+  if (ev.type == EventType::session_lost) return;
+  {
+    std::lock_guard lk(mu_);
+    auto it = nodes_.find(path);
+    if (it == nodes_.end()) return;
+    (kind == Read::data ? it->second.data_watch : it->second.child_watch) = 0;  // a one-shot watch fired
+  }
+  switch (ev.type) {
+    case EventType::session_lost:
+      return;
+    case EventType::node_deleted:
+      remove_subtree(path);
+      if (path == opt_.root) watch_root_exists();
+      return;
+    case EventType::node_children_changed:
+      return read_children(path);
+    case EventType::node_created:
+    case EventType::node_data_changed:
+      return read_data(path);
+  }
+}
+
+void TreeSync::on_watch_event(const WatchedEvent& ev) {
+  if (!running_) return;
+  switch (ev.type) {
+    case EventType::session_lost:
+      armed_ = false;  // set again by the next session's resync
+      return;
+    case EventType::node_deleted:
+      return remove_subtree(ev.path);
+    case EventType::node_children_changed:
+      return;  // a non-recursive persistent watch on the root: its children are not cached
+    case EventType::node_created:
+    case EventType::node_data_changed:
+      // A node whose parent is not cached yet is found by that parent's listing.
+      if (accepted(ev.path)) read_data(ev.path);
+      return;
+  }
+}
+
+void TreeSync::watch_root_exists() {
+  if (!running_ || !strategy_->per_node() || root_exists_watch_ || root_exists_pending_) return;
+  root_exists_pending_ = true;
+  issued();
+  root_exists_watch_ = core_->exists(
+      opt_.root,
+      [weak = weak_from_this()](const WatchedEvent& ev) {
+        auto self = weak.lock();
+        if (!self || !self->running_) return;
+        self->root_exists_watch_ = 0;
+        if (ev.type != EventType::session_lost) self->read_data(self->opt_.root);
+      },
+      [weak = weak_from_this()](error_code ec, Stat) {
+        if (auto self = weak.lock()) self->on_root_exists(ec);
+      });
+}
+
+void TreeSync::on_root_exists(error_code ec) {
+  root_exists_pending_ = false;
+  if (running_) {
+    if (!ec) {
+      // Created meanwhile: read it (that read sets the data watch; the exists watch is not needed).
+      if (root_exists_watch_) core_->remove_watch(std::exchange(root_exists_watch_, 0));
+      read_data(opt_.root);
+    } else if (ec != zk_errc::no_node) {
+      if (root_exists_watch_) core_->remove_watch(std::exchange(root_exists_watch_, 0));
+      failed(opt_.root, Read::data, ec);
+    }
+  }
+  answered();
+}
+
+void TreeSync::remove_subtree(const std::string& path) {
+  std::vector<Node> removed;
+  {
+    std::lock_guard lk(mu_);
+    const auto prefix = path == "/" ? std::string("/") : path + "/";
+    auto first = nodes_.lower_bound(prefix);
+    auto last = first;
+    while (last != nodes_.end() && last->first.compare(0, prefix.size(), prefix) == 0) ++last;
+    std::vector<std::map<std::string, Node>::iterator> doomed;
+    for (auto it = first; it != last; ++it) doomed.push_back(it);
+    std::reverse(doomed.begin(), doomed.end());  // deepest first: a descendant sorts after its ancestor
+    if (path != "/")
+      if (auto self = nodes_.find(path); self != nodes_.end()) doomed.push_back(self);
+    for (auto it : doomed) {
+      removed.push_back(std::move(it->second));
+      nodes_.erase(it);
+    }
+  }
+  for (auto& n : removed) {
+    if (n.data_watch) core_->remove_watch(n.data_watch);
+    if (n.child_watch) core_->remove_watch(n.child_watch);
+    dirty_.erase({n.data.path, Read::data});
+    dirty_.erase({n.data.path, Read::children});
+    SyncEvent ev;
+    ev.kind = SyncEvent::Kind::deleted;
+    ev.old_data = std::move(n.data);
+    emit(std::move(ev));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Failures
+
+void TreeSync::failed(const std::string& path, Read kind, error_code ec) {
+  if (is_retryable(ec) || is_session_lost(ec) || ec == errc::connection_timeout) {
+    // Read again: at the next connection (its resync reads everything), or after a pause if connected.
+    dirty_.emplace(path, kind);
+    retry_later();
+    return;
+  }
+  core_->logger()->warn("cache {}: reading {} failed: {}", opt_.root, path, ec.message());
+}
+
+void TreeSync::retry_later() {
+  if (retry_armed_ || !running_) return;
+  if (!retry_timer_) retry_timer_.emplace(core_->io_executor());
+  retry_armed_ = true;
+  retry_timer_->expires_after(std::chrono::milliseconds(500));
+  retry_timer_->async_wait([weak = weak_from_this()](error_code ec) {
+    auto self = weak.lock();
+    if (!self) return;
+    self->retry_armed_ = false;
+    if (ec || !self->running_) return;
+    if (!self->core_->is_connected()) return self->retry_later();
+    self->flush_dirty();
+  });
+}
+
+void TreeSync::flush_dirty() {
+  if (!armed_) arm_strategy();
+  auto dirty = std::exchange(dirty_, {});
+  issued();  // keeps `initialized` back until the re-reads are sent
+  for (auto& [path, kind] : dirty) kind == Read::data ? read_data(path) : read_children(path);
+  answered();
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Storage
+
+std::optional<ChildData> TreeSync::get(const std::string& path) const {
+  std::lock_guard lk(mu_);
+  auto it = nodes_.find(path);
+  if (it == nodes_.end()) return std::nullopt;
+  return it->second.data;
+}
+
+std::size_t TreeSync::size() const {
+  std::lock_guard lk(mu_);
+  return nodes_.size();
+}
+
+std::vector<ChildData> TreeSync::snapshot() const {
+  std::lock_guard lk(mu_);
+  std::vector<ChildData> out;
+  out.reserve(nodes_.size());
+  for (auto& [p, n] : nodes_) out.push_back(n.data);
+  return out;
+}
+
+std::optional<std::vector<ChildData>> TreeSync::children_of(const std::string& path) const {
+  std::lock_guard lk(mu_);
+  if (!nodes_.count(path)) return std::nullopt;
+  std::vector<ChildData> out;
+  const std::string prefix = path == "/" ? "/" : path + "/";
+  for (auto k = nodes_.lower_bound(prefix);
+       k != nodes_.end() && k->first.compare(0, prefix.size(), prefix) == 0;) {
+    if (k->first.size() == prefix.size()) {
+      ++k;
+      continue;
+    }
+    const auto slash = k->first.find('/', prefix.size());
+    if (slash != std::string::npos) {
+      k = nodes_.lower_bound(past_descendants(k->first.substr(0, slash)));
+      continue;
+    }
+    out.push_back(k->second.data);
+    ++k;
+  }
+  return out;
+}
+
+}  // namespace zkr::detail
