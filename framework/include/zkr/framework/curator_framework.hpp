@@ -6,7 +6,7 @@
 /// and asynchronous `async_op(args, token)` taking any Asio completion token (callbacks, `use_future`,
 /// `use_awaitable`, ...).
 ///
-/// Threading: the client drives the single-threaded ZooKeeper C client from its own I/O thread. Every member
+/// Threading: the client runs its ZooKeeper session (any transport) on its own I/O thread. Every member
 /// function is thread-safe. Asynchronous handlers run on their associated executor, or on the configured
 /// `executor` (default: the client's I/O thread, where handlers must not block). The blocking twins may be
 /// called from any thread except the client's I/O thread (they fail with `errc::would_deadlock` there).
