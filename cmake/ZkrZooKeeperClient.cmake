@@ -11,8 +11,6 @@
 # configured for TLS fails at start() with errc::tls_unsupported: it never falls back to plain text.
 #
 # `native` (issue 38) links no C client: the framework speaks the protocol itself (framework/src/native/).
-# Until the session seam's restructure keeps <zookeeper.h> out of the framework's non-transport sources, they
-# still read the C client's header (result-code macros only): native finds that header, never the library.
 if(NOT ZKR_ZOOKEEPER_CLIENT MATCHES "^(auto|st|mt|native)$")
   message(FATAL_ERROR "ZKR_ZOOKEEPER_CLIENT is '${ZKR_ZOOKEEPER_CLIENT}': use st, mt, native or auto")
 endif()
@@ -23,13 +21,6 @@ if(ZKR_ZOOKEEPER_CLIENT STREQUAL "native")
     message(FATAL_ERROR "ZKR_ZOOKEEPER_TLS=ON: the native transport has no TLS yet (issue 38, step 4)")
   endif()
   set(ZKR_ZOOKEEPER_TLS_ENABLED OFF)
-  find_path(ZKR_ZOOKEEPER_HEADER_DIR zookeeper/zookeeper.h)
-  if(NOT ZKR_ZOOKEEPER_HEADER_DIR)
-    message(FATAL_ERROR "the native transport still needs <zookeeper/zookeeper.h> (the result codes) until the seam's restructure")
-  endif()
-  add_library(zkr_zookeeper_codes INTERFACE)
-  target_include_directories(zkr_zookeeper_codes SYSTEM INTERFACE $<BUILD_INTERFACE:${ZKR_ZOOKEEPER_HEADER_DIR}>)
-  add_library(ZooKeeper::zookeeper_native ALIAS zkr_zookeeper_codes)
   message(STATUS "zkrecipes: ZooKeeper transport: native (no C client linked)")
   message(STATUS "zkrecipes: TLS to the ensemble: OFF")
   return()

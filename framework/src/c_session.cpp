@@ -58,8 +58,10 @@ std::vector<PendingPtr> InFlight::take_all() {
   return out;
 }
 
-void deliver(PendingPtr p, int rc) {
-  p->reply.rc = rc;
+void deliver(PendingPtr p, int rc) { deliver(std::move(p), zk_error(rc)); }
+
+void deliver(PendingPtr p, error_code ec) {
+  p->reply.ec = ec;
   if (!p->cb) return;
   auto* ioc = p->ioc;
   asio::post(*ioc, [cb = std::move(p->cb), reply = std::move(p->reply)]() mutable { cb(std::move(reply)); });
@@ -327,6 +329,8 @@ void CSession::on_c_watch_event(std::uint64_t generation, WatchId id, int type) 
 }
 
 zhandle_t* CSession::init_handle() {
+  // The C client's lines from this (the I/O) thread go to this client's logger.
+  set_thread_log_target(&log_);
   handle_ctx_ = new HandleCtx{this, ++generation_};
   const int timeout = static_cast<int>(cfg_.session_timeout.count());
   const int flags = cfg_.can_be_read_only ? ZOO_READONLY : 0;

@@ -60,8 +60,10 @@ PendingPtr make_pending(boost::asio::io_context& ioc, zk::Request request, zk::R
 /// Hands `p`'s request to the C client. ZOK: `p` is released to the completion, which posts the reply.
 /// Anything else: the C client refused it, will not call the completion, and `p` is still the caller's.
 int send_pending(zhandle_t* zh, PendingPtr& p);
-/// Posts `p`'s reply with `rc` (never inline).
+/// Posts `p`'s reply with the C client's `rc` (never inline).
 void deliver(PendingPtr p, int rc);
+/// Posts `p`'s reply with `ec` (never inline).
+void deliver(PendingPtr p, error_code ec);
 /// Gives an unsent request and its callback back to the caller.
 void take_back(PendingPtr p, zk::Request& request, zk::ReplyCallback& reply);
 

@@ -84,7 +84,7 @@ CoreImpl::CoreImpl(ClientConfig cfg, const SessionFactory& make_session)
   if (cfg_.tls) preflight_ = std::make_unique<TlsPreflight>(rt_->ioc, cfg_, *log_);
   std::promise<void> ready;
   auto fut = ready.get_future();
-  rt_->thread = std::thread([rt = rt_, log = log_.get(), &ready] {
+  rt_->thread = std::thread([rt = rt_, &ready] {
     rt->thread_id = std::this_thread::get_id();
     // The C client writes TLS records with write(2), which raises SIGPIPE when the server has closed first
     // (its plain sends use MSG_NOSIGNAL): keep that signal from the application. Blocked here, it stays
@@ -94,7 +94,6 @@ CoreImpl::CoreImpl(ClientConfig cfg, const SessionFactory& make_session)
     sigemptyset(&pipe);
     sigaddset(&pipe, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
-    set_thread_log_target(log);
     ready.set_value();
     for (;;) {
       try {
@@ -102,7 +101,6 @@ CoreImpl::CoreImpl(ClientConfig cfg, const SessionFactory& make_session)
         break;
       } catch (const std::exception& e) {
         // A handler threw (a user callback on our executor): log and keep the loop alive.
-        set_thread_log_target(nullptr);
         std::fprintf(stderr, "zkrecipes: exception escaped a handler on the I/O thread: %s\n", e.what());
       }
     }
@@ -184,7 +182,7 @@ void CoreImpl::close() noexcept {
     for (auto& [id, t] : sleepers_) t->cancel();
     fail_connection_waiters();
     auto ns_waiters = std::move(ns_waiters_);
-    for (auto& k : ns_waiters) post([k = std::move(k)]() mutable { k(ZCLOSING); });
+    for (auto& k : ns_waiters) post([k = std::move(k)]() mutable { k(errc::closed); });
     end_session();
     fail_all_watches();
     session_id_ = 0;

@@ -78,7 +78,7 @@ void CoreImpl::give_up(error_code ec, const std::string& why) {
   fail_connection_waiters();
   if (last_state_ && last_state_ != ConnectionState::lost) emit(ConnectionState::lost);
   fail_all_watches();
-  end_session();  // pending requests complete with ZCLOSING, which with_retry reports as the reason
+  end_session();  // pending requests complete with zk_errc::closing, which with_retry reports as the reason
 }
 
 void CoreImpl::fail_connection_waiters() {

@@ -44,20 +44,12 @@
 
 #include "session.hpp"
 #include "tls/tls_preflight.hpp"
-#include "zk_glue.hpp"
 
 namespace zkr::detail {
 
 namespace asio = boost::asio;
 
 using Clock = std::chrono::steady_clock;
-
-/// Internal result code: no connection within the connection timeout (mapped to errc::connection_timeout).
-inline constexpr int kConnectionTimeoutRc = -100000;
-/// Internal result code: the operation's stop was requested before a try (mapped to operation_aborted).
-inline constexpr int kAbortedRc = -100001;
-/// Internal result code: the client has given up connecting for good (mapped to the reason, `given_up_ec_`).
-inline constexpr int kGivenUpRc = -100002;
 
 struct IoRuntime {
   asio::io_context ioc{1};
@@ -131,12 +123,15 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   bool believes_connected() const override { return connected_; }
   /// What a request gets when there is no session: the client closed, auth failed, or the session is being
   /// replaced after a loss.
-  int no_session_rc() const override {
-    return closed_ ? ZCLOSING : given_up_ ? kGivenUpRc : ZSESSIONEXPIRED;
+  error_code no_session_ec() const override {
+    if (closed_) return errc::closed;
+    if (given_up_) return given_up_ec_;
+    return zk_errc::session_expired;
   }
 
  private:
-  using Attempt = unique_function<void(unique_function<void(int)>)>;
+  using Done = unique_function<void(error_code)>;
+  using Attempt = unique_function<void(Done)>;
   template <class F>
   void post(F&& f) {
     asio::post(rt_->ioc, std::forward<F>(f));
@@ -153,7 +148,7 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   /// The client stops connecting for good (the server refused our auth info, or TLS failed): operations
   /// fail with `ec`, waits for the connection end, LOST follows an earlier state.
   void give_up(error_code ec, const std::string& why);
-  /// Ends the session (pending requests complete with ZCLOSING).
+  /// Ends the session (pending requests complete with zk_errc::closing).
   void end_session();
   void fail_connection_waiters();
   /// Calls `k(true)` once connected, `k(false)` after `timeout` or on close; returns an id for
@@ -170,16 +165,11 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   void on_preflight(TlsVerdict verdict);
   // retry_loop.cpp
   struct RetryState;
-  /// Runs `attempt` under the retry policy (when `ro.retry`) after the connection wait; `done(rc)` once.
-  void with_retry(const RequestOptions& ro, std::shared_ptr<Attempt> attempt,
-                  unique_function<void(int)> done);
-  error_code map_rc(int rc) const {
-    if (rc == ZCLOSING) return closed_ ? error_code(errc::closed) : error_code(zk_errc::session_expired);
-    if (rc == kConnectionTimeoutRc) return errc::connection_timeout;
-    if (rc == kAbortedRc) return asio::error::operation_aborted;
-    if (rc == kGivenUpRc) return given_up_ec_;
-    return zk_error(rc);
-  }
+  /// Runs `attempt` under the retry policy (when `ro.retry`) after the connection wait; `done(ec)` once, with
+  /// the operation's result: a request cut off by the end of its session is `errc::closed` when the client
+  /// closed, else `zk_errc::session_expired`; with no connection in time `errc::connection_timeout`; after a
+  /// stop `operation_aborted`; after the client gave up, the reason.
+  void with_retry(const RequestOptions& ro, std::shared_ptr<Attempt> attempt, Done done);
   /// Sleeping timers (retries, background deletes), cancelled all at once by a close or an auth failure.
   std::uint64_t add_sleeper(asio::steady_timer* t);
   void remove_sleeper(std::uint64_t id);
@@ -191,22 +181,22 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   error_code gate(std::string_view path, bool sequential = false) const;
   /// `attempt` preceded by the creation of the namespace, until that has succeeded once: it then runs under
   /// the operation's retry loop, after its connection wait (Curator's NamespaceImpl uses callWithRetry).
-  /// `root_gone(rc)` says whether a try's failure may mean that the namespace's root no longer exists (a
+  /// `root_gone(ec)` says whether a try's failure may mean that the namespace's root no longer exists (a
   /// create right under it failed with no node): a container root is deleted by the server once it is empty.
   /// The root is then made again and the try repeated once. Curator makes the root only once.
   std::shared_ptr<Attempt> in_namespace(std::shared_ptr<Attempt> attempt,
-                                        std::function<bool(int)> root_gone = nullptr);
+                                        std::function<bool(error_code)> root_gone = nullptr);
   /// Whether `full_path` names a node right under the namespace's root (never without a namespace).
   bool under_namespace_root(const std::string& full_path) const {
     return !ns_prefix_.empty() && parent_path(full_path) == ns_prefix_;
   }
-  void ensure_namespace(unique_function<void(int)> k);
+  void ensure_namespace(Done k);
   /// One try of making the directories `dirs` (full paths) with their missing ancestors: one pipelined round
   /// of `exists` for every one of them, then one pipelined round of creates per depth, parents first
-  /// (containers or persistent nodes; node-exists ignored: a racing creator's node will do). `k(rc)` once:
-  /// ZOK, the first other failure, or kAbortedRc when `stop` was requested before a round of creates.
-  void mkdirs(const std::vector<std::string>& dirs, bool containers, StopPtr stop,
-              unique_function<void(int)> k);
+  /// (containers or persistent nodes; node-exists ignored: a racing creator's node will do). `k(ec)` once:
+  /// success, the first other failure, or operation_aborted when `stop` was requested before a round of
+  /// creates.
+  void mkdirs(const std::vector<std::string>& dirs, bool containers, StopPtr stop, Done k);
   struct Mkdirs;
   void mkdirs_create(std::shared_ptr<Mkdirs> m, std::size_t from);
 
@@ -220,7 +210,7 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
 
   // protected_create.cpp
   void find_protected(std::string full_path, std::string protected_id, bool ephemeral,
-                      unique_function<void(int, std::optional<CreateResult>)> k);
+                      unique_function<void(error_code, std::optional<CreateResult>)> k);
   /// Deletes, in the background, every child of `parent_full` whose name starts with `prefix`
   /// (`protected_names::prefix_for(id)`): the nodes a try whose outcome is unknown may have made. Retried
   /// with a pause until the listing succeeds or the client closes, counted in the pending deletes.
@@ -290,7 +280,7 @@ class CoreImpl final : public Core, public SessionEvents, public std::enable_sha
   // namespace_acl.cpp
   bool ns_ready_ = false;
   bool ns_in_progress_ = false;
-  std::vector<unique_function<void(int)>> ns_waiters_;
+  std::vector<Done> ns_waiters_;
 
   // guaranteed_delete.cpp (the count: read on any thread)
   std::atomic<std::size_t> pending_delete_count_{0};

@@ -35,10 +35,12 @@ void CoreImpl::background_delete(std::string full_path, int attempt) {
   };
   auto go = [this, full_path, finish, retry_later] {
     session_->submit(zk::Delete{full_path}, [this, full_path, finish, retry_later](zk::Reply r) {
-      const int rc = r.rc;
-      if (rc == ZOK || rc == ZNONODE) return finish();
-      if (is_retryable(zk_error(rc)) || rc == ZCLOSING) return retry_later();
-      log_->error("guaranteed delete of {} failed for good: {}", full_path, zk_error(rc).message());
+      const error_code ec = r.ec;
+      if (!ec || ec == zk_errc::no_node) return finish();
+      // zk_errc::closing: the session ended under the request (a handle replaced, or the client closing);
+      // a request sent with no session at all gets the client's own answer (no_session_ec).
+      if (is_retryable(ec) || ec == zk_errc::closing || closed_ || given_up_) return retry_later();
+      log_->error("guaranteed delete of {} failed for good: {}", full_path, ec.message());
       finish();
     });
   };
@@ -55,17 +57,17 @@ void CoreImpl::remove(std::string path, int version, bool guaranteed, bool quiet
   if (auto ec = gate(path)) return post_result(std::move(cb), ec);
   if (path == "/") return post_result(std::move(cb), error_code(errc::invalid_path));
   auto full = fix(path);
-  auto attempt = std::make_shared<Attempt>([this, full, version](unique_function<void(int)> k) {
-    session_->submit(zk::Delete{full, version}, [k = std::move(k)](zk::Reply r) mutable { k(r.rc); });
+  auto attempt = std::make_shared<Attempt>([this, full, version](Done k) {
+    session_->submit(zk::Delete{full, version}, [k = std::move(k)](zk::Reply r) mutable { k(r.ec); });
   });
   // A retryable failure to create the namespace keeps a guaranteed delete too.
   with_retry(
       ro, in_namespace(std::move(attempt)),
-      [this, full, guaranteed, quietly, cb = std::move(cb)](int rc) mutable {
-        if (rc == ZNONODE && quietly) return cb({});
-        if (rc != ZOK && guaranteed && !closed_ && (is_retryable(zk_error(rc)) || rc == kConnectionTimeoutRc))
+      [this, full, guaranteed, quietly, cb = std::move(cb)](error_code ec) mutable {
+        if (ec == zk_errc::no_node && quietly) return cb({});
+        if (ec && guaranteed && !closed_ && (is_retryable(ec) || ec == errc::connection_timeout))
           background_delete(full, 0);
-        cb(map_rc(rc));
+        cb(ec);
       });
 }
 
@@ -113,7 +115,7 @@ bool CoreImpl::remove_from_caller(std::vector<std::string> paths, VoidCallback& 
   // Held apart from the reply callback, so that it goes back to the caller untouched when nothing was sent.
   auto held = std::make_shared<VoidCallback>(std::move(cb));
   zk::ReplyCallback reply = [this, paths = std::move(paths), held](zk::Reply r) mutable {
-    if (r.rc == ZOK || (r.rc == ZNONODE && paths.size() == 1)) return (*held)({});
+    if (!r.ec || (r.ec == zk_errc::no_node && paths.size() == 1)) return (*held)({});
     // Anything else continues as the usual guaranteed, quiet removes, one per node (a multi fails whole when
     // one of its nodes is already gone).
     remove_each(*this, std::move(paths), std::move(*held));

@@ -172,7 +172,7 @@ void MtSession::close() {
 
 void MtSession::submit(zk::Request request, zk::ReplyCallback reply) {
   auto p = make_pending(ioc_, std::move(request), std::move(reply), &in_flight_);
-  if (!zh_) return deliver(std::move(p), events_.no_session_rc());
+  if (!zh_) return deliver(std::move(p), events_.no_session_ec());
   const int rc = send_pending(zh_, p);
   if (rc != ZOK) deliver(std::move(p), refused_rc(rc));
 }

@@ -55,21 +55,21 @@ error_code CoreImpl::gate(std::string_view path, bool sequential) const {
 }
 
 std::shared_ptr<CoreImpl::Attempt> CoreImpl::in_namespace(std::shared_ptr<Attempt> attempt,
-                                                          std::function<bool(int)> root_gone) {
+                                                          std::function<bool(error_code)> root_gone) {
   if (ns_prefix_.empty()) return attempt;
-  return std::make_shared<Attempt>([this, attempt, root_gone](unique_function<void(int)> k) {
-    ensure_namespace([this, attempt, root_gone, k = std::move(k)](int rc) mutable {
-      if (rc != ZOK) return k(rc);
+  return std::make_shared<Attempt>([this, attempt, root_gone](Done k) {
+    ensure_namespace([this, attempt, root_gone, k = std::move(k)](error_code ec) mutable {
+      if (ec) return k(ec);
       if (!root_gone) return (*attempt)(std::move(k));
-      (*attempt)([this, attempt, root_gone, k = std::move(k)](int rc) mutable {
-        if (rc == ZOK || !root_gone(rc)) return k(rc);
+      (*attempt)([this, attempt, root_gone, k = std::move(k)](error_code ec) mutable {
+        if (!ec || !root_gone(ec)) return k(ec);
         // Not ready: another operation found the root gone first; this one waits for it to be made again.
         if (ns_ready_)
           log_->info("namespace {} is gone (an empty container is deleted by the server): making it again",
                      ns_prefix_);
         ns_ready_ = false;
-        ensure_namespace([attempt, k = std::move(k)](int rc) mutable {
-          if (rc != ZOK) return k(rc);
+        ensure_namespace([attempt, k = std::move(k)](error_code ec) mutable {
+          if (ec) return k(ec);
           (*attempt)(std::move(k));
         });
       });
@@ -78,17 +78,17 @@ std::shared_ptr<CoreImpl::Attempt> CoreImpl::in_namespace(std::shared_ptr<Attemp
 }
 
 // One creation at a time: the tries of other operations meanwhile wait for its result.
-void CoreImpl::ensure_namespace(unique_function<void(int)> k) {
-  if (ns_ready_) return k(ZOK);
+void CoreImpl::ensure_namespace(Done k) {
+  if (ns_ready_) return k({});
   ns_waiters_.push_back(std::move(k));
   if (ns_in_progress_) return;
   ns_in_progress_ = true;
-  mkdirs({ns_prefix_}, cfg_.use_container_parents, nullptr, [this](int rc) {
+  mkdirs({ns_prefix_}, cfg_.use_container_parents, nullptr, [this](error_code ec) {
     ns_in_progress_ = false;
-    if (rc == ZOK) ns_ready_ = true;
+    if (!ec) ns_ready_ = true;
     auto ws = std::move(ns_waiters_);
     ns_waiters_.clear();
-    for (auto& w : ws) w(rc);
+    for (auto& w : ws) w(ec);
   });
 }
 
@@ -97,13 +97,12 @@ struct CoreImpl::Mkdirs {
   std::vector<char> missing;      // by `dirs`, after the exists round
   bool containers = false;
   StopPtr stop;
-  unique_function<void(int)> k;
+  Done k;
   std::size_t left = 0;  // replies outstanding in the current round
-  int rc = ZOK;          // the round's first failure
+  error_code ec;         // the round's first failure
 };
 
-void CoreImpl::mkdirs(const std::vector<std::string>& dirs, bool containers, StopPtr stop,
-                      unique_function<void(int)> k) {
+void CoreImpl::mkdirs(const std::vector<std::string>& dirs, bool containers, StopPtr stop, Done k) {
   // Every directory and ancestor once, by depth (parents first), then by name.
   std::set<std::string> all;
   for (const auto& d : dirs)
@@ -117,15 +116,15 @@ void CoreImpl::mkdirs(const std::vector<std::string>& dirs, bool containers, Sto
   m->containers = containers;
   m->stop = std::move(stop);
   m->k = std::move(k);
-  if (m->dirs.empty()) return post_result(std::move(m->k), ZOK);
+  if (m->dirs.empty()) return post_result(std::move(m->k), error_code{});
   // Every exists at once, not walking up one at a time: one round trip whatever the depth.
   m->left = m->dirs.size();
   for (std::size_t i = 0; i < m->dirs.size(); ++i)
     session_->submit(zk::Exists{m->dirs[i]}, [this, m, i](zk::Reply r) {
-      if (r.rc == ZNONODE)
+      if (r.ec == zk_errc::no_node)
         m->missing[i] = 1;
-      else if (r.rc != ZOK && m->rc == ZOK)
-        m->rc = r.rc;
+      else if (r.ec && !m->ec)
+        m->ec = r.ec;
       if (--m->left) return;
       std::vector<std::string> missing;
       for (std::size_t j = 0; j < m->dirs.size(); ++j)
@@ -137,9 +136,9 @@ void CoreImpl::mkdirs(const std::vector<std::string>& dirs, bool containers, Sto
 
 // Creates `m->dirs[from...]` of the smallest depth at once, then the next depth.
 void CoreImpl::mkdirs_create(std::shared_ptr<Mkdirs> m, std::size_t from) {
-  if (m->rc != ZOK) return m->k(m->rc);
-  if (from == m->dirs.size()) return m->k(ZOK);
-  if (m->stop && m->stop->requested()) return m->k(kAbortedRc);
+  if (m->ec) return m->k(m->ec);
+  if (from == m->dirs.size()) return m->k({});
+  if (m->stop && m->stop->requested()) return m->k(asio::error::operation_aborted);
   std::size_t to = from;
   while (to < m->dirs.size() && path_depth(m->dirs[to]) == path_depth(m->dirs[from])) ++to;
   m->left = to - from;
@@ -148,7 +147,7 @@ void CoreImpl::mkdirs_create(std::shared_ptr<Mkdirs> m, std::size_t from) {
     session_->submit(zk::Create{path, std::string(), acl_for(path, std::nullopt),
                                 m->containers ? CreateMode::container : CreateMode::persistent},
                      [this, m, to](zk::Reply r) {
-                       if (r.rc != ZOK && r.rc != ZNODEEXISTS && m->rc == ZOK) m->rc = r.rc;
+                       if (r.ec && r.ec != zk_errc::node_exists && !m->ec) m->ec = r.ec;
                        if (--m->left == 0) mkdirs_create(m, to);
                      });
   }
@@ -160,11 +159,10 @@ void CoreImpl::make_dirs(std::vector<std::string> paths, VoidCallback cb, Reques
     if (auto ec = gate(p)) return post_result(std::move(cb), ec);
     full->push_back(fix(p));
   }
-  auto attempt = std::make_shared<Attempt>([this, full, stop = ro.stop](unique_function<void(int)> k) {
+  auto attempt = std::make_shared<Attempt>([this, full, stop = ro.stop](Done k) {
     mkdirs(*full, cfg_.use_container_parents, stop, std::move(k));
   });
-  with_retry(ro, in_namespace(std::move(attempt)),
-             [this, cb = std::move(cb)](int rc) mutable { cb(map_rc(rc)); });
+  with_retry(ro, in_namespace(std::move(attempt)), std::move(cb));
 }
 
 }  // namespace zkr::detail

@@ -17,16 +17,16 @@ WatchId CoreImpl::read(std::string path, WatchCallback watch, zk::WatchKind kind
   const WatchId id = add_watch(std::move(watch), path, kind);
   auto full = fix(path);
   auto result = std::make_shared<Result>();
-  auto attempt = std::make_shared<Attempt>([this, full, id, result, fill](unique_function<void(int)> k) {
+  auto attempt = std::make_shared<Attempt>([this, full, id, result, fill](Done k) {
     session_->submit(Request{full, id}, [result, fill, k = std::move(k)](zk::Reply r) mutable {
       fill(*result, r);
-      k(r.rc);
+      k(r.ec);
     });
   });
   with_retry(ro, in_namespace(std::move(attempt)),
-             [this, id, keep_watch_on_no_node, result, cb = std::move(cb)](int rc) mutable {
-               if (rc != ZOK && !(keep_watch_on_no_node && rc == ZNONODE)) watches_.erase(id);
-               cb(map_rc(rc), std::move(*result));
+             [this, id, keep_watch_on_no_node, result, cb = std::move(cb)](error_code ec) mutable {
+               if (ec && !(keep_watch_on_no_node && ec == zk_errc::no_node)) watches_.erase(id);
+               cb(ec, std::move(*result));
              });
   return id;
 }
@@ -61,14 +61,14 @@ void CoreImpl::set_data(std::string path, std::string data, int version, StatCal
   auto full = fix(path);
   auto result = std::make_shared<zkr::Stat>();
   auto d = std::make_shared<std::string>(std::move(data));
-  auto attempt = std::make_shared<Attempt>([this, full, d, version, result](unique_function<void(int)> k) {
+  auto attempt = std::make_shared<Attempt>([this, full, d, version, result](Done k) {
     session_->submit(zk::SetData{full, *d, version}, [result, k = std::move(k)](zk::Reply r) mutable {
       *result = r.stat;
-      k(r.rc);
+      k(r.ec);
     });
   });
   with_retry(ro, in_namespace(std::move(attempt)),
-             [this, result, cb = std::move(cb)](int rc) mutable { cb(map_rc(rc), *result); });
+             [result, cb = std::move(cb)](error_code ec) mutable { cb(ec, *result); });
 }
 
 void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) {
@@ -95,7 +95,7 @@ void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) {
   auto st = std::make_shared<MultiState>();
   st->ops = std::move(ops);
   for (const auto& op : st->ops) st->full.push_back(fix(op.path));
-  auto attempt = std::make_shared<Attempt>([this, st](unique_function<void(int)> k) {
+  auto attempt = std::make_shared<Attempt>([this, st](Done k) {
     zk::Multi request;
     request.ops.reserve(st->ops.size());
     for (std::size_t i = 0; i < st->ops.size(); ++i) {
@@ -109,23 +109,23 @@ void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) {
         for (const auto& o : r.results) st->errors.push_back(o.ec);
         st->out = std::move(r.results);
       }
-      k(r.rc);
+      k(r.ec);
     });
   });
   // A transaction fails as a whole with the first failing operation's error: the root may be gone when that
   // operation is a create right under it.
-  std::function<bool(int)> root_gone = [this, st](int rc) {
-    if (rc != ZNONODE) return false;
+  std::function<bool(error_code)> root_gone = [this, st](error_code ec) {
+    if (ec != zk_errc::no_node) return false;
     for (std::size_t i = 0; i < st->errors.size(); ++i)
       if (st->errors[i] == zk_errc::no_node)
         return st->ops[i].kind == Op::Kind::create && under_namespace_root(st->full[i]);
     return false;
   };
   auto tried = in_namespace(std::move(attempt), std::move(root_gone));
-  with_retry(ro, std::move(tried), [this, st, cb = std::move(cb)](int rc) mutable {
+  with_retry(ro, std::move(tried), [this, st, cb = std::move(cb)](error_code ec) mutable {
     for (auto& o : st->out)
       if (!o.path.empty()) o.path = unfix(o.path);
-    cb(map_rc(rc), std::move(st->out));
+    cb(ec, std::move(st->out));
   });
 }
 
@@ -133,15 +133,15 @@ void CoreImpl::get_acl(std::string path, AclCallback cb, RequestOptions ro) {
   if (auto ec = gate(path)) return post_result(std::move(cb), ec, AclResult{});
   auto full = fix(path);
   auto result = std::make_shared<AclResult>();
-  auto attempt = std::make_shared<Attempt>([this, full, result](unique_function<void(int)> k) {
+  auto attempt = std::make_shared<Attempt>([this, full, result](Done k) {
     session_->submit(zk::GetAcl{full}, [result, k = std::move(k)](zk::Reply r) mutable {
       result->acl = std::move(r.acl);
       result->stat = r.stat;
-      k(r.rc);
+      k(r.ec);
     });
   });
   with_retry(ro, in_namespace(std::move(attempt)),
-             [this, result, cb = std::move(cb)](int rc) mutable { cb(map_rc(rc), std::move(*result)); });
+             [result, cb = std::move(cb)](error_code ec) mutable { cb(ec, std::move(*result)); });
 }
 
 // The C client drops the Stat of a setACL reply (its completion has none), so an `exists` is sent right
@@ -154,56 +154,53 @@ void CoreImpl::set_acl(std::string path, AclList acl, int version, StatCallback 
     std::string full;
     AclList acl;
     zkr::Stat stat;
-    int read_rc = ZOK;  // the last try's read
+    error_code read_ec;  // the last try's read
   };
-  auto st = std::make_shared<State>(State{fix(path), std::move(acl), {}, ZOK});
-  auto read = [this, st](unique_function<void(int)> k) {
+  auto st = std::make_shared<State>(State{fix(path), std::move(acl), {}, {}});
+  auto read = [this, st](Done k) {
     session_->submit(zk::Exists{st->full}, [st, k = std::move(k)](zk::Reply r) mutable {
-      st->read_rc = r.rc;
-      st->stat = r.rc == ZOK ? r.stat : zkr::Stat{};
-      if (k) k(r.rc);
+      st->read_ec = r.ec;
+      st->stat = !r.ec ? r.stat : zkr::Stat{};
+      if (k) k(r.ec);
     });
   };
-  auto attempt = std::make_shared<Attempt>([this, st, version, read](unique_function<void(int)> k) {
+  auto attempt = std::make_shared<Attempt>([this, st, version, read](Done k) {
     // `k` runs once both replies are in (a session answers in order, but nothing here relies on it).
     struct Pair {
-      unique_function<void(int)> k;
-      std::optional<int> set_rc;
+      Done k;
+      std::optional<error_code> set_ec;
       bool read_done = false;
       void maybe_done() {
-        if (set_rc && read_done) k(*set_rc);
+        if (set_ec && read_done) k(*set_ec);
       }
     };
     auto pair = std::make_shared<Pair>();
     pair->k = std::move(k);
     session_->submit(zk::SetAcl{st->full, st->acl, version}, [pair](zk::Reply r) {
-      pair->set_rc = r.rc;
+      pair->set_ec = r.ec;
       pair->maybe_done();
     });
-    read([pair](int) {
+    read([pair](error_code) {
       pair->read_done = true;
       pair->maybe_done();
     });
   });
   with_retry(ro, in_namespace(std::move(attempt)),
-             [this, st, ro, read, cb = std::move(cb)](int rc) mutable {
-               if (rc != ZOK || st->read_rc == ZOK) return cb(map_rc(rc), rc == ZOK ? st->stat : zkr::Stat{});
+             [this, st, ro, read, cb = std::move(cb)](error_code ec) mutable {
+               if (ec || !st->read_ec) return cb(ec, !ec ? st->stat : zkr::Stat{});
                auto read_again = read;
                with_retry(ro, std::make_shared<Attempt>(std::move(read_again)),
-                          [this, st, cb = std::move(cb)](int rc) mutable {
-                            cb(map_rc(rc), rc == ZOK ? st->stat : zkr::Stat{});
-                          });
+                          [st, cb = std::move(cb)](error_code ec) mutable { cb(ec, !ec ? st->stat : zkr::Stat{}); });
              });
 }
 
 void CoreImpl::sync(std::string path, VoidCallback cb, RequestOptions ro) {
   if (auto ec = gate(path)) return post_result(std::move(cb), ec);
   auto full = fix(path);
-  auto attempt = std::make_shared<Attempt>([this, full](unique_function<void(int)> k) {
-    session_->submit(zk::Sync{full}, [k = std::move(k)](zk::Reply r) mutable { k(r.rc); });
+  auto attempt = std::make_shared<Attempt>([this, full](Done k) {
+    session_->submit(zk::Sync{full}, [k = std::move(k)](zk::Reply r) mutable { k(r.ec); });
   });
-  with_retry(ro, in_namespace(std::move(attempt)),
-             [this, cb = std::move(cb)](int rc) mutable { cb(map_rc(rc)); });
+  with_retry(ro, in_namespace(std::move(attempt)), std::move(cb));
 }
 
 }  // namespace zkr::detail

@@ -40,21 +40,21 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
   const bool containers = st->opts.parents_as_containers && cfg_.use_container_parents;
 
   auto attempt =
-      std::make_shared<Attempt>([this, st, parents, containers](unique_function<void(int)> k) mutable {
-        auto do_create = [this, st, parents, containers](unique_function<void(int)> k) mutable {
+      std::make_shared<Attempt>([this, st, parents, containers](Done k) mutable {
+        auto do_create = [this, st, parents, containers](Done k) mutable {
           zk::Create request{st->full, st->data, acl_for(st->full, st->opts.acl), st->opts.mode,
                              st->opts.ttl.count()};
-          auto done = [st](zk::Reply r, unique_function<void(int)>& k) {
-            if (r.rc == ZOK) st->result = CreateResult{std::move(r.path), r.stat};
-            k(r.rc);
+          auto done = [st](zk::Reply r, Done& k) {
+            if (!r.ec) st->result = CreateResult{std::move(r.path), r.stat};
+            k(r.ec);
           };
           session_->submit(
               request, [this, st, parents, containers, request, done, k = std::move(k)](zk::Reply r) mutable {
-                if (r.rc == ZNONODE && parents) {
+                if (r.ec == zk_errc::no_node && parents) {
                   // The parents are made and the create is sent again, once.
                   return mkdirs({parent_path(st->full)}, containers, nullptr,
-                                [this, request = std::move(request), done, k = std::move(k)](int rc) mutable {
-                                  if (rc != ZOK) return k(rc);
+                                [this, request = std::move(request), done, k = std::move(k)](error_code ec) mutable {
+                                  if (ec) return k(ec);
                                   session_->submit(std::move(request),
                                                    [done, k = std::move(k)](zk::Reply r) mutable {
                                                      done(std::move(r), k);
@@ -69,29 +69,29 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
         // Protected mode, after a failed try: look for the node our earlier try may have created.
         find_protected(st->full, st->protected_id, is_ephemeral(st->opts.mode),
                        [st, do_create = std::move(do_create), k = std::move(k)](
-                           int rc, std::optional<CreateResult> found) mutable {
-                         if (rc != ZOK) return k(rc);
+                           error_code ec, std::optional<CreateResult> found) mutable {
+                         if (ec) return k(ec);
                          if (found) {
                            st->result = std::move(*found);
-                           return k(ZOK);
+                           return k({});
                          }
                          do_create(std::move(k));
                        });
       });
-  std::function<bool(int)> root_gone;
-  if (!parents && under_namespace_root(st->full)) root_gone = [](int rc) { return rc == ZNONODE; };
+  std::function<bool(error_code)> root_gone;
+  if (!parents && under_namespace_root(st->full))
+    root_gone = [](error_code ec) { return ec == zk_errc::no_node; };
   auto tried = in_namespace(std::move(attempt), std::move(root_gone));
-  with_retry(ro, std::move(tried), [this, st, cb = std::move(cb)](int rc) mutable {
-    if (rc != ZOK) {
+  with_retry(ro, std::move(tried), [this, st, cb = std::move(cb)](error_code ec) mutable {
+    if (ec) {
       // A try whose outcome is unknown may have made the node: find it by its protected id and delete it.
       // A stop after a failed try counts as unknown (the loop did not get to look). With no try sent (never
       // connected), there is nothing to look for.
       if (!st->protected_id.empty() && !closed_ && st->attempts > 0 &&
-          (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == kConnectionTimeoutRc ||
-           rc == kAbortedRc))
+          (is_connection_loss(ec) || ec == errc::connection_timeout || ec == asio::error::operation_aborted))
         find_and_delete_in_background(parent_path(st->full), protected_names::prefix_for(st->protected_id),
                                       0);
-      return cb(map_rc(rc), CreateResult{});
+      return cb(ec, CreateResult{});
     }
     st->result.path = unfix(st->result.path);
     cb({}, std::move(st->result));
@@ -99,12 +99,12 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
 }
 
 void CoreImpl::find_protected(std::string full_path, std::string protected_id, bool ephemeral,
-                              unique_function<void(int, std::optional<CreateResult>)> k) {
+                              unique_function<void(error_code, std::optional<CreateResult>)> k) {
   auto parent = parent_path(full_path);
   session_->submit(zk::GetChildren{parent}, [this, parent, protected_id, ephemeral,
                                              k = std::move(k)](zk::Reply r) mutable {
-    if (r.rc == ZNONODE) return k(ZOK, std::nullopt);
-    if (r.rc != ZOK) return k(r.rc, std::nullopt);
+    if (r.ec == zk_errc::no_node) return k({}, std::nullopt);
+    if (r.ec) return k(r.ec, std::nullopt);
     const auto& names = r.children;
     const auto prefix = protected_names::prefix_for(protected_id);
     for (auto& n : names) {
@@ -112,20 +112,20 @@ void CoreImpl::find_protected(std::string full_path, std::string protected_id, b
       auto path = make_path(parent, n);
       return session_->submit(
           zk::Exists{path}, [this, path, ephemeral, k = std::move(k)](zk::Reply r) mutable {
-            if (r.rc == ZNONODE) return k(ZOK, std::nullopt);
-            if (r.rc != ZOK) return k(r.rc, std::nullopt);
+            if (r.ec == zk_errc::no_node) return k({}, std::nullopt);
+            if (r.ec) return k(r.ec, std::nullopt);
             const auto& s = r.stat;
             // CURATOR-498/604: never adopt an ephemeral node of an earlier session.
             if (ephemeral && (s.ephemeral_owner != session_id_ || session_id_ == 0)) {
               log_->info("protected create: found {} of an earlier session; deleting it instead of adopting",
                          path);
               background_delete(path, 0);
-              return k(ZOK, std::nullopt);
+              return k({}, std::nullopt);
             }
-            k(ZOK, CreateResult{path, s});
+            k({}, CreateResult{path, s});
           });
     }
-    k(ZOK, std::nullopt);
+    k({}, std::nullopt);
   });
 }
 
@@ -150,17 +150,18 @@ void CoreImpl::find_and_delete_in_background(std::string parent_full, std::strin
   auto go = [this, parent_full, prefix, retry_later]() mutable {
     session_->submit(
         zk::GetChildren{parent_full}, [this, parent_full, prefix, retry_later](zk::Reply r) mutable {
-          const int rc = r.rc;
+          const error_code ec = r.ec;
           const auto& names = r.children;
-          if (rc == ZNONODE) {
+          if (ec == zk_errc::no_node) {
             --pending_delete_count_;
             return;
           }
-          // As background_delete: only what retrying can fix is retried (ZCLOSING: the handle was replaced).
-          if (rc != ZOK && (is_retryable(zk_error(rc)) || rc == ZCLOSING)) return retry_later();
-          if (rc != ZOK) {
+          // As background_delete: only what retrying can fix is retried (closing: the handle was replaced),
+          // and a client that ended stops it there.
+          if (ec && (is_retryable(ec) || ec == zk_errc::closing || closed_ || given_up_)) return retry_later();
+          if (ec) {
             log_->error("cannot look for the node of a failed protected create under {}: {}", parent_full,
-                        zk_error(rc).message());
+                        ec.message());
             --pending_delete_count_;
             return;
           }

@@ -15,7 +15,7 @@ void CoreImpl::remove_sleeper(std::uint64_t id) { sleepers_.erase(id); }
 
 struct CoreImpl::RetryState {
   std::shared_ptr<Attempt> attempt;
-  unique_function<void(int)> done;
+  Done done;
   Clock::time_point start = Clock::now();
   int retries = 0;
   bool retry = true;
@@ -29,8 +29,7 @@ struct CoreImpl::RetryState {
   }
 };
 
-void CoreImpl::with_retry(const RequestOptions& ro, std::shared_ptr<Attempt> attempt,
-                          unique_function<void(int)> done) {
+void CoreImpl::with_retry(const RequestOptions& ro, std::shared_ptr<Attempt> attempt, Done done) {
   auto st = std::make_shared<RetryState>();
   st->attempt = std::move(attempt);
   st->done = std::move(done);
@@ -39,20 +38,20 @@ void CoreImpl::with_retry(const RequestOptions& ro, std::shared_ptr<Attempt> att
   auto run = std::make_shared<unique_function<void()>>();
   *run = [this, st, weak_run = std::weak_ptr(run)]() {
     auto self_run = weak_run.lock();
-    if (closed_) return st->done(ZCLOSING);
-    if (given_up_) return st->done(kGivenUpRc);
-    if (st->stopped()) return st->done(kAbortedRc);
+    if (closed_) return st->done(errc::closed);
+    if (given_up_) return st->done(given_up_ec_);
+    if (st->stopped()) return st->done(asio::error::operation_aborted);
     auto go = [this, st, self_run] {
-      (*st->attempt)([this, st, self_run](int rc) {
+      (*st->attempt)([this, st, self_run](error_code ec) {
         // A request cut off by the client giving up (an auth failure, a TLS refusal), or refused after it,
         // fails with the reason.
-        if (given_up_ && !closed_ && (rc == ZCLOSING || rc == ZINVALIDSTATE || is_retryable(zk_error(rc))))
-          rc = kGivenUpRc;
+        if (given_up_ && !closed_ &&
+            (ec == zk_errc::closing || ec == zk_errc::invalid_state || is_retryable(ec)))
+          ec = given_up_ec_;
         // A request cut off because we replaced the handle after a session loss (not because the client
-        // closed) failed with its session: retry it like an expiry.
-        if (rc == ZCLOSING && !closed_) rc = ZSESSIONEXPIRED;
-        error_code ec = zk_error(rc);
-        if (rc != ZOK && st->retry && !closed_ && !st->stopped() && cfg_.retry_policy->allow_retry(ec)) {
+        // closed) failed with its session: retry it like an expiry. One cut off by the close: closed.
+        if (ec == zk_errc::closing) ec = closed_ ? error_code(errc::closed) : error_code(zk_errc::session_expired);
+        if (ec && st->retry && !closed_ && !st->stopped() && cfg_.retry_policy->allow_retry(ec)) {
           auto elapsed = std::chrono::duration_cast<Millis>(Clock::now() - st->start);
           if (auto sleep = cfg_.retry_policy->allow_retry(st->retries++, elapsed)) {
             if (log_->should_log(spdlog::level::debug))
@@ -71,16 +70,16 @@ void CoreImpl::with_retry(const RequestOptions& ro, std::shared_ptr<Attempt> att
             return;
           }
         }
-        st->done(rc);
+        st->done(ec);
       });
     };
     if (connected_) return go();
     auto wid = when_connected(cfg_.connection_timeout, [this, st, go](bool ok) mutable {
       st->wake_on_stop({});
-      if (closed_) return st->done(ZCLOSING);
-      if (given_up_) return st->done(kGivenUpRc);
-      if (st->stopped()) return st->done(kAbortedRc);
-      if (!ok) return st->done(kConnectionTimeoutRc);
+      if (closed_) return st->done(errc::closed);
+      if (given_up_) return st->done(given_up_ec_);
+      if (st->stopped()) return st->done(asio::error::operation_aborted);
+      if (!ok) return st->done(errc::connection_timeout);
       go();
     });
     if (wid != 0) st->wake_on_stop([this, wid] { cancel_connection_wait(wid); });

@@ -1,14 +1,18 @@
 #pragma once
-// The session seam: what the framework above needs from a ZooKeeper client library. "Send this request, call
-// me with its reply" (`Session::submit`, one path for every request type) and "the session changed / a watch
+// The session seam: what the framework above needs from a ZooKeeper transport. "Send this request, call me
+// with its reply" (`Session::submit`, one path for every request type) and "the session changed / a watch
 // fired" (`SessionEvents`). Everything above it (the connection-state machine, the retry loop, namespaces,
-// protected create, guaranteed delete, the watch registry) talks to ZooKeeper only through it; only an
-// implementation of it calls the C client's zoo_a* functions. Today's implementation is `StSession`
-// (st_session.hpp): the single-threaded C client driven from the client's Asio I/O thread.
+// protected create, guaranteed delete, the watch registry) talks to ZooKeeper only through it, in the types
+// below: no client library's header, type or code crosses it. The transports this build may link: the C
+// client's (c_session.hpp: `StSession` drives the single-threaded client from the I/O thread, `MtSession`
+// posts from the multi-threaded client's threads), chosen by `make_default_session`; the unit tests plug a
+// scripted one in through a `SessionFactory`.
 //
 // Threading: every member is called on the client's I/O thread (`submit_from_caller` excepted), and every
 // reply and event is delivered there, in a handler of its own, never inline from the call that caused it.
-// Paths are full (the namespace applied); result codes are ZooKeeper's (ZOK, ZNONODE, ...).
+// Paths are full (the namespace applied). Results are `error_code`s: the server's codes as `zk_errc` (a
+// request cut off by the end of its session: `zk_errc::closing`); a request sent while there is no session
+// gets `SessionEvents::no_session_ec()`.
 
 #include <cstdint>
 #include <functional>
@@ -67,7 +71,7 @@ struct SetData {
 struct GetAcl {
   std::string path;
 };
-/// Sent as given: an empty `acl` goes to the server, which refuses it (ZINVALIDACL).
+/// Sent as given: an empty `acl` goes to the server, which refuses it (`zk_errc::invalid_acl`).
 struct SetAcl {
   std::string path;
   AclList acl;
@@ -90,9 +94,9 @@ struct RemoveWatches {
 using Request = std::variant<Create, Delete, Exists, GetData, GetChildren, SetData, Multi, Sync, RemoveWatches,
                              GetAcl, SetAcl>;
 
-/// A reply; which fields beyond `rc` are filled depends on the request (and on success).
+/// A reply; which fields beyond `ec` are filled depends on the request (and on success).
 struct Reply {
-  int rc = 0;                         // ZooKeeper's result code
+  error_code ec;                      // the server's result (`zk_errc`), or why the request got none
   std::string path;                   // Create: the created path
   std::string data;                   // GetData
   std::vector<std::string> children;  // GetChildren
@@ -118,8 +122,9 @@ class SessionEvents {
   virtual void on_auth_failed() = 0;
   /// Whether the framework counts the session as connected now (the session reports a silent disconnect).
   virtual bool believes_connected() const = 0;
-  /// The code a request gets while there is no session (closed, auth failed, being replaced).
-  virtual int no_session_rc() const = 0;
+  /// What a request gets while there is no session: `errc::closed` (the client closed), the reason the
+  /// client gave up (auth failed, TLS refused), or `zk_errc::session_expired` (the session is being replaced).
+  virtual error_code no_session_ec() const = 0;
 };
 
 class Session {
@@ -127,7 +132,7 @@ class Session {
   virtual ~Session() = default;
   /// Starts a new session (connecting in the background); false when the client library refused.
   virtual bool open() = 0;
-  /// Ends the session; every pending request completes (ZCLOSING). No-op without one.
+  /// Ends the session; every pending request completes (`zk_errc::closing`). No-op without one.
   virtual void close() = 0;
   /// Whether a session is open (between `open` and `close`).
   virtual bool is_open() const = 0;
@@ -147,8 +152,7 @@ using SessionFactory = std::function<std::unique_ptr<Session>(boost::asio::io_co
                                                               const ClientConfig& config, spdlog::logger& log,
                                                               SessionEvents& events)>;
 
-/// The session over the C client this build links (`ZKR_ZOOKEEPER_CLIENT`): defined by that flavour's
-/// transport.
+/// The session over the transport this build links (`ZKR_ZOOKEEPER_CLIENT`): defined by that transport.
 std::unique_ptr<Session> make_default_session(boost::asio::io_context& ioc, const ClientConfig& config,
                                               spdlog::logger& log, SessionEvents& events);
 

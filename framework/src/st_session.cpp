@@ -43,7 +43,7 @@ StSession::~StSession() { close(); }
 
 void StSession::submit(zk::Request request, zk::ReplyCallback reply) {
   auto p = make_pending(ioc_, std::move(request), std::move(reply));
-  if (!zh_) return deliver(std::move(p), events_.no_session_rc());
+  if (!zh_) return deliver(std::move(p), events_.no_session_ec());
   cork_turn();
   int rc;
   {

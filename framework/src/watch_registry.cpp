@@ -32,7 +32,7 @@ void CoreImpl::remove_all_watches(std::string path, VoidCallback cb) {
                        given_up_ ? given_up_ec_ : error_code(errc::closed));
   session_->submit(
       zk::RemoveWatches{fix(path), zk::WatchKind::any},
-      [cb = std::move(cb)](zk::Reply r) mutable { cb(r.rc == ZNOWATCHER ? error_code{} : zk_error(r.rc)); });
+      [cb = std::move(cb)](zk::Reply r) mutable { cb(r.ec == zk_errc::no_watcher ? error_code{} : r.ec); });
 }
 
 void CoreImpl::on_watch_event(WatchId id, EventType type) {

@@ -1,6 +1,7 @@
 #pragma once
-// Conversions between the ZooKeeper C client's types and ours, and the C-client helpers that do not need a
-// running client (session expiry injection, log routing). Only framework/src includes <zookeeper.h>.
+// The C client's transport (c_session.hpp, st_session.hpp, mt_session.hpp): conversions between the ZooKeeper
+// C client's types and ours, and the process-wide C-client mutex. Only the C-client transport's files include
+// this header, and with it <zookeeper.h>; its log routing is in c_client_log.hpp.
 
 #include <zookeeper/zookeeper.h>
 
@@ -12,6 +13,8 @@
 #include <vector>
 
 #include <zkr/framework/types.hpp>
+
+#include "c_client_log.hpp"
 
 namespace zkr::detail {
 
@@ -57,17 +60,5 @@ int to_c_mode(CreateMode m) noexcept;
 /// C client holds this mutex; the calls are short and never re-enter (callbacks only post).
 std::mutex& c_client_mutex() noexcept;
 
-/// Routes the C client's log of the current thread to `logger` (null: to the fallback below).
-void set_thread_log_target(spdlog::logger* logger) noexcept;
-/// The multi-threaded C client logs from threads of its own, which have no target: their lines go to the
-/// newest logger added here and not yet removed (a client's, while its handle is open), or nowhere.
-void add_log_fallback(spdlog::logger* logger);
-void remove_log_fallback(spdlog::logger* logger) noexcept;
-/// The C client's log callback, routing to the thread's target.
-void route_c_log(const char* message);
-/// Points the C client's process-wide log stream (used for lines of a handle without a log callback) at
-/// `route_c_log`, once. `zookeeper_init_ssl` takes no log callback: without this, its first lines would go to
-/// stderr before the session sets one.
-void route_c_log_stream() noexcept;
 
 }  // namespace zkr::detail

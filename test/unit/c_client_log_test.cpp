@@ -1,4 +1,4 @@
-// Unit tests of the C client's log routing (framework/src/zk_glue.hpp): each line reaches the logger of the
+// Unit tests of the C client's log routing (framework/src/c_client_log.hpp): each line reaches the logger of the
 // thread that wrote it, or the newest open client's from the C client's own threads, at the level the line
 // carries.
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "zk_glue.hpp"
+#include "c_client_log.hpp"
 
 namespace {
 

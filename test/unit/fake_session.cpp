@@ -2,7 +2,6 @@
 
 #include "fake_session.hpp"
 
-#include <zookeeper/zookeeper.h>
 
 #include <boost/asio/post.hpp>
 #include <type_traits>
@@ -40,20 +39,20 @@ detail::WatchId Call::watch() const noexcept {
   return 0;
 }
 
-zk::Reply rc(int code) {
+zk::Reply rc(zkr::error_code code) {
   zk::Reply r;
-  r.rc = code;
+  r.ec = code;
   return r;
 }
 
-zk::Reply with_stat(zkr::Stat stat, int code) {
+zk::Reply with_stat(zkr::Stat stat, zkr::error_code code) {
   auto r = rc(code);
   r.stat = stat;
   return r;
 }
 
 zk::Reply with_children(std::vector<std::string> names) {
-  auto r = rc(0);
+  auto r = rc({});
   r.children = std::move(names);
   return r;
 }
@@ -110,7 +109,7 @@ void FakeSession::close() {
         ended.emplace_back(e.call.seq, std::move(e.cb));
       }
   }
-  for (auto& [seq, cb] : ended) deliver(seq, std::move(cb), rc(ZCLOSING));
+  for (auto& [seq, cb] : ended) deliver(seq, std::move(cb), rc(zkr::zk_errc::closing));
 }
 
 bool FakeSession::is_open() const {
@@ -121,7 +120,7 @@ bool FakeSession::is_open() const {
 void FakeSession::submit(zk::Request request, zk::ReplyCallback reply) {
   if (!is_open()) {
     // As the real session: no session, no request; the client says what that means now.
-    if (reply) deliver(0, std::move(reply), rc(events_.no_session_rc()));
+    if (reply) deliver(0, std::move(reply), rc(events_.no_session_ec()));
     return;
   }
   record(std::move(request), std::move(reply), false);
@@ -197,7 +196,7 @@ bool FakeSession::reply(const Call& call, zk::Reply r) {
     if (!e || e->answered) return false;
     e->answered = true;
     cb = std::move(e->cb);
-    if (auto* c = call.as<zk::Create>(); c && r.rc == ZOK && r.path.empty()) r.path = c->path;
+    if (auto* c = call.as<zk::Create>(); c && !r.ec && r.path.empty()) r.path = c->path;
   }
   deliver(call.seq, std::move(cb), std::move(r));
   return true;

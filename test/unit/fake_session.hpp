@@ -12,8 +12,8 @@
 ///    are thread-safe), and everything it causes (a reply, a session state, a watch event) is posted to the
 ///    I/O thread, never run inline, in the order the test asked for it;
 ///  - `open` starts a session that is not connected until the test says so (`set_state(connected)`), which
-///    gives it a new session id; `close` ends it and completes every unanswered request with ZCLOSING; a
-///    request sent without a session gets the client's `no_session_rc()`;
+///    gives it a new session id; `close` ends it and completes every unanswered request with
+///    `zk_errc::closing`; a request sent without a session gets the client's `no_session_ec()`;
 ///  - state changes and watch events posted while no session is open are dropped (a closed handle's late
 ///    events are ignored);
 ///  - `submit_from_caller` records the request as sent from the calling thread while a session is open (and
@@ -65,8 +65,8 @@ struct Call {
 };
 
 /// Replies, for `FakeSession::reply`.
-zk::Reply rc(int code);
-zk::Reply with_stat(zkr::Stat stat, int code = 0);
+zk::Reply rc(zkr::error_code code);
+zk::Reply with_stat(zkr::Stat stat, zkr::error_code code = {});
 zk::Reply with_children(std::vector<std::string> names);
 zk::Reply with_data(std::string data, zkr::Stat stat = {});
 /// A stat whose node is ephemeral, owned by `session`.
@@ -98,9 +98,10 @@ class FakeSession final : public zkr::detail::Session {
   /// came.
   std::optional<Call> next(std::chrono::milliseconds limit = std::chrono::seconds(5));
   /// Answers `call` (posted). Create: an `ok` reply without a path gets the requested path. False when it was
-  /// answered already or its session closed it (ZCLOSING) first.
+  /// answered already or its session closed it (`zk_errc::closing`) first.
   bool reply(const Call& call, zk::Reply reply);
-  bool reply(const Call& call, int code) { return reply(call, rc(code)); }
+  bool reply(const Call& call, zkr::error_code code) { return reply(call, rc(code)); }
+  bool reply(const Call& call, zkr::zk_errc code) { return reply(call, rc(code)); }
   /// When the reply to `call` was delivered to the client (posted handler ran); nullopt while it has not
   /// been.
   std::optional<Clock::time_point> delivered(const Call& call) const;

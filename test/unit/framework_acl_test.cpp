@@ -1,7 +1,6 @@
 // Unit tests (no server) of get_acl and set_acl (operations.cpp), over a fake session: the requests they send,
 // what their replies become, and the retry loop with a connection loss injected at each request of a try.
 
-#include <zookeeper/zookeeper.h>
 
 #include <catch2/catch.hpp>
 #include <memory>
@@ -40,7 +39,7 @@ TEST_CASE("framework get_acl: one request, the reply's ACL and Stat, after a con
   FakeClient c;
   c.connect();
   auto out = c.get_acl("/a");
-  for (int i = 1; i < succeed_at; ++i) REQUIRE(c.session().reply(c.expect<zk::GetAcl>("/a"), ZCONNECTIONLOSS));
+  for (int i = 1; i < succeed_at; ++i) REQUIRE(c.session().reply(c.expect<zk::GetAcl>("/a"), zk_errc::connection_loss));
   REQUIRE(c.session().reply(c.expect<zk::GetAcl>("/a"), with_acl(digest_acl, stat_with_aversion(3))));
   REQUIRE(out->wait());
   CHECK_FALSE(out->ec());
@@ -56,18 +55,18 @@ TEST_CASE("framework get_acl: no node and no auth end it at once, the retry poli
   FakeClient c;
   c.connect();
   SECTION("not retried") {
-    const int code = GENERATE(ZNONODE, ZNOAUTH);
+    const zk_errc code = GENERATE(zk_errc::no_node, zk_errc::no_auth);
     auto out = c.get_acl("/a");
     REQUIRE(c.session().reply(c.expect<zk::GetAcl>("/a"), code));
     REQUIRE(out->wait());
-    CHECK(out->ec() == zkr::zk_error(code));
+    CHECK(out->ec() == zkr::error_code(code));
     CHECK(out->value().acl.empty());
     c.sync_io();
     CHECK(c.session().sent() == 1);
   }
   SECTION("every try lost") {
     auto out = c.get_acl("/a");
-    for (int i = 0; i < 4; ++i) REQUIRE(c.session().reply(c.expect<zk::GetAcl>("/a"), ZCONNECTIONLOSS));
+    for (int i = 0; i < 4; ++i) REQUIRE(c.session().reply(c.expect<zk::GetAcl>("/a"), zk_errc::connection_loss));
     REQUIRE(out->wait());
     CHECK(out->ec() == zk_errc::connection_loss);
     c.sync_io();
@@ -99,7 +98,7 @@ TEST_CASE("framework set_acl: the ACL and version as given, with a read of the S
   // Pipelined: sent before the set's reply.
   auto read = c.expect<zk::Exists>("/a");
   CHECK(read.watch() == 0);
-  REQUIRE(c.session().reply(set, ZOK));
+  REQUIRE(c.session().reply(set, zk_errc::ok));
   c.sync_io();
   CHECK_FALSE(out->done());  // waits for the Stat
   REQUIRE(c.session().reply(read, fake::with_stat(stat_with_aversion(8))));
@@ -115,7 +114,7 @@ TEST_CASE("framework set_acl: an empty list is the server's to refuse", "[framew
   auto set = c.expect<zk::SetAcl>("/a");
   CHECK(set.as<zk::SetAcl>()->acl.empty());  // not replaced by the ACL provider's or OPEN_ACL_UNSAFE
   auto read = c.expect<zk::Exists>("/a");
-  REQUIRE(c.session().reply(set, ZINVALIDACL));
+  REQUIRE(c.session().reply(set, zk_errc::invalid_acl));
   REQUIRE(c.session().reply(read, fake::with_stat(stat_with_aversion(0))));
   REQUIRE(out->wait());
   CHECK(out->ec() == zk_errc::invalid_acl);
@@ -123,16 +122,16 @@ TEST_CASE("framework set_acl: an empty list is the server's to refuse", "[framew
 }
 
 TEST_CASE("framework set_acl: bad version, no node and no auth are not retried", "[framework][acl]") {
-  const int code = GENERATE(ZBADVERSION, ZNONODE, ZNOAUTH);
+  const zk_errc code = GENERATE(zk_errc::bad_version, zk_errc::no_node, zk_errc::no_auth);
   FakeClient c;
   c.connect();
   auto out = c.set_acl("/a", digest_acl, 1);
   auto set = c.expect<zk::SetAcl>("/a");
   auto read = c.expect<zk::Exists>("/a");
   REQUIRE(c.session().reply(set, code));
-  REQUIRE(c.session().reply(read, code == ZNONODE ? ZNONODE : ZOK));
+  REQUIRE(c.session().reply(read, code == zk_errc::no_node ? zk_errc::no_node : zk_errc::ok));
   REQUIRE(out->wait());
-  CHECK(out->ec() == zkr::zk_error(code));
+  CHECK(out->ec() == zkr::error_code(code));
   c.sync_io();
   CHECK(c.session().sent() == 2);
 }
@@ -144,15 +143,15 @@ TEST_CASE("framework set_acl: a connection loss at each request of a try", "[fra
   auto out = c.set_acl("/a", digest_acl, 4);
   auto set = c.expect<zk::SetAcl>("/a");
   auto read = c.expect<zk::Exists>("/a");
-  REQUIRE(c.session().reply(set, lost_at == 1 ? ZOK : ZCONNECTIONLOSS));
-  REQUIRE(c.session().reply(read, lost_at == 0 ? fake::with_stat(stat_with_aversion(4)) : fake::rc(ZCONNECTIONLOSS)));
+  REQUIRE(c.session().reply(set, lost_at == 1 ? zk_errc::ok : zk_errc::connection_loss));
+  REQUIRE(c.session().reply(read, lost_at == 0 ? fake::with_stat(stat_with_aversion(4)) : fake::rc(zk_errc::connection_loss)));
   if (lost_at == 1) {
     // The set applied: it is not sent again (with a version, it would now fail); only the Stat is read again.
     REQUIRE(c.session().reply(c.expect<zk::Exists>("/a"), fake::with_stat(stat_with_aversion(5))));
   } else {
     auto again = c.expect<zk::SetAcl>("/a");
     CHECK(again.as<zk::SetAcl>()->version == 4);
-    REQUIRE(c.session().reply(again, ZOK));
+    REQUIRE(c.session().reply(again, zk_errc::ok));
     REQUIRE(c.session().reply(c.expect<zk::Exists>("/a"), fake::with_stat(stat_with_aversion(5))));
   }
   REQUIRE(out->wait());
@@ -167,8 +166,8 @@ TEST_CASE("framework set_acl: the retry policy's limit ends it, with the last tr
   c.connect();
   auto out = c.set_acl("/a", digest_acl, -1);
   for (int i = 0; i < 4; ++i) {
-    REQUIRE(c.session().reply(c.expect<zk::SetAcl>("/a"), ZCONNECTIONLOSS));
-    REQUIRE(c.session().reply(c.expect<zk::Exists>("/a"), ZCONNECTIONLOSS));
+    REQUIRE(c.session().reply(c.expect<zk::SetAcl>("/a"), zk_errc::connection_loss));
+    REQUIRE(c.session().reply(c.expect<zk::Exists>("/a"), zk_errc::connection_loss));
   }
   REQUIRE(out->wait());
   CHECK(out->ec() == zk_errc::connection_loss);
@@ -183,12 +182,12 @@ TEST_CASE("framework get_acl and set_acl: paths under the namespace", "[framewor
   c.connect();
   auto out = c.get_acl("/a");
   // The namespace's root is made on first use (exists, then create), then the request.
-  REQUIRE(c.session().reply(c.expect<zk::Exists>("/ns"), ZOK));
+  REQUIRE(c.session().reply(c.expect<zk::Exists>("/ns"), zk_errc::ok));
   REQUIRE(c.session().reply(c.expect<zk::GetAcl>("/ns/a"), with_acl(digest_acl, {})));
   REQUIRE(out->wait());
   CHECK_FALSE(out->ec());
   auto s = c.set_acl("/a", digest_acl, -1);
-  REQUIRE(c.session().reply(c.expect<zk::SetAcl>("/ns/a"), ZOK));
+  REQUIRE(c.session().reply(c.expect<zk::SetAcl>("/ns/a"), zk_errc::ok));
   REQUIRE(c.session().reply(c.expect<zk::Exists>("/ns/a"), fake::with_stat({})));
   REQUIRE(s->wait());
   CHECK_FALSE(s->ec());

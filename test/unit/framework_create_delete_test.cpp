@@ -3,7 +3,6 @@
 // keeps no tree: "the create reached the server" is a create answered with connection loss whose node the
 // test then shows in the parent's listing.
 
-#include <zookeeper/zookeeper.h>
 
 #include <catch2/catch.hpp>
 #include <future>
@@ -56,7 +55,7 @@ Call first_protected_try(FakeClient& c) {
 /// the background delete, in flight.
 Call kept_delete(FakeClient& c) {
   auto out = c.remove("/a", true);
-  REQUIRE(c.session().reply(c.expect<zk::Delete>("/a"), ZCONNECTIONLOSS));
+  REQUIRE(c.session().reply(c.expect<zk::Delete>("/a"), zk_errc::connection_loss));
   REQUIRE(out->wait());
   CHECK(out->ec() == zk_errc::connection_loss);
   return c.expect<zk::Delete>("/a");
@@ -73,12 +72,12 @@ TEST_CASE(
   auto out = c.create("/p/lock-", protected_ephemeral());
   auto create = first_protected_try(c);
   const auto made = create.path() + "0000000007";  // what the server made before the connection dropped
-  REQUIRE(c.session().reply(create, ZCONNECTIONLOSS));
+  REQUIRE(c.session().reply(create, zk_errc::connection_loss));
   auto listing = [&] { return fake::with_children({"lock-0000000003", zkr::node_name(made)}); };
-  if (lost_at == 1) REQUIRE(c.session().reply(c.expect<zk::GetChildren>("/p"), ZCONNECTIONLOSS));
+  if (lost_at == 1) REQUIRE(c.session().reply(c.expect<zk::GetChildren>("/p"), zk_errc::connection_loss));
   REQUIRE(c.session().reply(c.expect<zk::GetChildren>("/p"), listing()));
   if (lost_at == 2) {
-    REQUIRE(c.session().reply(c.expect<zk::Exists>(made), ZCONNECTIONLOSS));
+    REQUIRE(c.session().reply(c.expect<zk::Exists>(made), zk_errc::connection_loss));
     REQUIRE(c.session().reply(c.expect<zk::GetChildren>("/p"), listing()));
   }
   auto stat = fake::ephemeral_stat(c.session().current_session());
@@ -101,17 +100,17 @@ TEST_CASE("framework protected create: lost before the server made the node, it 
   c.connect();
   auto out = c.create("/p/lock-", protected_ephemeral());
   auto create = first_protected_try(c);
-  REQUIRE(c.session().reply(create, ZCONNECTIONLOSS));
-  if (lost_at == 1) REQUIRE(c.session().reply(c.expect<zk::GetChildren>("/p"), ZCONNECTIONLOSS));
+  REQUIRE(c.session().reply(create, zk_errc::connection_loss));
+  if (lost_at == 1) REQUIRE(c.session().reply(c.expect<zk::GetChildren>("/p"), zk_errc::connection_loss));
   REQUIRE(c.session().reply(c.expect<zk::GetChildren>("/p"), fake::with_children({"lock-0000000003"})));
   if (lost_at == 2) {
-    REQUIRE(c.session().reply(c.expect<zk::Create>(create.path()), ZCONNECTIONLOSS));
+    REQUIRE(c.session().reply(c.expect<zk::Create>(create.path()), zk_errc::connection_loss));
     // The parent went meanwhile: no node of ours either.
-    REQUIRE(c.session().reply(c.expect<zk::GetChildren>("/p"), ZNONODE));
+    REQUIRE(c.session().reply(c.expect<zk::GetChildren>("/p"), zk_errc::no_node));
   }
   // The same protected name again, so that a later look still finds it.
   auto again = c.expect<zk::Create>(create.path());
-  zk::Reply made = fake::rc(ZOK);
+  zk::Reply made = fake::rc(zk_errc::ok);
   made.path = create.path() + "0000000008";
   REQUIRE(c.session().reply(again, made));
   REQUIRE(out->wait());
@@ -128,19 +127,19 @@ TEST_CASE("framework protected create: an ephemeral node of an earlier session i
   auto out = c.create("/p/lock-", protected_ephemeral());
   auto create = first_protected_try(c);
   const auto stale = create.path() + "0000000007";
-  REQUIRE(c.session().reply(create, ZCONNECTIONLOSS));
+  REQUIRE(c.session().reply(create, zk_errc::connection_loss));
   REQUIRE(c.session().reply(c.expect<zk::GetChildren>("/p"), fake::with_children({zkr::node_name(stale)})));
   REQUIRE(
       c.session().reply(c.expect<zk::Exists>(stale), fake::with_stat(fake::ephemeral_stat(other_session))));
   auto del = c.expect<zk::Delete>(stale);  // in the background, guaranteed
   auto again = c.expect<zk::Create>(create.path());
-  zk::Reply made = fake::rc(ZOK);
+  zk::Reply made = fake::rc(zk_errc::ok);
   made.path = create.path() + "0000000008";
   REQUIRE(c.session().reply(again, made));
   REQUIRE(out->wait());
   CHECK(out->value().path == made.path);
   CHECK(c.core().pending_deletes() == 1);
-  REQUIRE(c.session().reply(del, ZOK));
+  REQUIRE(c.session().reply(del, zk_errc::ok));
   c.sync_io();
   CHECK(c.core().pending_deletes() == 0);
 }
@@ -157,7 +156,7 @@ TEST_CASE("framework protected create: failed for good after an unknown outcome,
   auto stop = std::make_shared<zkr::detail::StopSignal>();
   auto out = c.create("/p/lock-", protected_ephemeral(), {.stop = stop});
   auto create = first_protected_try(c);
-  REQUIRE(c.session().reply(create, ZCONNECTIONLOSS));
+  REQUIRE(c.session().reply(create, zk_errc::connection_loss));
   if (stopped) {
     c.sync_io();  // the loop sleeps now
     c.stop(stop);
@@ -167,13 +166,13 @@ TEST_CASE("framework protected create: failed for good after an unknown outcome,
                               : zkr::error_code(zk_errc::connection_loss)));
   const auto orphan = create.path() + "0000000007";
   // The sweep: a listing of the parent, then a guaranteed delete of each node with our GUID.
-  if (lose) REQUIRE(c.session().reply(c.expect<zk::GetChildren>("/p"), ZCONNECTIONLOSS));
+  if (lose) REQUIRE(c.session().reply(c.expect<zk::GetChildren>("/p"), zk_errc::connection_loss));
   REQUIRE(c.session().reply(c.expect<zk::GetChildren>("/p"),
                             fake::with_children({"lock-0000000003", zkr::node_name(orphan)})));
-  if (lose) REQUIRE(c.session().reply(c.expect<zk::Delete>(orphan), ZCONNECTIONLOSS));
+  if (lose) REQUIRE(c.session().reply(c.expect<zk::Delete>(orphan), zk_errc::connection_loss));
   c.sync_io();  // the count moves inside the handler that sends the delete
   CHECK(c.core().pending_deletes() == 1);
-  REQUIRE(c.session().reply(c.expect<zk::Delete>(orphan), ZOK));
+  REQUIRE(c.session().reply(c.expect<zk::Delete>(orphan), zk_errc::ok));
   c.sync_io();
   CHECK(c.core().pending_deletes() == 0);
   CHECK(c.session().unanswered() == 0);
@@ -184,15 +183,15 @@ TEST_CASE("framework protected create: failed for good after an unknown outcome,
 
 TEST_CASE("framework guaranteed delete: a retryable failure is kept and retried in the background until done",
           "[framework][guaranteed]") {
-  // ZCLOSING: the handle was closed under the request (a session replaced), which the loop counts as expiry.
-  const int code = GENERATE(ZCONNECTIONLOSS, ZOPERATIONTIMEOUT, ZSESSIONMOVED, ZSESSIONEXPIRED, ZCLOSING);
+  // zk_errc::closing: the handle was closed under the request (a session replaced), which the loop counts as expiry.
+  const zk_errc code = GENERATE(zk_errc::connection_loss, zk_errc::operation_timeout, zk_errc::session_moved, zk_errc::session_expired, zk_errc::closing);
   FakeClient c(with_retries(1));
   c.connect();
   auto out = c.remove("/a", true);
   REQUIRE(c.session().reply(c.expect<zk::Delete>("/a"), code));
   REQUIRE(c.session().reply(c.expect<zk::Delete>("/a"), code));  // the policy's one retry
   REQUIRE(out->wait());
-  CHECK(out->ec() == (code == ZCLOSING ? zkr::error_code(zk_errc::session_expired) : zkr::zk_error(code)));
+  CHECK(out->ec() == (code == zk_errc::closing ? zkr::error_code(zk_errc::session_expired) : zkr::error_code(code)));
   // The caller has its error; the delete goes on in the background, each failure followed by a pause.
   CHECK(c.core().pending_deletes() == 1);
   auto bg1 = c.expect<zk::Delete>("/a");
@@ -200,7 +199,7 @@ TEST_CASE("framework guaranteed delete: a retryable failure is kept and retried 
   auto bg2 = c.expect<zk::Delete>("/a");
   CHECK(bg2.sent - *c.session().delivered(bg1) >= 50ms);
   CHECK(c.core().pending_deletes() == 1);
-  REQUIRE(c.session().reply(bg2, ZOK));
+  REQUIRE(c.session().reply(bg2, zk_errc::ok));
   c.sync_io();
   CHECK(c.core().pending_deletes() == 0);
   CHECK(c.session().unanswered() == 0);
@@ -220,7 +219,7 @@ TEST_CASE("framework guaranteed delete: no connection within the timeout keeps i
   CHECK(created->ec() == errc::connection_timeout);
   CHECK(c.core().pending_deletes() == 1);
   c.connect();
-  REQUIRE(c.session().reply(c.expect<zk::Delete>("/a"), ZOK));
+  REQUIRE(c.session().reply(c.expect<zk::Delete>("/a"), zk_errc::ok));
   c.sync_io();
   CHECK(c.core().pending_deletes() == 0);
   CHECK(c.session().sent() == 1);
@@ -228,7 +227,7 @@ TEST_CASE("framework guaranteed delete: no connection within the timeout keeps i
 
 TEST_CASE("framework guaranteed delete: the background delete ends on success, no node, or an error for good",
           "[framework][guaranteed]") {
-  const int code = GENERATE(ZOK, ZNONODE, ZNOTEMPTY, ZNOAUTH);
+  const zk_errc code = GENERATE(zk_errc::ok, zk_errc::no_node, zk_errc::not_empty, zk_errc::no_auth);
   FakeClient c(with_retries(0));
   c.connect();
   REQUIRE(c.session().reply(kept_delete(c), code));
@@ -242,19 +241,19 @@ TEST_CASE("framework guaranteed delete: what is not kept", "[framework][guarante
   c.connect();
   SECTION("an error retrying cannot fix") {
     auto out = c.remove("/a", true);
-    REQUIRE(c.session().reply(c.expect<zk::Delete>("/a"), ZNOAUTH));
+    REQUIRE(c.session().reply(c.expect<zk::Delete>("/a"), zk_errc::no_auth));
     REQUIRE(out->wait());
     CHECK(out->ec() == zk_errc::no_auth);
   }
   SECTION("no node, quietly: a success") {
     auto out = c.remove("/a", true, true);
-    REQUIRE(c.session().reply(c.expect<zk::Delete>("/a"), ZNONODE));
+    REQUIRE(c.session().reply(c.expect<zk::Delete>("/a"), zk_errc::no_node));
     REQUIRE(out->wait());
     CHECK_FALSE(out->ec());
   }
   SECTION("a delete without the guarantee") {
     auto out = c.remove("/a", false);
-    REQUIRE(c.session().reply(c.expect<zk::Delete>("/a"), ZCONNECTIONLOSS));
+    REQUIRE(c.session().reply(c.expect<zk::Delete>("/a"), zk_errc::connection_loss));
     REQUIRE(out->wait());
     CHECK(out->ec() == zk_errc::connection_loss);
   }
@@ -273,7 +272,7 @@ TEST_CASE("framework guaranteed delete: close gives pending deletes their wait, 
     auto bg = kept_delete(c);
     auto closing = std::async(std::launch::async, [&] { c.core().close(); });
     // Still in flight: close must not have ended the session under it.
-    REQUIRE(c.session().reply(bg, ZOK));
+    REQUIRE(c.session().reply(bg, zk_errc::ok));
     REQUIRE(closing.wait_for(10s) == std::future_status::ready);
     CHECK(c.core().pending_deletes() == 0);
     CHECK(c.session().closes() == 1);
@@ -287,14 +286,14 @@ TEST_CASE("framework guaranteed delete: close gives pending deletes their wait, 
     c.core().close();
     CHECK(std::chrono::steady_clock::now() - begin >= 100ms);
     CHECK(c.core().pending_deletes() == 0);
-    CHECK_FALSE(c.session().reply(bg, ZOK));  // the session's close ended it (ZCLOSING)
+    CHECK_FALSE(c.session().reply(bg, zk_errc::ok));  // the session's close ended it (zk_errc::closing)
     CHECK(c.session().sent() == 2);
   }
   SECTION("a delete sleeping between tries is dropped") {
     cfg.max_close_wait = 0ms;
     FakeClient c(cfg);
     c.connect();
-    REQUIRE(c.session().reply(kept_delete(c), ZCONNECTIONLOSS));  // now sleeping 50 ms
+    REQUIRE(c.session().reply(kept_delete(c), zk_errc::connection_loss));  // now sleeping 50 ms
     c.sync_io();
     CHECK(c.core().pending_deletes() == 1);
     c.core().close();
@@ -314,15 +313,15 @@ TEST_CASE(
   REQUIRE(c.core().remove_from_caller(std::vector<std::string>{"/a"}, cb));
   auto first = c.expect<zk::Delete>("/a");
   CHECK(first.from_caller);
-  REQUIRE(c.session().reply(first, ZCONNECTIONLOSS));
+  REQUIRE(c.session().reply(first, zk_errc::connection_loss));
   // The usual guaranteed, quiet remove: its own try, then the background.
   auto second = c.expect<zk::Delete>("/a");
   CHECK_FALSE(second.from_caller);
-  REQUIRE(c.session().reply(second, ZCONNECTIONLOSS));
+  REQUIRE(c.session().reply(second, zk_errc::connection_loss));
   REQUIRE(out->wait());
   CHECK(out->ec() == zk_errc::connection_loss);
   CHECK(c.core().pending_deletes() == 1);
-  REQUIRE(c.session().reply(c.expect<zk::Delete>("/a"), ZNONODE));
+  REQUIRE(c.session().reply(c.expect<zk::Delete>("/a"), zk_errc::no_node));
   c.sync_io();
   CHECK(c.core().pending_deletes() == 0);
 }

@@ -3,7 +3,6 @@
 // fake session: one round of exists for every directory and ancestor, then one round of creates per depth,
 // with a fault at each request in turn, a racing creator and a stop between the rounds.
 
-#include <zookeeper/zookeeper.h>
 
 #include <catch2/catch.hpp>
 #include <map>
@@ -57,7 +56,7 @@ TEST_CASE("framework make_dirs: one round of exists for all, then one round of c
   c.sync_io();
   CHECK(c.session().sent() == probed.size());  // nothing created before every exists has answered
   for (const auto& e : exists)
-    REQUIRE(c.session().reply(e, e.path() == "/a" || e.path() == "/a/b/d" ? ZOK : ZNONODE));
+    REQUIRE(c.session().reply(e, e.path() == "/a" || e.path() == "/a/b/d" ? zk_errc::ok : zk_errc::no_node));
   // Depth 2 at once; "/a/e" was made by a racing creator meanwhile: node-exists is no failure.
   auto depth2 = round(c, 2);
   CHECK(depth2[0].path() == "/a/b");
@@ -70,9 +69,9 @@ TEST_CASE("framework make_dirs: one round of exists for all, then one round of c
   }
   c.sync_io();
   CHECK(c.session().sent() == probed.size() + 2);  // a child waits for its parent
-  REQUIRE(c.session().reply(depth2[0], ZOK));
-  REQUIRE(c.session().reply(depth2[1], ZNODEEXISTS));
-  REQUIRE(c.session().reply(c.expect<zk::Create>("/a/b/c"), ZOK));
+  REQUIRE(c.session().reply(depth2[0], zk_errc::ok));
+  REQUIRE(c.session().reply(depth2[1], zk_errc::node_exists));
+  REQUIRE(c.session().reply(c.expect<zk::Create>("/a/b/c"), zk_errc::ok));
   REQUIRE(out->wait());
   CHECK_FALSE(out->ec());
   CHECK(c.session().unanswered() == 0);
@@ -80,7 +79,7 @@ TEST_CASE("framework make_dirs: one round of exists for all, then one round of c
 }
 
 TEST_CASE("framework make_dirs: a fault at each request is retried, or is the error", "[framework][mkdirs]") {
-  const int code = GENERATE(ZCONNECTIONLOSS, ZNOAUTH);
+  const zk_errc code = GENERATE(zk_errc::connection_loss, zk_errc::no_auth);
   const std::size_t fault_at = GENERATE(range(0, 8));  // 5 exists, then 3 creates
   FakeClient c;
   c.connect();
@@ -94,21 +93,21 @@ TEST_CASE("framework make_dirs: a fault at each request is retried, or is the er
     if (out->done()) break;
     auto call = c.next();
     const auto path = call.path();
-    int rc = ZOK;
+    zk_errc rc = zk_errc::ok;
     if (seen++ == fault_at)
       rc = code;
     else if (call.is<zk::Exists>())
-      rc = tree.count(path) ? ZOK : ZNONODE;
+      rc = tree.count(path) ? zk_errc::ok : zk_errc::no_node;
     else {
       REQUIRE(call.is<zk::Create>());
       REQUIRE(tree.count(zkr::parent_path(path)));  // parents first
       ++creates[path];
-      rc = tree.insert(path).second ? ZOK : ZNODEEXISTS;
+      rc = tree.insert(path).second ? zk_errc::ok : zk_errc::node_exists;
     }
     REQUIRE(c.session().reply(call, rc));
   }
   REQUIRE(out->wait());
-  if (code == ZNOAUTH) {
+  if (code == zk_errc::no_auth) {
     CHECK(out->ec() == zk_errc::no_auth);
   } else {
     CHECK_FALSE(out->ec());
@@ -126,7 +125,7 @@ TEST_CASE("framework make_dirs: a stop during a round sends no further round", "
   auto out = c.make_dirs(paths, {.stop = stop});
   auto exists = round(c, probed.size());
   c.stop(stop);
-  for (const auto& e : exists) REQUIRE(c.session().reply(e, e.path() == "/a" ? ZOK : ZNONODE));
+  for (const auto& e : exists) REQUIRE(c.session().reply(e, e.path() == "/a" ? zk_errc::ok : zk_errc::no_node));
   REQUIRE(out->wait());
   CHECK(out->ec() == boost::asio::error::operation_aborted);
   c.sync_io();
@@ -138,8 +137,8 @@ TEST_CASE("framework make_dirs: nothing to make answers after one round, and a b
   FakeClient c;
   c.connect();
   auto out = c.make_dirs({"/x/y"});
-  REQUIRE(c.session().reply(c.expect<zk::Exists>("/x"), ZOK));
-  REQUIRE(c.session().reply(c.expect<zk::Exists>("/x/y"), ZOK));
+  REQUIRE(c.session().reply(c.expect<zk::Exists>("/x"), zk_errc::ok));
+  REQUIRE(c.session().reply(c.expect<zk::Exists>("/x/y"), zk_errc::ok));
   REQUIRE(out->wait());
   CHECK_FALSE(out->ec());
   auto bad = c.make_dirs({"/ok", "no-slash"});
@@ -155,14 +154,14 @@ TEST_CASE("framework make_dirs: in a namespace, under its root", "[framework][mk
   FakeClient c(std::move(cfg));
   c.connect();
   auto out = c.make_dirs({"/m/a"});
-  REQUIRE(c.session().reply(c.expect<zk::Exists>("/ns"), ZOK));  // the root, made on first use
+  REQUIRE(c.session().reply(c.expect<zk::Exists>("/ns"), zk_errc::ok));  // the root, made on first use
   auto exists = round(c, 3);
   CHECK(exists[0].path() == "/ns");
   CHECK(exists[1].path() == "/ns/m");
   CHECK(exists[2].path() == "/ns/m/a");
-  for (const auto& e : exists) REQUIRE(c.session().reply(e, e.path() == "/ns" ? ZOK : ZNONODE));
-  REQUIRE(c.session().reply(c.expect<zk::Create>("/ns/m"), ZOK));
-  REQUIRE(c.session().reply(c.expect<zk::Create>("/ns/m/a"), ZOK));
+  for (const auto& e : exists) REQUIRE(c.session().reply(e, e.path() == "/ns" ? zk_errc::ok : zk_errc::no_node));
+  REQUIRE(c.session().reply(c.expect<zk::Create>("/ns/m"), zk_errc::ok));
+  REQUIRE(c.session().reply(c.expect<zk::Create>("/ns/m/a"), zk_errc::ok));
   REQUIRE(out->wait());
   CHECK_FALSE(out->ec());
 }
@@ -178,7 +177,7 @@ TEST_CASE("framework sweep_protected: the parent's nodes with the prefix are del
   const auto prefix = zkr::protected_names::prefix_for(zkr::protected_names::new_protected_id());
   const auto other = zkr::protected_names::prefix_for(zkr::protected_names::new_protected_id());
   c.io([&c, prefix] { c.core().sweep_protected("/p", prefix); });
-  if (lose) REQUIRE(c.session().reply(c.expect<zk::GetChildren>("/p"), ZCONNECTIONLOSS));
+  if (lose) REQUIRE(c.session().reply(c.expect<zk::GetChildren>("/p"), zk_errc::connection_loss));
   REQUIRE(c.session().reply(c.expect<zk::GetChildren>("/p"),
                             fake::with_children({prefix + "lock-0000000001", other + "lock-0000000002",
                                                  "lock-0000000003", prefix + "zkr-multi-stamp"})));
@@ -186,8 +185,8 @@ TEST_CASE("framework sweep_protected: the parent's nodes with the prefix are del
   auto d2 = c.expect<zk::Delete>("/p/" + prefix + "zkr-multi-stamp");
   c.sync_io();
   CHECK(c.core().pending_deletes() == 2);
-  REQUIRE(c.session().reply(d1, ZOK));
-  REQUIRE(c.session().reply(d2, ZNONODE));
+  REQUIRE(c.session().reply(d1, zk_errc::ok));
+  REQUIRE(c.session().reply(d2, zk_errc::no_node));
   c.sync_io();
   CHECK(c.core().pending_deletes() == 0);
   CHECK(c.session().unanswered() == 0);

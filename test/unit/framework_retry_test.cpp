@@ -2,7 +2,6 @@
 // first use (namespace_acl.cpp), over a fake session: every request of an operation is answered by the test,
 // with a connection loss injected at each one in turn.
 
-#include <zookeeper/zookeeper.h>
 
 #include <catch2/catch.hpp>
 #include <functional>
@@ -43,7 +42,7 @@ std::vector<Call> lose_every_try(Recorded& r) {
   std::vector<Call> tries;
   for (std::size_t i = 0;; ++i) {
     tries.push_back(c.expect<zk::GetData>("/a"));
-    REQUIRE(c.session().reply(tries.back(), ZCONNECTIONLOSS));
+    REQUIRE(c.session().reply(tries.back(), zk_errc::connection_loss));
     const auto d = r.policy->wait_decision(i);
     REQUIRE(d);
     CHECK(d->retry_count == static_cast<int>(i));
@@ -74,7 +73,7 @@ std::pair<std::shared_ptr<Outcome<zkr::NodeData>>, Call> lose_connection(
   auto out = c.get_data("/a", ro);
   auto first = c.expect<zk::GetData>("/a");
   c.session().set_state(SessionState::connecting);
-  REQUIRE(c.session().reply(first, ZCONNECTIONLOSS));
+  REQUIRE(c.session().reply(first, zk_errc::connection_loss));
   return {out, first};
 }
 
@@ -123,7 +122,7 @@ TEST_CASE("framework retry loop: each policy's sleeps separate the tries, and it
     auto& c = r.client;
     c.connect();
     auto out = c.get_data("/a");
-    for (int i = 0; i < 6; ++i) REQUIRE(c.session().reply(c.expect<zk::GetData>("/a"), ZCONNECTIONLOSS));
+    for (int i = 0; i < 6; ++i) REQUIRE(c.session().reply(c.expect<zk::GetData>("/a"), zk_errc::connection_loss));
     REQUIRE(c.session().reply(c.expect<zk::GetData>("/a"), fake::with_data("v")));
     REQUIRE(out->wait());
     CHECK_FALSE(out->ec());
@@ -135,8 +134,8 @@ TEST_CASE("framework retry loop: each policy's sleeps separate the tries, and it
     auto& c = r.client;
     c.connect();
     auto out = c.get_data("/a");
-    REQUIRE(c.session().reply(c.expect<zk::GetData>("/a"), ZCONNECTIONLOSS));
-    REQUIRE(c.session().reply(c.expect<zk::GetData>("/a"), ZSESSIONEXPIRED));
+    REQUIRE(c.session().reply(c.expect<zk::GetData>("/a"), zk_errc::connection_loss));
+    REQUIRE(c.session().reply(c.expect<zk::GetData>("/a"), zk_errc::session_expired));
     REQUIRE(out->wait());
     CHECK(out->ec() == zk_errc::session_expired);
     CHECK(r.policy->decisions().size() == 1);
@@ -188,10 +187,10 @@ TEST_CASE("framework retry loop: every request type is retried after a connectio
     auto first = c.next();
     CHECK(first.kind() == k.kind);
     CHECK(first.path() == "/a");
-    REQUIRE(c.session().reply(first, ZCONNECTIONLOSS));
+    REQUIRE(c.session().reply(first, zk_errc::connection_loss));
     auto second = c.next();
     CHECK(second.kind() == k.kind);
-    REQUIRE(c.session().reply(second, ZOK));
+    REQUIRE(c.session().reply(second, zk_errc::ok));
     REQUIRE(out->wait());
     CHECK_FALSE(out->ec());
   }
@@ -204,7 +203,7 @@ TEST_CASE("framework retry loop: a fault at each try, and the first try that suc
   c.connect();
   auto out = c.get_data("/a");
   for (int i = 1; i < succeed_at; ++i)
-    REQUIRE(c.session().reply(c.expect<zk::GetData>("/a"), ZCONNECTIONLOSS));
+    REQUIRE(c.session().reply(c.expect<zk::GetData>("/a"), zk_errc::connection_loss));
   REQUIRE(c.session().reply(c.expect<zk::GetData>("/a"), fake::with_data("v")));
   REQUIRE(out->wait());
   CHECK_FALSE(out->ec());
@@ -218,11 +217,11 @@ TEST_CASE("framework retry loop: an error the policy does not retry ends the ope
   Recorded r(std::make_shared<zkr::RetryNTimes>(3, 1ms));
   auto& c = r.client;
   c.connect();
-  const int code = GENERATE(ZNONODE, ZNOAUTH, ZBADVERSION);
+  const zk_errc code = GENERATE(zk_errc::no_node, zk_errc::no_auth, zk_errc::bad_version);
   auto out = c.get_data("/a");
   REQUIRE(c.session().reply(c.expect<zk::GetData>("/a"), code));
   REQUIRE(out->wait());
-  CHECK(out->ec() == zkr::zk_error(code));
+  CHECK(out->ec() == zkr::error_code(code));
   CHECK(r.policy->decisions().empty());
   c.sync_io();
   CHECK(c.session().sent() == 1);
@@ -236,7 +235,7 @@ TEST_CASE(
   c.connect();
   auto stop = std::make_shared<zkr::detail::StopSignal>();
   auto out = c.get_data("/a", {.stop = stop});
-  REQUIRE(c.session().reply(c.expect<zk::GetData>("/a"), ZCONNECTIONLOSS));
+  REQUIRE(c.session().reply(c.expect<zk::GetData>("/a"), zk_errc::connection_loss));
   REQUIRE(r.policy->wait_decision(0));  // the loop is now going to sleep for a minute
   c.stop(stop);
   REQUIRE(out->wait(10s));
@@ -323,10 +322,10 @@ zkr::ClientConfig in_namespace(bool containers = true) {
 
 /// Answers the creation of "/ns": it does not exist, then its create succeeds. Checks the create's mode.
 void make_root(FakeClient& c, zkr::CreateMode mode = zkr::CreateMode::container) {
-  REQUIRE(c.session().reply(c.expect<zk::Exists>("/ns"), ZNONODE));
+  REQUIRE(c.session().reply(c.expect<zk::Exists>("/ns"), zk_errc::no_node));
   auto create = c.expect<zk::Create>("/ns");
   CHECK(create.as<zk::Create>()->mode == mode);
-  REQUIRE(c.session().reply(create, ZOK));
+  REQUIRE(c.session().reply(create, zk_errc::ok));
 }
 
 }  // namespace
@@ -367,19 +366,19 @@ TEST_CASE("framework namespace: a connection loss at each request of the root's 
   auto out = c.get_data("/a");
   const std::vector<Call> first = {c.expect<zk::Exists>("/ns")};
   if (lost_at == 0) {
-    REQUIRE(c.session().reply(first[0], ZCONNECTIONLOSS));
+    REQUIRE(c.session().reply(first[0], zk_errc::connection_loss));
     make_root(c);
   } else {
-    REQUIRE(c.session().reply(first[0], ZNONODE));
+    REQUIRE(c.session().reply(first[0], zk_errc::no_node));
     auto create = c.expect<zk::Create>("/ns");
     if (lost_at == 1) {
-      REQUIRE(c.session().reply(create, ZCONNECTIONLOSS));
+      REQUIRE(c.session().reply(create, zk_errc::connection_loss));
       // The create may have been applied: the retry looks again, and finds the root this time.
       REQUIRE(c.session().reply(c.expect<zk::Exists>("/ns"), fake::with_stat({})));
     } else {
-      REQUIRE(c.session().reply(create, ZOK));
+      REQUIRE(c.session().reply(create, zk_errc::ok));
       // The root is made: the retry is the operation's request alone.
-      REQUIRE(c.session().reply(c.expect<zk::GetData>("/ns/a"), ZCONNECTIONLOSS));
+      REQUIRE(c.session().reply(c.expect<zk::GetData>("/ns/a"), zk_errc::connection_loss));
     }
   }
   REQUIRE(c.session().reply(c.expect<zk::GetData>("/ns/a"), fake::with_data("v")));
@@ -393,8 +392,8 @@ TEST_CASE("framework namespace: a root the server refuses fails the operation, a
   FakeClient c(in_namespace());
   c.connect();
   auto out = c.get_data("/a");
-  REQUIRE(c.session().reply(c.expect<zk::Exists>("/ns"), ZNONODE));
-  REQUIRE(c.session().reply(c.expect<zk::Create>("/ns"), ZNOAUTH));
+  REQUIRE(c.session().reply(c.expect<zk::Exists>("/ns"), zk_errc::no_node));
+  REQUIRE(c.session().reply(c.expect<zk::Create>("/ns"), zk_errc::no_auth));
   REQUIRE(out->wait());
   CHECK(out->ec() == zk_errc::no_auth);
   auto again = c.get_data("/a");
@@ -429,15 +428,15 @@ TEST_CASE("framework namespace: a create under a root the server deleted makes t
   c.connect();
   auto first = c.create("/x", {});
   make_root(c);
-  REQUIRE(c.session().reply(c.expect<zk::Create>("/ns/x"), ZOK));
+  REQUIRE(c.session().reply(c.expect<zk::Create>("/ns/x"), zk_errc::ok));
   REQUIRE(first->wait());
   CHECK(first->value().path == "/x");
   // The root was an empty container, and the server deleted it: the creates right under it are refused.
   SECTION("one create") {
     auto second = c.create("/y", {});
-    REQUIRE(c.session().reply(c.expect<zk::Create>("/ns/y"), ZNONODE));
+    REQUIRE(c.session().reply(c.expect<zk::Create>("/ns/y"), zk_errc::no_node));
     make_root(c);
-    REQUIRE(c.session().reply(c.expect<zk::Create>("/ns/y"), ZOK));
+    REQUIRE(c.session().reply(c.expect<zk::Create>("/ns/y"), zk_errc::ok));
     REQUIRE(second->wait());
     CHECK_FALSE(second->ec());
     CHECK(second->value().path == "/y");
@@ -447,15 +446,15 @@ TEST_CASE("framework namespace: a create under a root the server deleted makes t
     auto b = c.create("/b", {});
     auto create_a = c.expect<zk::Create>("/ns/a");
     auto create_b = c.expect<zk::Create>("/ns/b");
-    REQUIRE(c.session().reply(create_a, ZNONODE));
-    REQUIRE(c.session().reply(create_b, ZNONODE));
+    REQUIRE(c.session().reply(create_a, zk_errc::no_node));
+    REQUIRE(c.session().reply(create_b, zk_errc::no_node));
     make_root(c);
     {
       INFO("b completed with: " << b->ec().message());
       REQUIRE_FALSE(b->done());  // it waits for the root the other create is making
     }
-    REQUIRE(c.session().reply(c.expect<zk::Create>("/ns/a"), ZOK));
-    REQUIRE(c.session().reply(c.expect<zk::Create>("/ns/b"), ZOK));
+    REQUIRE(c.session().reply(c.expect<zk::Create>("/ns/a"), zk_errc::ok));
+    REQUIRE(c.session().reply(c.expect<zk::Create>("/ns/b"), zk_errc::ok));
     REQUIRE(a->wait());
     REQUIRE(b->wait());
     CHECK_FALSE(a->ec());
@@ -471,7 +470,7 @@ TEST_CASE("framework retry loop: close ends a retry sleep and a connection wait 
   FakeClient c(cfg);
   c.connect();
   auto sleeping = c.get_data("/a");
-  REQUIRE(c.session().reply(c.expect<zk::GetData>("/a"), ZCONNECTIONLOSS));
+  REQUIRE(c.session().reply(c.expect<zk::GetData>("/a"), zk_errc::connection_loss));
   c.session().set_state(SessionState::connecting);
   auto waiting = c.get_data("/b");
   c.sync_io();

@@ -3,7 +3,6 @@
 // simulated expiry while suspended, the session replaced after a loss, and the requests in flight at each
 // change.
 
-#include <zookeeper/zookeeper.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -74,7 +73,7 @@ TEST_CASE(
         "/w", [watched](const zkr::WatchedEvent& e) { watched->set({}, e.type); },
         [](zkr::error_code, zkr::Stat) {}, {});
   });
-  REQUIRE(c.session().reply(c.expect<zk::Exists>("/w"), ZNONODE));  // an exists watch stays on no-node
+  REQUIRE(c.session().reply(c.expect<zk::Exists>("/w"), zk_errc::no_node));  // an exists watch stays on no-node
 
   c.session().set_state(SessionState::expired);
   CHECK(c.states().wait_for(2) == States{connected, lost});
@@ -82,7 +81,7 @@ TEST_CASE(
   CHECK(watched->value() == zkr::EventType::session_lost);
   CHECK(c.session().closes() == 1);
   CHECK(c.session().opens() == 2);
-  CHECK_FALSE(c.session().reply(in_flight, ZOK));  // ended by the close of the old session
+  CHECK_FALSE(c.session().reply(in_flight, zk_errc::ok));  // ended by the close of the old session
   CHECK(c.core().session_id() == 0);
 
   c.connect();

@@ -217,7 +217,7 @@ TEST_CASE("native codec: a failed multi gives each op its code and the reply the
   CHECK_FALSE(r.results[0].ec);
   CHECK(r.results[1].ec == zkr::zk_errc::bad_version);
   CHECK(r.results[2].ec == zkr::zk_errc::runtime_inconsistency);
-  CHECK(r.rc == -103);
+  CHECK(r.ec == zkr::zk_errc::bad_version);
 }
 
 TEST_CASE("native codec: a multi reply with more results than ops is malformed", "[native]") {

@@ -22,11 +22,6 @@ std::unique_ptr<Session> make_default_session(asio::io_context& ioc, const Clien
   return std::make_unique<native::NativeSession>(ioc, config, log, events);
 }
 
-// The I/O thread names its logger for the C client's log lines (client.cpp, zk_glue.hpp): the native
-// transport logs to its session's logger directly, so there is nothing to route.
-void set_thread_log_target(spdlog::logger* logger) noexcept;
-void set_thread_log_target(spdlog::logger*) noexcept {}
-
 namespace native {
 namespace {
 
@@ -144,7 +139,7 @@ void NativeSession::close_on_wire() {
 void NativeSession::submit(zk::Request request, zk::ReplyCallback reply) {
   if (!open_) {
     zk::Reply r;
-    set_result(r, events_.no_session_rc());
+    r.ec = events_.no_session_ec();
     return deliver(std::move(reply), std::move(r));
   }
   if (phase_ == Phase::dead) {

@@ -173,7 +173,7 @@ void decode_multi(jute::Reader& in, const std::vector<Op>& ops, zk::Reply& reply
 
 }  // namespace
 
-void set_result(zk::Reply& reply, std::int32_t err) noexcept { reply.rc = err; }
+void set_result(zk::Reply& reply, std::int32_t err) noexcept { reply.ec = zk_error(err); }
 
 std::string with_chroot(std::string_view chroot, std::string_view path) {
   if (chroot.empty()) return std::string(path);
