@@ -9,8 +9,21 @@
 # the client's TLS support (docs/tls.md). `auto` takes it when the chosen flavour's library is TLS-capable
 # (ZooKeeper_<flavour>_TLS, from FindZooKeeper.cmake); ON fails here when it is not. Without it, a client
 # configured for TLS fails at start() with errc::tls_unsupported: it never falls back to plain text.
-if(NOT ZKR_ZOOKEEPER_CLIENT MATCHES "^(auto|st|mt)$")
-  message(FATAL_ERROR "ZKR_ZOOKEEPER_CLIENT is '${ZKR_ZOOKEEPER_CLIENT}': use st, mt or auto")
+#
+# `native` (issue 38) links no C client: the framework speaks the protocol itself (framework/src/native/).
+if(NOT ZKR_ZOOKEEPER_CLIENT MATCHES "^(auto|st|mt|native)$")
+  message(FATAL_ERROR "ZKR_ZOOKEEPER_CLIENT is '${ZKR_ZOOKEEPER_CLIENT}': use st, mt, native or auto")
+endif()
+
+if(ZKR_ZOOKEEPER_CLIENT STREQUAL "native")
+  set(ZKR_ZOOKEEPER_FLAVOUR native)
+  if(ZKR_ZOOKEEPER_TLS STREQUAL "ON")
+    message(FATAL_ERROR "ZKR_ZOOKEEPER_TLS=ON: the native transport has no TLS yet (issue 38, step 4)")
+  endif()
+  set(ZKR_ZOOKEEPER_TLS_ENABLED OFF)
+  message(STATUS "zkrecipes: ZooKeeper transport: native (no C client linked)")
+  message(STATUS "zkrecipes: TLS to the ensemble: OFF")
+  return()
 endif()
 
 if(ZKR_ZOOKEEPER_CLIENT STREQUAL "auto")

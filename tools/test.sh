@@ -103,7 +103,7 @@ else
   fi
 fi
 
-# 3. A short fuzzing run (clang + libFuzzer): only the two fuzz targets are built.
+# 3. A short fuzzing run (clang + libFuzzer): only the fuzz targets are built.
 # libFuzzer needs clang and its runtime: probe both with a one-line fuzz target.
 fuzz_available() {
   command -v clang++ > /dev/null 2>&1 || return 1
@@ -121,7 +121,7 @@ else
   # shellcheck disable=SC2046
   if step fuzz-configure env CC=clang CXX=clang++ cmake -S . -B build-fuzz $(generator_for build-fuzz) \
     -DCMAKE_BUILD_TYPE=Debug -DZKR_FUZZ=ON -DZKR_BUILD_BENCH=OFF -DZKR_WERROR=ON &&
-    step fuzz-build cmake --build build-fuzz -j2 --target zkr_fuzz_paths zkr_fuzz_lock_names; then
+    step fuzz-build cmake --build build-fuzz -j2 --target zkr_fuzz_paths zkr_fuzz_lock_names zkr_fuzz_native_decoder; then
     step fuzz-ctest ctest --test-dir build-fuzz --output-on-failure --no-tests=error -L fuzz
   else
     skipped+=("fuzz-ctest")

@@ -72,6 +72,8 @@ class ZkrCategory final : public boost::system::error_category {
       case errc::timed_out: return "not acquired within the timeout";
       case errc::unsupported_by_transport:
         return "the ZooKeeper transport this build links does not support the request";
+      case errc::malformed_reply:
+        return "the server sent bytes that break the ZooKeeper protocol (truncated, oversized or out of order)";
     }
     return "unknown zkrecipes error " + std::to_string(ev);
   }

@@ -72,6 +72,8 @@ enum class errc : int {
                              ///< (`Locker`'s timed constructor)
   unsupported_by_transport,  ///< the ZooKeeper transport this build links cannot do it (a 3.6+ request, such as
                              ///< a persistent watch, over the C client)
+  malformed_reply,           ///< the server's bytes break the protocol (truncated, oversized, out of order);
+                             ///< the native transport drops that connection
 };
 
 const boost::system::error_category& zk_category() noexcept;

@@ -1,0 +1,118 @@
+#pragma once
+// The native session: ZooKeeper's client protocol spoken by zkrecipes itself over a Boost.Asio socket, on
+// the client's I/O thread (no thread of its own), with no ZooKeeper C client. It owns the connection: the
+// hosts of the connect string tried in a shuffled order, the connect handshake (resuming the session with
+// its id and password on another server after a loss; an expired session reported as such), the auth
+// packets, the one-shot watches set again with SetWatches, pings at a third of the negotiated timeout and the
+// read timeout at two thirds, requests pipelined with ascending xids and the requests of one I/O turn written
+// together, replies matched to requests in order. The bytes are records.hpp's; this file only frames, times
+// and routes.
+
+#include <spdlog/logger.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <zkr/framework/curator_framework.hpp>
+
+#include "../session.hpp"
+#include "connect_string.hpp"
+#include "records.hpp"
+#include "watch_table.hpp"
+
+namespace zkr::detail::native {
+
+class NativeSession final : public Session {
+ public:
+  /// `config`, `log` and `events` outlive the session; it runs on `ioc`'s (single) thread.
+  NativeSession(boost::asio::io_context& ioc, const ClientConfig& config, spdlog::logger& log,
+                SessionEvents& events);
+  ~NativeSession() override;
+
+  bool open() override;
+  void close() override;
+  bool is_open() const override { return open_; }
+  void submit(zk::Request request, zk::ReplyCallback reply) override;
+  /// Never sends from another thread (the socket is the I/O thread's): false, as the seam allows.
+  bool submit_from_caller(zk::Request&, zk::ReplyCallback&) override { return false; }
+  std::int64_t session_id() const override { return session_id_; }
+  int negotiated_timeout_ms() const override { return timeout_ms_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  enum class Phase { idle, connecting, handshake, connected, dead };
+  enum class Internal { none, set_watches, close };
+  struct Pending {
+    std::int32_t xid = 0;
+    zk::Request request;
+    zk::ReplyCallback cb;
+    Internal internal = Internal::none;
+  };
+
+  // The connection.
+  void connect_next();
+  void attempt_failed(const char* why);
+  void on_tcp_connected();
+  void read_some();
+  void on_read(std::size_t n);
+  /// One frame's payload; false when it breaks the protocol (the connection is then dropped).
+  bool on_frame(jute::ByteSpan payload);
+  bool on_handshake(jute::Reader& in);
+  bool on_reply(const ReplyHeader& h, jute::Reader& in);
+  void on_notification(jute::Reader& in);
+  void drop(const char* why);
+  void end_session(SessionState state, std::int32_t rc);
+  void tick();
+  void arm_tick();
+  // Writing.
+  void send(Pending p);
+  void schedule_flush();
+  void flush();
+  // Delivery (posted, in order).
+  void deliver(zk::ReplyCallback cb, zk::Reply reply);
+  void fail(std::deque<Pending>& queue, std::int32_t rc);
+  void report(SessionState state);
+  void register_watch(const zk::Request& request, std::int32_t err);
+  std::chrono::milliseconds attempt_bound() const;
+  std::int32_t next_xid();
+  void shut_socket();
+  void close_on_wire();
+
+  boost::asio::io_context& ioc_;
+  const ClientConfig& cfg_;
+  spdlog::logger& log_;
+  SessionEvents& events_;
+  boost::asio::ip::tcp::socket sock_;
+  boost::asio::ip::tcp::resolver resolver_;
+  boost::asio::steady_timer attempt_timer_, tick_timer_, retry_timer_;
+
+  ConnectString cs_;
+  std::size_t next_host_ = 0, failed_in_pass_ = 0;
+  int attempts_abandoned_ = 0;
+  std::uint64_t gen_ = 0;       // the connection's generation: handlers of an older one do nothing
+  std::uint64_t open_gen_ = 0;  // the session's: events posted before a close are dropped
+  Phase phase_ = Phase::idle;
+  bool open_ = false;
+  std::int32_t dead_rc_ = 0;  // what requests get once the session is over (expired, auth failed)
+
+  std::int64_t session_id_ = 0;
+  std::string passwd_ = std::string(16, '\0');
+  int timeout_ms_ = 0;
+  std::int64_t last_zxid_ = 0;
+  bool seen_rw_ = false;
+  std::int32_t xid_ = 0;
+
+  std::deque<Pending> sent_;    // written (or about to be), awaiting replies in xid order
+  std::deque<Pending> queued_;  // submitted while no connection was up
+  jute::Bytes out_, writing_;
+  bool writing_now_ = false, flush_posted_ = false;
+  jute::Bytes in_;
+  std::size_t in_len_ = 0;
+  Clock::time_point last_recv_{}, last_send_{};
+  WatchTable watches_;
+};
+
+}  // namespace zkr::detail::native

@@ -1,0 +1,41 @@
+#pragma once
+// The one-shot watches the server holds for this session, as the native transport records them: registered
+// when a read's reply says the server set one (exists: a data watch on a node, an exist watch on a missing
+// one; getData: data; getChildren: child), fired (and forgotten) by the notifications that trigger them on
+// the server, and listed for SetWatches when a new connection resumes the session. Paths are the seam's
+// (without the connect string's chroot).
+
+#include <map>
+#include <string>
+#include <vector>
+#include <zkr/framework/types.hpp>
+
+#include "../session.hpp"
+#include "records.hpp"
+
+namespace zkr::detail::native {
+
+class WatchTable {
+ public:
+  enum class Kind { data, exist, child };
+  void add(Kind kind, const std::string& path, WatchId id);
+  /// The watches a notification of `type` on `path` fires, removed from the table.
+  std::vector<WatchId> fire(EventType type, const std::string& path);
+  struct Removal {
+    bool found = false;        // the watch (or, for id 0, any watch of the kind) was there
+    bool others_left = false;  // watches of the kind remain on the path (the server's must stay)
+  };
+  /// Removes watch `id` (0: all) of `kind` on `path`.
+  Removal remove(const std::string& path, zk::WatchKind kind, WatchId id);
+  /// The watched paths, under `chroot`, for SetWatches.
+  void list(std::string_view chroot, SetWatches& out) const;
+  bool empty() const noexcept { return tables_[0].empty() && tables_[1].empty() && tables_[2].empty(); }
+  void clear() noexcept;
+
+ private:
+  using Table = std::map<std::string, std::vector<WatchId>, std::less<>>;
+  Table& table(Kind k) { return tables_[static_cast<int>(k)]; }
+  Table tables_[3];
+};
+
+}  // namespace zkr::detail::native
