@@ -7,9 +7,9 @@
 #include <iostream>
 #include <string>
 #include <vector>
+#include <zkr/drivers/lock_driver.hpp>
 #include <zkr/framework/paths.hpp>
 #include <zkr/framework/retry.hpp>
-#include <zkr/drivers/lock_driver.hpp>
 #include <zkr/recipes/lease.hpp>
 #include <zkr/testing/testing_server.hpp>
 #ifdef ZKR_EXPECT_ZOOKEEPER_TLS

@@ -24,7 +24,7 @@ packages=(
   libboost1.81-dev libzookeeper-st-dev libzookeeper-mt2 libspdlog-dev catch2 libcli11-dev doxygen
   zookeeper default-jre-headless default-jdk-headless libcurator-recipes-java
   python3-kazoo python3 procps iproute2 gnuplot-nox
-  openssl libssl-dev dpkg-dev
+  openssl libssl-dev dpkg-dev clang-format
 )
 # openssl, libssl-dev and dpkg-dev: the TLS test servers' certificates, and the TLS-capable C client the tests
 # build from Debian's source package (tools/build-zookeeper-tls.sh).

@@ -1,13 +1,12 @@
-// 01: a blocking InterProcessMutex, as ported Java code uses it: several threads of two clients (two sessions)
-// take turns; reentrancy is counted per thread; std::scoped_lock works too.
+// 01: a blocking InterProcessMutex, as ported Java code uses it: several threads of two clients (two
+// sessions) take turns; reentrancy is counted per thread; std::scoped_lock works too.
 //
 //   example_01_blocking_mutex 127.0.0.1:2181
-#include <zkr/zkrecipes.hpp>
-
 #include <cstdio>
 #include <mutex>
 #include <thread>
 #include <vector>
+#include <zkr/zkrecipes.hpp>
 
 int main(int argc, char** argv) {
   using namespace std::chrono_literals;

@@ -2,8 +2,6 @@
 // timed-out acquire deletes its own lock node before it completes.
 //
 //   example_02_coroutine_acquire 127.0.0.1:2181
-#include <zkr/zkrecipes.hpp>
-
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -11,8 +9,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-
 #include <cstdio>
+#include <zkr/zkrecipes.hpp>
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
@@ -23,10 +21,12 @@ asio::awaitable<void> demo(zkr::CuratorFramework& client) {
   zkr::InterProcessMutex mutex(client, "/examples/coroutine");
   zkr::InterProcessMutex other(client, "/examples/coroutine");
 
-  // 1. Acquire, use the fencing token, release. No token: a deferred operation, which co_await runs; a failure
+  // 1. Acquire, use the fencing token, release. No token: a deferred operation, which co_await runs; a
+  // failure
   //    throws zkr::Error with the operation and the path (docs/async.md).
   zkr::Lease lease = co_await mutex.async_acquire();
-  std::printf("acquired %s, token %lld\n", lease.node_path().c_str(), static_cast<long long>(lease.fencing_token()));
+  std::printf("acquired %s, token %lld\n", lease.node_path().c_str(),
+              static_cast<long long>(lease.fencing_token()));
 
   // 2. A second contender with a timeout: it gives up and leaves no node.
   zkr::Lease second = co_await other.async_try_acquire_for(200ms, asio::use_awaitable);

@@ -1,10 +1,9 @@
-// 03: InterProcessSemaphoreV2 with 3 leases shared by two clients; acquire several at once (all or none), return
-// them individually or all together.
+// 03: InterProcessSemaphoreV2 with 3 leases shared by two clients; acquire several at once (all or none),
+// return them individually or all together.
 //
 //   example_03_semaphore 127.0.0.1:2181
-#include <zkr/zkrecipes.hpp>
-
 #include <cstdio>
+#include <zkr/zkrecipes.hpp>
 
 int main(int argc, char** argv) {
   using namespace std::chrono_literals;

@@ -1,12 +1,11 @@
-// 04: a resource that checks fencing tokens. A holder whose lock was lost without it noticing (a long GC pause,
-// a partition) can still try to write; the resource rejects any token older than the newest it has seen.
-// State kept in ZooKeeper itself is fenced by the transaction instead: `multi_while_held`.
+// 04: a resource that checks fencing tokens. A holder whose lock was lost without it noticing (a long GC
+// pause, a partition) can still try to write; the resource rejects any token older than the newest it has
+// seen. State kept in ZooKeeper itself is fenced by the transaction instead: `multi_while_held`.
 //
 //   example_04_fencing_token 127.0.0.1:2181
-#include <zkr/zkrecipes.hpp>
-
 #include <cstdio>
 #include <mutex>
+#include <zkr/zkrecipes.hpp>
 
 /// The protected resource: accepts a write only with a token at least as new as the newest seen.
 class FencedStore {
@@ -29,7 +28,8 @@ int main(int argc, char** argv) {
   using namespace std::chrono_literals;
   const std::string connect = argc > 1 ? argv[1] : "127.0.0.1:2181";
   auto retry = std::make_shared<zkr::RetryNTimes>(3, zkr::Millis(100));
-  zkr::CuratorFramework slow_client({.connect_string = connect, .retry_policy = retry, .session_timeout = 4s});
+  zkr::CuratorFramework slow_client(
+      {.connect_string = connect, .retry_policy = retry, .session_timeout = 4s});
   zkr::CuratorFramework fast_client({.connect_string = connect, .retry_policy = retry});
   slow_client.start();
   fast_client.start();
@@ -58,7 +58,8 @@ int main(int argc, char** argv) {
   const bool fenced_ok = !ec;
   slow.lease()->multi_while_held({zkr::Op::set_data("/examples/fenced-config", "late")}, ec);
   const bool fenced_late_refused = ec == zkr::errc::lock_lost;
-  std::printf("in ZooKeeper: new holder's transaction %s; old holder's %s\n", fenced_ok ? "committed" : "failed",
+  std::printf("in ZooKeeper: new holder's transaction %s; old holder's %s\n",
+              fenced_ok ? "committed" : "failed",
               fenced_late_refused ? "refused (lock_lost)" : "not refused (wrong!)");
   fast.release();
   slow.release(ec);  // its node went with its session; release just forgets the hold

@@ -2,12 +2,10 @@
 // lost once the session expired (or the node was deleted). Here the session is expired on purpose.
 //
 //   example_05_lock_loss 127.0.0.1:2181
-#include <zkr/zkrecipes.hpp>
-
 #include <boost/asio/use_future.hpp>
-
 #include <cstdio>
 #include <future>
+#include <zkr/zkrecipes.hpp>
 
 int main(int argc, char** argv) {
   using namespace std::chrono_literals;
@@ -16,8 +14,9 @@ int main(int argc, char** argv) {
                                 .retry_policy = std::make_shared<zkr::RetryNTimes>(3, zkr::Millis(100)),
                                 .session_timeout = 4s});
   client.start();
-  client.add_connection_state_listener(
-      [](zkr::ConnectionState s) { std::printf("connection: %s\n", std::string(zkr::to_string(s)).c_str()); });
+  client.add_connection_state_listener([](zkr::ConnectionState s) {
+    std::printf("connection: %s\n", std::string(zkr::to_string(s)).c_str());
+  });
 
   zkr::InterProcessMutex mutex(client, "/examples/loss");
   zkr::Lease lease = mutex.async_acquire(boost::asio::use_future).get();
@@ -31,6 +30,7 @@ int main(int argc, char** argv) {
     std::printf("no loss signal within 30 s\n");
     return 1;
   }
-  std::printf("lost: stop using the resource; status is %s\n", std::string(zkr::to_string(lease.status())).c_str());
+  std::printf("lost: stop using the resource; status is %s\n",
+              std::string(zkr::to_string(lease.status())).c_str());
   return lease.status() == zkr::LeaseStatus::lost ? 0 : 1;
 }

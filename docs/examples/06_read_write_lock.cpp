@@ -1,10 +1,9 @@
-// 06: InterProcessReadWriteLock: readers share, a writer excludes everyone, the write holder may downgrade to a
-// read lock, and an upgrade attempt fails at once instead of deadlocking.
+// 06: InterProcessReadWriteLock: readers share, a writer excludes everyone, the write holder may downgrade to
+// a read lock, and an upgrade attempt fails at once instead of deadlocking.
 //
 //   example_06_read_write_lock 127.0.0.1:2181
-#include <zkr/zkrecipes.hpp>
-
 #include <cstdio>
+#include <zkr/zkrecipes.hpp>
 
 int main(int argc, char** argv) {
   using namespace std::chrono_literals;

@@ -2,9 +2,8 @@
 // one round trip to acquire and one to release, however many locks there are.
 //
 //   example_07_multi_lock 127.0.0.1:2181
-#include <zkr/zkrecipes.hpp>
-
 #include <cstdio>
+#include <zkr/zkrecipes.hpp>
 
 int main(int argc, char** argv) {
   using namespace std::chrono_literals;
@@ -28,7 +27,8 @@ int main(int argc, char** argv) {
 
   bob.acquire();  // now bob is taken: the multi-lock must get all or nothing
   bool both = accounts.acquire(300ms);
-  std::printf("multi-lock while bob is held elsewhere: %s\n", both ? "acquired?!" : "timed out, holds nothing");
+  std::printf("multi-lock while bob is held elsewhere: %s\n",
+              both ? "acquired?!" : "timed out, holds nothing");
   failures += both || accounts.is_acquired_in_this_process() ? 1 : 0;
   bob.release();
   return failures == 0 ? 0 : 1;

@@ -1,10 +1,9 @@
 // 08: the C++ side of the side-by-side example in docs/porting-from-curator.md.
 //
 //   example_08_porting 127.0.0.1:2181
-#include <zkr/zkrecipes.hpp>
-
 #include <cstdio>
 #include <mutex>
+#include <zkr/zkrecipes.hpp>
 
 using namespace std::chrono_literals;
 

@@ -1,12 +1,11 @@
-// Starts a local ZooKeeper (zkr::testing::TestingServer on 127.0.0.1), runs an example with its connect string
-// as the first argument, and exits with the example's status.
+// Starts a local ZooKeeper (zkr::testing::TestingServer on 127.0.0.1), runs an example with its connect
+// string as the first argument, and exits with the example's status.
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <string>
 #include <vector>
-
 #include <zkr/testing/testing_server.hpp>
 
 int main(int argc, char** argv) {

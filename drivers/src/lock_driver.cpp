@@ -1,11 +1,10 @@
 /// \file
 /// The standard lock driver (Curator's `StandardLockInternalsDriver`).
 
-#include <zkr/drivers/lock_driver.hpp>
-
 #include <algorithm>
 #include <cstdint>
 #include <utility>
+#include <zkr/drivers/lock_driver.hpp>
 
 namespace zkr {
 
@@ -67,8 +66,8 @@ std::optional<PredicateResults> StandardLockDriver::gets_the_lock(const std::vec
     r.gets_the_lock = true;
     return r;
   }
-  // index >= max_leases, so index - max_leases is a valid position at or before ours. With max_leases == 0 it is
-  // our own node (Curator would watch it too); its deletion never grants the lock.
+  // index >= max_leases, so index - max_leases is a valid position at or before ours. With max_leases == 0 it
+  // is our own node (Curator would watch it too); its deletion never grants the lock.
   r.path_to_watch = children[index - max_leases];
   r.granted_when_watched_node_goes = max_leases > 0 && index == max_leases;
   return r;
@@ -80,8 +79,8 @@ std::optional<PredicateResults> PrewatchLockDriver::gets_the_lock(const std::vec
   auto r = StandardLockDriver::gets_the_lock(children, our_node, max_leases);
   if (!r || r->gets_the_lock || r->granted_when_watched_node_goes || max_leases == 0) return r;
   // Not granted, and more than the watched node ahead of the holders' places: index > max_leases.
-  const auto index = static_cast<std::size_t>(std::find(children.begin(), children.end(), our_node) -
-                                              children.begin());
+  const auto index =
+      static_cast<std::size_t>(std::find(children.begin(), children.end(), our_node) - children.begin());
   r->path_to_prewatch = children[index - max_leases - 1];
   return r;
 }

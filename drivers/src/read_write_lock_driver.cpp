@@ -1,9 +1,8 @@
 /// \file
 /// The read-write lock drivers (Curator's `InterProcessReadWriteLock` predicates and sorting driver).
 
-#include <zkr/drivers/read_write_lock_driver.hpp>
-
 #include <algorithm>
+#include <zkr/drivers/read_write_lock_driver.hpp>
 
 namespace zkr {
 
@@ -87,8 +86,7 @@ bool ReadLockDriver::is_lock_node(std::string_view child, std::string_view) cons
 }
 
 std::optional<PredicateResults> ReadLockDriver::gets_the_lock(const std::vector<std::string>& children,
-                                                              std::string_view our_node,
-                                                              std::size_t) const {
+                                                              std::string_view our_node, std::size_t) const {
   return read_gets_the_lock(children, our_node, false);
 }
 

@@ -3,7 +3,6 @@
 #include "background_deletes.hpp"
 
 #include <algorithm>
-
 #include <zkr/framework/paths.hpp>
 
 namespace zkr::detail {
@@ -84,7 +83,8 @@ void BackgroundDeletes::sweep(std::string parent_full, std::string prefix) {
 
 void BackgroundDeletes::sweep_try(std::string parent_full, std::string prefix, int attempt) {
   auto later = [this, parent_full, prefix, attempt] {
-    again_later(attempt, [this, parent_full, prefix, attempt] { sweep_try(parent_full, prefix, attempt + 1); });
+    again_later(attempt,
+                [this, parent_full, prefix, attempt] { sweep_try(parent_full, prefix, attempt + 1); });
   };
   auto go = [this, parent_full, prefix, later] {
     uses_.session.submit(zk::GetChildren{parent_full}, [this, parent_full, prefix, later](zk::Reply r) {

@@ -42,8 +42,9 @@ class BackgroundDeletes {
   /// Deletes `full_path` in the background (no-node counts as done) until it succeeds, fails for good (not a
   /// connection reason: logged), or the client ends (logged when it has ended already).
   void remove(std::string full_path);
-  /// Lists `parent_full` and removes (as `remove`) every child whose name starts with `prefix`; the listing is
-  /// tried again after a pause while it fails for a connection reason. A missing parent leaves nothing to do.
+  /// Lists `parent_full` and removes (as `remove`) every child whose name starts with `prefix`; the listing
+  /// is tried again after a pause while it fails for a connection reason. A missing parent leaves nothing to
+  /// do.
   void sweep(std::string parent_full, std::string prefix);
 
   /// Deletes and sweeps under way (any thread).

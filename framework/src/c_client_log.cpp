@@ -51,7 +51,6 @@ void remove_log_fallback(spdlog::logger* logger) noexcept {
   if (it != f.loggers.rend()) f.loggers.erase(std::next(it).base());
 }
 
-
 void route_c_log(const char* message) {
   if (!message) return;
   if (spdlog::logger* log = t_log_target) return log_c_line(*log, message);

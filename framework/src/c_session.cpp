@@ -4,14 +4,14 @@
 
 #include "c_session.hpp"
 
-#include "tls/tls_checks.hpp"
-
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <cerrno>
 #include <cstring>
 #include <type_traits>
 #include <vector>
+
+#include "tls/tls_checks.hpp"
 
 namespace asio = boost::asio;
 

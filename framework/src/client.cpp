@@ -4,9 +4,9 @@
 
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
-#include <netinet/in.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <unistd.h>
 
@@ -82,10 +82,12 @@ CoreImpl::CoreImpl(ClientConfig cfg, const SessionFactory& make_session)
       pauses_(rt_->ioc),
       deletes_({*session_, life_, *this, pauses_, *log_, cfg_.connection_timeout}),
       ns_(cfg_.namespace_name,
-          [this](Namespace::Done k) { mkdirs({ns_.prefix()}, cfg_.use_container_parents, nullptr, std::move(k)); }),
+          [this](Namespace::Done k) {
+            mkdirs({ns_.prefix()}, cfg_.use_container_parents, nullptr, std::move(k));
+          }),
       suspended_timer_(rt_->ioc),
-      listener_strand_(asio::make_strand(cfg_.executor ? *cfg_.executor
-                                                       : asio::any_io_executor(rt_->ioc.get_executor()))),
+      listener_strand_(
+          asio::make_strand(cfg_.executor ? *cfg_.executor : asio::any_io_executor(rt_->ioc.get_executor()))),
       preflight_timer_(rt_->ioc) {
   completion_ex_ = cfg_.executor ? *cfg_.executor : asio::any_io_executor(rt_->ioc.get_executor());
   negotiated_timeout_ms_ = static_cast<int>(cfg_.session_timeout.count());
@@ -168,8 +170,8 @@ error_code CoreImpl::start(std::string* subject) {
 }
 
 void CoreImpl::close() noexcept {
-  // Never started: nothing to finish (a start() racing this one either started first, and is finished below, or
-  // finds the client closed and opens nothing).
+  // Never started: nothing to finish (a start() racing this one either started first, and is finished below,
+  // or finds the client closed and opens nothing).
   if (life_.close_if_idle()) return;
   // Give pending guaranteed deletes up to max_close_wait while the client still runs: once it is closed they
   // are dropped at their next step (and with_retry/when_connected refuse to run), so waiting afterwards would
@@ -215,9 +217,7 @@ void CoreImpl::close() noexcept {
 
 bool CoreImpl::block_until_connected(std::chrono::milliseconds timeout) {
   std::unique_lock lk(state_mu_);
-  return state_cv_.wait_for(lk, timeout, [&] {
-    return connected_.load() || life_.ended();
-  }) && connected_;
+  return state_cv_.wait_for(lk, timeout, [&] { return connected_.load() || life_.ended(); }) && connected_;
 }
 
 error_code CoreImpl::inject_session_expiration() {
@@ -230,8 +230,7 @@ error_code CoreImpl::inject_session_expiration() {
   run_blocking_void(
       *this,
       [this](VoidCallback done) {
-        if (!session_->is_open())
-          return done(life_.given_up() ? life_.reason() : error_code(errc::closed));
+        if (!session_->is_open()) return done(life_.given_up() ? life_.reason() : error_code(errc::closed));
         handle_session_lost("session expiration injected");
         done({});
       },

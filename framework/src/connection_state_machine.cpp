@@ -1,7 +1,7 @@
 // The connection-state machine: the session's events become Curator's connection states (CONNECTED,
 // SUSPENDED, RECONNECTED, LOST, READ_ONLY), with the simulated session expiry while disconnected, the session
-// replaced after a loss, the auth failure (or TLS refusal) that ends the client; the listeners of those states; and the waits
-// for the connection that the retry loop and block_until_connected use.
+// replaced after a loss, the auth failure (or TLS refusal) that ends the client; the listeners of those
+// states; and the waits for the connection that the retry loop and block_until_connected use.
 
 #include "core_impl.hpp"
 

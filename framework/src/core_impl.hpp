@@ -9,8 +9,9 @@
 //   retry_loop.cpp                Curator's RetryLoop: the connection wait, the policy's sleeps, stops
 //   namespace_acl.cpp             operations under the namespace (namespace.hpp), ACLs, parents (mkdirs)
 //   protected_create.cpp          create, with protection: the GUID-named node found again or swept up
-//   guaranteed_delete.cpp         delete, with the guarantee (background_deletes.hpp), deletes from the caller
-//   operations.cpp                exists, get_data, get_children, set_data, multi, sync, get_acl, set_acl
+//   guaranteed_delete.cpp         delete, with the guarantee (background_deletes.hpp), deletes from the
+//   caller operations.cpp                exists, get_data, get_children, set_data, multi, sync, get_acl,
+//   set_acl
 //                                 and the one-shot watches' removal and events (watch_registry.hpp)
 //   session_opening.cpp           opening a session: at once, or after the TLS checks (tls/)
 //   c_session.cpp                 what both C-client sessions share: the handle, the callbacks, the requests

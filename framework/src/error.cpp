@@ -8,38 +8,70 @@ class ZkCategory final : public boost::system::error_category {
   const char* name() const noexcept override { return "zookeeper"; }
   std::string message(int ev) const override {
     switch (static_cast<zk_errc>(ev)) {
-      case zk_errc::ok: return "ok";
-      case zk_errc::system_error: return "system error";
-      case zk_errc::runtime_inconsistency: return "runtime inconsistency";
-      case zk_errc::data_inconsistency: return "data inconsistency";
-      case zk_errc::connection_loss: return "connection loss";
-      case zk_errc::marshalling_error: return "marshalling error";
-      case zk_errc::unimplemented: return "unimplemented";
-      case zk_errc::operation_timeout: return "operation timeout";
-      case zk_errc::bad_arguments: return "bad arguments";
-      case zk_errc::invalid_state: return "invalid zhandle state";
-      case zk_errc::new_config_no_quorum: return "no quorum for the new configuration";
-      case zk_errc::reconfig_in_progress: return "reconfiguration in progress";
-      case zk_errc::api_error: return "api error";
-      case zk_errc::no_node: return "no node";
-      case zk_errc::no_auth: return "not authenticated";
-      case zk_errc::bad_version: return "bad version";
-      case zk_errc::no_children_for_ephemerals: return "no children for ephemerals";
-      case zk_errc::node_exists: return "node exists";
-      case zk_errc::not_empty: return "not empty";
-      case zk_errc::session_expired: return "session expired";
-      case zk_errc::invalid_callback: return "invalid callback";
-      case zk_errc::invalid_acl: return "invalid acl";
-      case zk_errc::auth_failed: return "authentication failed";
-      case zk_errc::closing: return "zookeeper is closing";
-      case zk_errc::nothing: return "no server responses to process";
-      case zk_errc::session_moved: return "session moved to another server";
-      case zk_errc::not_readonly: return "state-changing request sent to a read-only server";
-      case zk_errc::ephemeral_on_local_session: return "ephemeral node on a local session";
-      case zk_errc::no_watcher: return "no such watcher";
-      case zk_errc::reconfig_disabled: return "reconfiguration disabled";
-      case zk_errc::session_closed_require_sasl_auth: return "session closed: SASL authentication required";
-      case zk_errc::throttled_op: return "operation throttled by the server";
+      case zk_errc::ok:
+        return "ok";
+      case zk_errc::system_error:
+        return "system error";
+      case zk_errc::runtime_inconsistency:
+        return "runtime inconsistency";
+      case zk_errc::data_inconsistency:
+        return "data inconsistency";
+      case zk_errc::connection_loss:
+        return "connection loss";
+      case zk_errc::marshalling_error:
+        return "marshalling error";
+      case zk_errc::unimplemented:
+        return "unimplemented";
+      case zk_errc::operation_timeout:
+        return "operation timeout";
+      case zk_errc::bad_arguments:
+        return "bad arguments";
+      case zk_errc::invalid_state:
+        return "invalid zhandle state";
+      case zk_errc::new_config_no_quorum:
+        return "no quorum for the new configuration";
+      case zk_errc::reconfig_in_progress:
+        return "reconfiguration in progress";
+      case zk_errc::api_error:
+        return "api error";
+      case zk_errc::no_node:
+        return "no node";
+      case zk_errc::no_auth:
+        return "not authenticated";
+      case zk_errc::bad_version:
+        return "bad version";
+      case zk_errc::no_children_for_ephemerals:
+        return "no children for ephemerals";
+      case zk_errc::node_exists:
+        return "node exists";
+      case zk_errc::not_empty:
+        return "not empty";
+      case zk_errc::session_expired:
+        return "session expired";
+      case zk_errc::invalid_callback:
+        return "invalid callback";
+      case zk_errc::invalid_acl:
+        return "invalid acl";
+      case zk_errc::auth_failed:
+        return "authentication failed";
+      case zk_errc::closing:
+        return "zookeeper is closing";
+      case zk_errc::nothing:
+        return "no server responses to process";
+      case zk_errc::session_moved:
+        return "session moved to another server";
+      case zk_errc::not_readonly:
+        return "state-changing request sent to a read-only server";
+      case zk_errc::ephemeral_on_local_session:
+        return "ephemeral node on a local session";
+      case zk_errc::no_watcher:
+        return "no such watcher";
+      case zk_errc::reconfig_disabled:
+        return "reconfiguration disabled";
+      case zk_errc::session_closed_require_sasl_auth:
+        return "session closed: SASL authentication required";
+      case zk_errc::throttled_op:
+        return "operation throttled by the server";
     }
     return "unknown zookeeper error " + std::to_string(ev);
   }
@@ -50,30 +82,46 @@ class ZkrCategory final : public boost::system::error_category {
   const char* name() const noexcept override { return "zkrecipes"; }
   std::string message(int ev) const override {
     switch (static_cast<errc>(ev)) {
-      case errc::invalid_path: return "invalid path";
-      case errc::data_too_large: return "node data is larger than the server accepts";
-      case errc::not_started: return "the client is not started";
-      case errc::closed: return "the client is closed";
-      case errc::invalid_connect_string: return "invalid connect string";
-      case errc::connection_timeout: return "could not connect within the connection timeout";
-      case errc::not_owner: return "you do not own the lock";
-      case errc::not_acquired: return "not acquired";
-      case errc::would_deadlock: return "the operation would deadlock";
-      case errc::invalid_argument: return "invalid argument";
-      case errc::node_not_found_after_retries: return "sequential path not found: possible session loss";
-      case errc::lock_lost: return "the lock was lost";
+      case errc::invalid_path:
+        return "invalid path";
+      case errc::data_too_large:
+        return "node data is larger than the server accepts";
+      case errc::not_started:
+        return "the client is not started";
+      case errc::closed:
+        return "the client is closed";
+      case errc::invalid_connect_string:
+        return "invalid connect string";
+      case errc::connection_timeout:
+        return "could not connect within the connection timeout";
+      case errc::not_owner:
+        return "you do not own the lock";
+      case errc::not_acquired:
+        return "not acquired";
+      case errc::would_deadlock:
+        return "the operation would deadlock";
+      case errc::invalid_argument:
+        return "invalid argument";
+      case errc::node_not_found_after_retries:
+        return "sequential path not found: possible session loss";
+      case errc::lock_lost:
+        return "the lock was lost";
       case errc::tls_unsupported:
         return "TLS was asked for, but the ZooKeeper C client linked has no TLS support";
-      case errc::tls_file_error: return "a TLS file is missing, unreadable, not what it should be, or expired";
+      case errc::tls_file_error:
+        return "a TLS file is missing, unreadable, not what it should be, or expired";
       case errc::tls_key_error:
-        return "the TLS private key cannot be opened with the given password, or does not match the certificate";
+        return "the TLS private key cannot be opened with the given password, or does not match the "
+               "certificate";
       case errc::tls_handshake_failed:
         return "the TLS handshake with the ensemble failed (refused, certificate checks, or no TLS there)";
-      case errc::timed_out: return "not acquired within the timeout";
+      case errc::timed_out:
+        return "not acquired within the timeout";
       case errc::unsupported_by_transport:
         return "the ZooKeeper transport this build links does not support the request";
       case errc::malformed_reply:
-        return "the server sent bytes that break the ZooKeeper protocol (truncated, oversized or out of order)";
+        return "the server sent bytes that break the ZooKeeper protocol (truncated, oversized or out of "
+               "order)";
     }
     return "unknown zkrecipes error " + std::to_string(ev);
   }
@@ -96,8 +144,10 @@ bool is_retryable(const error_code& ec) noexcept {
     case zk_errc::connection_loss:
     case zk_errc::operation_timeout:
     case zk_errc::session_moved:
-    case zk_errc::session_expired: return true;
-    default: return false;
+    case zk_errc::session_expired:
+      return true;
+    default:
+      return false;
   }
 }
 

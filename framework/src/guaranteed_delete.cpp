@@ -88,12 +88,12 @@ void CoreImpl::delete_children_then(std::string path, int version, bool guarante
     // As Curator: the tree is deleted without the guarantee (and without the caller's stop, as in remove),
     // and a failure for a connection reason anywhere in it keeps the top path. The background delete removes
     // that node only, so it completes once the children are gone, or reports not_empty and gives up.
-    return delete_children_then(path, version, false, quietly,
-                                [this, path, cb = std::move(cb)](error_code ec) mutable {
-                                  if (ec && !life_.closed() && (is_retryable(ec) || ec == errc::connection_timeout))
-                                    deletes_.remove(ns_.fix(path));
-                                  cb(ec);
-                                });
+    return delete_children_then(
+        path, version, false, quietly, [this, path, cb = std::move(cb)](error_code ec) mutable {
+          if (ec && !life_.closed() && (is_retryable(ec) || ec == errc::connection_timeout))
+            deletes_.remove(ns_.fix(path));
+          cb(ec);
+        });
   }
   get_children(path, nullptr,
                [this, path, version, quietly, stop, cb = std::move(cb)](error_code ec, Children c) mutable {

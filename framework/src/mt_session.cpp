@@ -7,12 +7,12 @@
 
 #include "mt_session.hpp"
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <zookeeper/zookeeper_version.h>
 
 #include <boost/asio/post.hpp>
-#include <fcntl.h>
 #include <string_view>
 
 namespace asio = boost::asio;

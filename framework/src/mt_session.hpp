@@ -19,7 +19,6 @@
 // each turn's requests into one segment.
 
 #include <spdlog/logger.h>
-
 #include <sys/stat.h>
 
 #include <boost/asio/io_context.hpp>

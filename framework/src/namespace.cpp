@@ -14,7 +14,8 @@ std::string Namespace::fix(std::string_view path) const {
 
 std::string Namespace::unfix(std::string_view path) const {
   if (prefix_.empty()) return std::string(path);
-  if (path.substr(0, prefix_.size()) == prefix_ && (path.size() == prefix_.size() || path[prefix_.size()] == '/')) {
+  if (path.substr(0, prefix_.size()) == prefix_ &&
+      (path.size() == prefix_.size() || path[prefix_.size()] == '/')) {
     auto rest = path.substr(prefix_.size());
     return rest.empty() ? "/" : std::string(rest);
   }

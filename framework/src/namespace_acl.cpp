@@ -1,7 +1,7 @@
 // The operations under the client's namespace (namespace.hpp: its paths, its root made on first use and again
-// should the server have deleted it as an empty container), the ACL of a new node, the gate every request passes (started, open,
-// a valid path), and the creation of missing directories (mkdirs, batched: several paths at once, for
-// the framework's own parents and root and for the recipes' `make_dirs`).
+// should the server have deleted it as an empty container), the ACL of a new node, the gate every request
+// passes (started, open, a valid path), and the creation of missing directories (mkdirs, batched: several
+// paths at once, for the framework's own parents and root and for the recipes' `make_dirs`).
 
 #include <algorithm>
 

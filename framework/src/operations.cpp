@@ -1,7 +1,7 @@
 // The plain operations: the reads (exists, get_data, get_children, each with its optional one-shot watch, and
-// the watches' removal and events), and set_data, multi, sync, get_acl and set_acl. Each is one request under the namespace and the retry loop
-// (set_acl: two, its Stat read behind it); create and delete, which carry more, are in protected_create.cpp and
-// guaranteed_delete.cpp.
+// the watches' removal and events), and set_data, multi, sync, get_acl and set_acl. Each is one request under
+// the namespace and the retry loop (set_acl: two, its Stat read behind it); create and delete, which carry
+// more, are in protected_create.cpp and guaranteed_delete.cpp.
 
 #include "core_impl.hpp"
 
@@ -184,13 +184,13 @@ void CoreImpl::set_acl(std::string path, AclList acl, int version, StatCallback 
       pair->maybe_done();
     });
   });
-  with_retry(ro, in_namespace(std::move(attempt)),
-             [this, st, ro, read, cb = std::move(cb)](error_code ec) mutable {
-               if (ec || !st->read_ec) return cb(ec, !ec ? st->stat : zkr::Stat{});
-               auto read_again = read;
-               with_retry(ro, std::make_shared<Attempt>(std::move(read_again)),
-                          [st, cb = std::move(cb)](error_code ec) mutable { cb(ec, !ec ? st->stat : zkr::Stat{}); });
-             });
+  with_retry(
+      ro, in_namespace(std::move(attempt)), [this, st, ro, read, cb = std::move(cb)](error_code ec) mutable {
+        if (ec || !st->read_ec) return cb(ec, !ec ? st->stat : zkr::Stat{});
+        auto read_again = read;
+        with_retry(ro, std::make_shared<Attempt>(std::move(read_again)),
+                   [st, cb = std::move(cb)](error_code ec) mutable { cb(ec, !ec ? st->stat : zkr::Stat{}); });
+      });
 }
 
 void CoreImpl::sync(std::string path, VoidCallback cb, RequestOptions ro) {

@@ -2,22 +2,20 @@
 /// Curator's path rules (`PathUtils.validatePath`), path helpers (`ZKPaths`) and protected names
 /// (`ProtectedUtils`), ported with their exact semantics.
 
-#include <zkr/framework/paths.hpp>
-
 #include <boost/uuid/random_generator.hpp>
 #include <boost/uuid/uuid.hpp>
 #include <boost/uuid/uuid_io.hpp>
-
 #include <cstdint>
 #include <string>
+#include <zkr/framework/paths.hpp>
 
 namespace zkr {
 
 namespace {
 
 /// Decodes strict UTF-8 (no overlong forms, no encoded surrogates, nothing above U+10FFFF, no truncated or
-/// stray sequences) into the UTF-16 code units Java's `String` would hold. On malformed input returns false and
-/// sets `bad_offset` to the byte offset of the offending sequence.
+/// stray sequences) into the UTF-16 code units Java's `String` would hold. On malformed input returns false
+/// and sets `bad_offset` to the byte offset of the offending sequence.
 bool decode_utf8_to_utf16(std::string_view in, std::u16string& out, std::size_t& bad_offset) {
   out.clear();
   out.reserve(in.size());
@@ -110,9 +108,9 @@ std::optional<std::string> validate_utf16(const std::u16string& chars) {
 }
 
 /// Splits at the last '/', as `ZKPaths.getPathAndNode` does for valid paths. Inputs Curator would reject:
-/// without any '/', the parent is "/" and the whole string is the node; with a trailing '/' (a sequential create
-/// of "parent/"), the node is empty and the parent is what precedes the '/' (Curator's getPathAndNode would
-/// answer "/", which would move the node to the root).
+/// without any '/', the parent is "/" and the whole string is the node; with a trailing '/' (a sequential
+/// create of "parent/"), the node is empty and the parent is what precedes the '/' (Curator's getPathAndNode
+/// would answer "/", which would move the node to the root).
 std::pair<std::string_view, std::string_view> path_and_node(std::string_view path) {
   const auto i = path.rfind('/');
   if (i == std::string_view::npos) return {"/", path};

@@ -39,48 +39,45 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
   const bool parents = st->opts.creating_parents || st->opts.parents_as_containers;
   const bool containers = st->opts.parents_as_containers && cfg_.use_container_parents;
 
-  auto attempt =
-      std::make_shared<Attempt>([this, st, parents, containers](Done k) mutable {
-        auto do_create = [this, st, parents, containers](Done k) mutable {
-          zk::Create request{st->full, st->data, acl_for(st->full, st->opts.acl), st->opts.mode,
-                             st->opts.ttl.count()};
-          auto done = [st](zk::Reply r, Done& k) {
-            if (!r.ec) st->result = CreateResult{std::move(r.path), r.stat};
-            k(r.ec);
-          };
-          session_->submit(
-              request, [this, st, parents, containers, request, done, k = std::move(k)](zk::Reply r) mutable {
-                if (r.ec == zk_errc::no_node && parents) {
-                  // The parents are made and the create is sent again, once.
-                  return mkdirs({parent_path(st->full)}, containers, nullptr,
-                                [this, request = std::move(request), done, k = std::move(k)](error_code ec) mutable {
-                                  if (ec) return k(ec);
-                                  session_->submit(std::move(request),
-                                                   [done, k = std::move(k)](zk::Reply r) mutable {
-                                                     done(std::move(r), k);
-                                                   });
-                                });
-                }
-                done(std::move(r), k);
-              });
-        };
-        if (st->attempts++ == 0) return do_create(std::move(k));
-        if (st->protected_id.empty()) return do_create(std::move(k));
-        // Protected mode, after a failed try: look for the node our earlier try may have created.
-        find_protected(st->full, st->protected_id, is_ephemeral(st->opts.mode),
-                       [st, do_create = std::move(do_create), k = std::move(k)](
-                           error_code ec, std::optional<CreateResult> found) mutable {
-                         if (ec) return k(ec);
-                         if (found) {
-                           st->result = std::move(*found);
-                           return k({});
-                         }
-                         do_create(std::move(k));
-                       });
+  auto attempt = std::make_shared<Attempt>([this, st, parents, containers](Done k) mutable {
+    auto do_create = [this, st, parents, containers](Done k) mutable {
+      zk::Create request{st->full, st->data, acl_for(st->full, st->opts.acl), st->opts.mode,
+                         st->opts.ttl.count()};
+      auto done = [st](zk::Reply r, Done& k) {
+        if (!r.ec) st->result = CreateResult{std::move(r.path), r.stat};
+        k(r.ec);
+      };
+      session_->submit(request, [this, st, parents, containers, request, done,
+                                 k = std::move(k)](zk::Reply r) mutable {
+        if (r.ec == zk_errc::no_node && parents) {
+          // The parents are made and the create is sent again, once.
+          return mkdirs({parent_path(st->full)}, containers, nullptr,
+                        [this, request = std::move(request), done, k = std::move(k)](error_code ec) mutable {
+                          if (ec) return k(ec);
+                          session_->submit(std::move(request), [done, k = std::move(k)](zk::Reply r) mutable {
+                            done(std::move(r), k);
+                          });
+                        });
+        }
+        done(std::move(r), k);
       });
+    };
+    if (st->attempts++ == 0) return do_create(std::move(k));
+    if (st->protected_id.empty()) return do_create(std::move(k));
+    // Protected mode, after a failed try: look for the node our earlier try may have created.
+    find_protected(st->full, st->protected_id, is_ephemeral(st->opts.mode),
+                   [st, do_create = std::move(do_create), k = std::move(k)](
+                       error_code ec, std::optional<CreateResult> found) mutable {
+                     if (ec) return k(ec);
+                     if (found) {
+                       st->result = std::move(*found);
+                       return k({});
+                     }
+                     do_create(std::move(k));
+                   });
+  });
   std::function<bool(error_code)> root_gone;
-  if (!parents && ns_.under_root(st->full))
-    root_gone = [](error_code ec) { return ec == zk_errc::no_node; };
+  if (!parents && ns_.under_root(st->full)) root_gone = [](error_code ec) { return ec == zk_errc::no_node; };
   auto tried = in_namespace(std::move(attempt), std::move(root_gone));
   with_retry(ro, std::move(tried), [this, st, cb = std::move(cb)](error_code ec) mutable {
     if (ec) {

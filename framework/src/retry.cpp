@@ -1,13 +1,12 @@
 /// \file
 /// Retry policies with Curator's formulas (`org.apache.curator.retry`).
 
-#include <zkr/framework/retry.hpp>
-
 #include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <stdexcept>
 #include <utility>
+#include <zkr/framework/retry.hpp>
 
 namespace zkr {
 
@@ -72,7 +71,8 @@ RetryForever::RetryForever(Millis interval) : interval_(interval) {
 }
 
 SessionFailedRetryPolicy::SessionFailedRetryPolicy(RetryPolicyPtr delegate) : delegate_(std::move(delegate)) {
-  if (!delegate_) throw std::invalid_argument("SessionFailedRetryPolicy: the delegate policy must not be null");
+  if (!delegate_)
+    throw std::invalid_argument("SessionFailedRetryPolicy: the delegate policy must not be null");
 }
 
 bool SessionFailedRetryPolicy::allow_retry(const error_code& ec) const {

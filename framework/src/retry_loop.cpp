@@ -1,6 +1,6 @@
 // Retry loop (Curator's RetryLoop.callWithRetry): wait for the connection up to the connection timeout, try,
-// and on a retryable code let the policy decide and sleep, on one of the client's pauses (pauses.hpp), which a
-// close or a give-up ends at once.
+// and on a retryable code let the policy decide and sleep, on one of the client's pauses (pauses.hpp), which
+// a close or a give-up ends at once.
 
 #include "core_impl.hpp"
 
@@ -42,7 +42,8 @@ void CoreImpl::with_retry(const RequestOptions& ro, std::shared_ptr<Attempt> att
         // A request cut off because we replaced the handle after a session loss (not because the client
         // closed) failed with its session: retry it like an expiry. One cut off by the close: closed.
         const bool closed = life_.closed();
-        if (ec == zk_errc::closing) ec = closed ? error_code(errc::closed) : error_code(zk_errc::session_expired);
+        if (ec == zk_errc::closing)
+          ec = closed ? error_code(errc::closed) : error_code(zk_errc::session_expired);
         if (ec && st->retry && !closed && !st->stopped() && cfg_.retry_policy->allow_retry(ec)) {
           auto elapsed = std::chrono::duration_cast<Millis>(Clock::now() - st->start);
           if (auto sleep = cfg_.retry_policy->allow_retry(st->retries++, elapsed)) {

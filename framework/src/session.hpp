@@ -91,8 +91,8 @@ struct RemoveWatches {
   WatchKind kind = WatchKind::any;
   WatchId watch = 0;
 };
-using Request = std::variant<Create, Delete, Exists, GetData, GetChildren, SetData, Multi, Sync, RemoveWatches,
-                             GetAcl, SetAcl>;
+using Request = std::variant<Create, Delete, Exists, GetData, GetChildren, SetData, Multi, Sync,
+                             RemoveWatches, GetAcl, SetAcl>;
 
 /// A reply; which fields beyond `ec` are filled depends on the request (and on success).
 struct Reply {
@@ -123,7 +123,8 @@ class SessionEvents {
   /// Whether the framework counts the session as connected now (the session reports a silent disconnect).
   virtual bool believes_connected() const = 0;
   /// What a request gets while there is no session: `errc::closed` (the client closed), the reason the
-  /// client gave up (auth failed, TLS refused), or `zk_errc::session_expired` (the session is being replaced).
+  /// client gave up (auth failed, TLS refused), or `zk_errc::session_expired` (the session is being
+  /// replaced).
   virtual error_code no_session_ec() const = 0;
 };
 
@@ -148,9 +149,8 @@ class Session {
 };
 
 /// Makes a client's session. `config`, `log` and `events` outlive it; it delivers on `ioc`'s (single) thread.
-using SessionFactory = std::function<std::unique_ptr<Session>(boost::asio::io_context& ioc,
-                                                              const ClientConfig& config, spdlog::logger& log,
-                                                              SessionEvents& events)>;
+using SessionFactory = std::function<std::unique_ptr<Session>(
+    boost::asio::io_context& ioc, const ClientConfig& config, spdlog::logger& log, SessionEvents& events)>;
 
 /// The session over the transport this build links (`ZKR_ZOOKEEPER_CLIENT`): defined by that transport.
 std::unique_ptr<Session> make_default_session(boost::asio::io_context& ioc, const ClientConfig& config,

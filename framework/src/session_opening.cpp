@@ -22,7 +22,8 @@ void CoreImpl::preflight_round() {
   if (preflight_rounds_ == 0 || preflight_rounds_ % 10 == 0) {
     // The files may have changed since start() (a certificate rotated): the C client would spin on them.
     auto problem = check_tls_settings(*cfg_.tls);
-    if (problem.ec) return give_up(problem.ec, "TLS settings refused: " + problem.subject + ": " + problem.reason);
+    if (problem.ec)
+      return give_up(problem.ec, "TLS settings refused: " + problem.subject + ": " + problem.reason);
   }
   ++preflight_rounds_;
   // A first handshake with a freshly started server's JVM takes up to about a second (docs/tls.md).

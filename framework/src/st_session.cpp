@@ -202,8 +202,9 @@ std::chrono::milliseconds StSession::handshake_bound() const {
 // The longest the I/O thread waits in the C client's TLS handshake: the attempt's bound, at most twice the
 // configured handshake timeout (2 s when that is left to the C client). A warm server takes 40-80 ms.
 std::chrono::milliseconds StSession::tls_handshake_bound() const {
-  const auto cap = cfg_.handshake_timeout > std::chrono::milliseconds::zero() ? 2 * cfg_.handshake_timeout
-                                                                              : std::chrono::milliseconds(2000);
+  const auto cap = cfg_.handshake_timeout > std::chrono::milliseconds::zero()
+                       ? 2 * cfg_.handshake_timeout
+                       : std::chrono::milliseconds(2000);
   return cfg_.handshake_timeout > std::chrono::milliseconds::zero() ? std::min(handshake_bound(), cap) : cap;
 }
 
@@ -341,8 +342,8 @@ void StSession::pump() {
           ++handshakes_abandoned_;
           handshake_ino_ = 0;
         } else if (log_.should_log(spdlog::level::debug)) {
-          const auto took = std::chrono::duration_cast<std::chrono::microseconds>(
-              std::chrono::steady_clock::now() - now);
+          const auto took =
+              std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - now);
           log_.debug("the TLS handshake with {} held the I/O thread {:.1f} ms", current_server(),
                      static_cast<double>(took.count()) / 1000.0);
         }

@@ -3,15 +3,14 @@
 // C client's types and ours, and the process-wide C-client mutex. Only the C-client transport's files include
 // this header, and with it <zookeeper.h>; its log routing is in c_client_log.hpp.
 
+#include <spdlog/logger.h>
 #include <zookeeper/zookeeper.h>
 
 #include <chrono>
 #include <cstdint>
 #include <mutex>
-#include <spdlog/logger.h>
 #include <string>
 #include <vector>
-
 #include <zkr/framework/types.hpp>
 
 #include "c_client_log.hpp"
@@ -41,8 +40,8 @@ class CAclVector {
   explicit CAclVector(const AclList& acl) {
     entries_.reserve(acl.size());
     for (const auto& a : acl)
-      entries_.push_back(::ACL{a.perms, ::Id{const_cast<char*>(a.id.scheme.c_str()),
-                                             const_cast<char*>(a.id.id.c_str())}});
+      entries_.push_back(
+          ::ACL{a.perms, ::Id{const_cast<char*>(a.id.scheme.c_str()), const_cast<char*>(a.id.id.c_str())}});
     vec_.count = static_cast<std::int32_t>(entries_.size());
     vec_.data = entries_.data();
   }
@@ -55,10 +54,9 @@ class CAclVector {
 
 int to_c_mode(CreateMode m) noexcept;
 
-/// The single-threaded C client formats its log and endpoint text in process-wide static buffers, so calls into
-/// it from the I/O threads of different clients must not overlap (found by ThreadSanitizer). Every call into the
-/// C client holds this mutex; the calls are short and never re-enter (callbacks only post).
+/// The single-threaded C client formats its log and endpoint text in process-wide static buffers, so calls
+/// into it from the I/O threads of different clients must not overlap (found by ThreadSanitizer). Every call
+/// into the C client holds this mutex; the calls are short and never re-enter (callbacks only post).
 std::mutex& c_client_mutex() noexcept;
-
 
 }  // namespace zkr::detail

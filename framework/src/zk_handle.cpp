@@ -1,8 +1,5 @@
 // C-client helpers that need no handle: create modes, the C-client mutex, the C client's log stream.
 
-#include "zk_glue.hpp"
-
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -11,17 +8,26 @@
 #include <string_view>
 #include <vector>
 
+#include "zk_glue.hpp"
+
 namespace zkr::detail {
 
 int to_c_mode(CreateMode m) noexcept {
   switch (m) {
-    case CreateMode::persistent: return ZOO_PERSISTENT;
-    case CreateMode::ephemeral: return ZOO_EPHEMERAL;
-    case CreateMode::persistent_sequential: return ZOO_PERSISTENT_SEQUENTIAL;
-    case CreateMode::ephemeral_sequential: return ZOO_EPHEMERAL_SEQUENTIAL;
-    case CreateMode::container: return ZOO_CONTAINER;
-    case CreateMode::persistent_with_ttl: return ZOO_PERSISTENT_WITH_TTL;
-    case CreateMode::persistent_sequential_with_ttl: return ZOO_PERSISTENT_SEQUENTIAL_WITH_TTL;
+    case CreateMode::persistent:
+      return ZOO_PERSISTENT;
+    case CreateMode::ephemeral:
+      return ZOO_EPHEMERAL;
+    case CreateMode::persistent_sequential:
+      return ZOO_PERSISTENT_SEQUENTIAL;
+    case CreateMode::ephemeral_sequential:
+      return ZOO_EPHEMERAL_SEQUENTIAL;
+    case CreateMode::container:
+      return ZOO_CONTAINER;
+    case CreateMode::persistent_with_ttl:
+      return ZOO_PERSISTENT_WITH_TTL;
+    case CreateMode::persistent_sequential_with_ttl:
+      return ZOO_PERSISTENT_SEQUENTIAL_WITH_TTL;
   }
   return ZOO_PERSISTENT;
 }

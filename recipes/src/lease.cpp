@@ -1,23 +1,24 @@
-#include <zkr/recipes/lease.hpp>
-
-#include <boost/asio/post.hpp>
-
 #include <algorithm>
+#include <boost/asio/post.hpp>
 #include <mutex>
 #include <vector>
-
 #include <zkr/framework/paths.hpp>
 #include <zkr/recipes/detail/callback_guard.hpp>
 #include <zkr/recipes/detail/lease_core.hpp>
+#include <zkr/recipes/lease.hpp>
 
 namespace zkr {
 
 std::string_view to_string(LeaseStatus s) noexcept {
   switch (s) {
-    case LeaseStatus::held: return "held";
-    case LeaseStatus::maybe_lost: return "maybe_lost";
-    case LeaseStatus::lost: return "lost";
-    case LeaseStatus::released: return "released";
+    case LeaseStatus::held:
+      return "held";
+    case LeaseStatus::maybe_lost:
+      return "maybe_lost";
+    case LeaseStatus::lost:
+      return "lost";
+    case LeaseStatus::released:
+      return "released";
   }
   return "unknown";
 }
@@ -41,8 +42,12 @@ void LeaseCore::start_monitoring() {
       return;
     }
     switch (s) {
-      case ConnectionState::suspended: self->set_status(LeaseStatus::maybe_lost); break;
-      case ConnectionState::lost: self->set_status(LeaseStatus::lost); break;
+      case ConnectionState::suspended:
+        self->set_status(LeaseStatus::maybe_lost);
+        break;
+      case ConnectionState::lost:
+        self->set_status(LeaseStatus::lost);
+        break;
       case ConnectionState::connected:
       case ConnectionState::reconnected:
       case ConnectionState::read_only:
@@ -54,7 +59,8 @@ void LeaseCore::start_monitoring() {
           self->set_status(LeaseStatus::maybe_lost);
         else
           self->set_status(LeaseStatus::held);
-        if (self->watch_wanted && s != ConnectionState::read_only) self->watch_node();  // if its exists failed
+        if (self->watch_wanted && s != ConnectionState::read_only)
+          self->watch_node();  // if its exists failed
         break;
     }
   });
@@ -90,16 +96,15 @@ void LeaseCore::stop_monitoring() {
 void LeaseCore::confirm_node(bool read_only) {
   if (status == LeaseStatus::lost || status == LeaseStatus::released) return;
   const auto guard = CallbackGuard<LeaseCore>::weak(shared_from_this());
-  core->exists(
-      path, {},
-      [guard, read_only](error_code ec, Stat) {
-        auto self = guard.get();
-        if (!self || self->released) return;
-        if (ec == zk_errc::no_node) return self->set_status(LeaseStatus::lost);
-        if (ec || !self->core->is_connected()) return;  // unknown: the next connection looks again
-        self->set_status(read_only ? LeaseStatus::maybe_lost : LeaseStatus::held);
-      },
-      {});
+  core->exists(path, {},
+               [guard, read_only](error_code ec, Stat) {
+                 auto self = guard.get();
+                 if (!self || self->released) return;
+                 if (ec == zk_errc::no_node) return self->set_status(LeaseStatus::lost);
+                 if (ec || !self->core->is_connected()) return;  // unknown: the next connection looks again
+                 self->set_status(read_only ? LeaseStatus::maybe_lost : LeaseStatus::held);
+               },
+               {});
   // The session that set the watch may be gone with its watches (their events said session_lost, or are still
   // on their way): set a new one, whose generation makes the old one's late event count for nothing.
   if (!watch_wanted || read_only) return;
@@ -119,10 +124,11 @@ void LeaseCore::watch_node() {
         auto self = latest.get();
         if (!self) return;
         self->node_watch = 0;
-        // Our own release deletes the node: that is no loss. (A release from the caller's thread marks the lease
-        // released before its delete leaves; its I/O-thread bookkeeping may run after this event.)
+        // Our own release deletes the node: that is no loss. (A release from the caller's thread marks the
+        // lease released before its delete leaves; its I/O-thread bookkeeping may run after this event.)
         if (self->released) return;
-        // A persistent node outlives the session whose end removed the watch: the next connection sets it again.
+        // A persistent node outlives the session whose end removed the watch: the next connection sets it
+        // again.
         if (ev.type == EventType::session_lost && self->persistent) return;
         if (ev.type == EventType::node_deleted || ev.type == EventType::session_lost)
           self->set_status(LeaseStatus::lost);
@@ -294,13 +300,15 @@ void Lease::forget_lost_waiter(const std::shared_ptr<detail::LeaseCore>& c, std:
   if (id) c->lost_waiters.erase(id);
 }
 
-void Lease::multi_while_held_start(std::vector<std::shared_ptr<detail::LeaseCore>> grants, std::vector<Op> ops,
+void Lease::multi_while_held_start(std::vector<std::shared_ptr<detail::LeaseCore>> grants,
+                                   std::vector<Op> ops,
                                    detail::unique_function<void(error_code, std::vector<OpResult>)> cb,
                                    detail::StopPtr stop) {
   if (grants.empty()) return cb(errc::not_acquired, {});
   for (const auto& g : grants) {
     if (!g || g->released) return cb(errc::not_acquired, {});
-    if (g->core != grants.front()->core) return cb(errc::invalid_argument, {});  // one transaction, one client
+    if (g->core != grants.front()->core)
+      return cb(errc::invalid_argument, {});  // one transaction, one client
   }
   for (const auto& g : grants)
     if (g->status == LeaseStatus::lost) return cb(errc::lock_lost, {});
@@ -325,9 +333,9 @@ void Lease::multi_while_held_start(std::vector<std::shared_ptr<detail::LeaseCore
 void Lease::data_start(const std::shared_ptr<detail::LeaseCore>& c,
                        detail::unique_function<void(error_code, std::string)> cb, detail::StopPtr stop) {
   if (!c || c->released) return cb(errc::not_acquired, {});
-  c->core->get_data(
-      c->path, nullptr, [cb = std::move(cb)](error_code ec, NodeData d) mutable { cb(ec, std::move(d.data)); },
-      {.stop = std::move(stop)});
+  c->core->get_data(c->path, nullptr,
+                    [cb = std::move(cb)](error_code ec, NodeData d) mutable { cb(ec, std::move(d.data)); },
+                    {.stop = std::move(stop)});
 }
 
 std::string Lease::data(error_code& ec) const {
@@ -336,7 +344,8 @@ std::string Lease::data(error_code& ec) const {
     return {};
   }
   return detail::run_blocking<std::string>(
-      *core_->core, [&](detail::unique_function<void(error_code, std::string)> cb) { data_start(core_, std::move(cb)); },
+      *core_->core,
+      [&](detail::unique_function<void(error_code, std::string)> cb) { data_start(core_, std::move(cb)); },
       ec);
 }
 std::string Lease::data() const {
@@ -384,8 +393,8 @@ void Lease::release(error_code& ec) {
     return;
   }
   auto c = std::move(core_);
-  // The delete leaves from this thread when it can, so the next waiter's grant does not wait for this client's
-  // I/O thread to wake (docs/benchmark-targets.md, finding 9).
+  // The delete leaves from this thread when it can, so the next waiter's grant does not wait for this
+  // client's I/O thread to wake (docs/benchmark-targets.md, finding 9).
   detail::run_blocking_void_from_caller(
       *c->core, [&c](detail::VoidCallback& cb) { return release_here(c, cb); },
       [c](detail::VoidCallback cb) { c->release(std::move(cb)); }, ec);

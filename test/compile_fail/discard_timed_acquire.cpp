@@ -1,2 +1,4 @@
 #include "snippet.hpp"
-void discard_timed_acquire(zkr::InterProcessMutex& m) { ZKR_SNIPPET(m.acquire(std::chrono::milliseconds(10))); }
+void discard_timed_acquire(zkr::InterProcessMutex& m) {
+  ZKR_SNIPPET(m.acquire(std::chrono::milliseconds(10)));
+}

@@ -1,20 +1,21 @@
 // libFuzzer target: the pure lock drivers (drivers/include/zkr/drivers/*.hpp) on arbitrary child names.
-// The input is split at '\n' into distinct child names (at most 64); its first byte picks max_leases (1..4) and
-// whether every name is given the mutex lock name ("..lock-<name>"). Invariants:
-//   - sort_children is a permutation ordered by sort_key, independent of the input order when keys are distinct;
-//   - StandardLockDriver: every child gets an answer; exactly min(max_leases, n) hold; a waiter watches a child
-//     max_leases places ahead of it, which sorts before it; granted_when_watched_node_goes iff index == max_leases;
-//     a name that is not a child gets nullopt; the standard driver never names a node to pre-watch;
-//   - PrewatchLockDriver: the standard answers, plus, for a waiter more than max_leases places back, the child
+// The input is split at '\n' into distinct child names (at most 64); its first byte picks max_leases (1..4)
+// and whether every name is given the mutex lock name ("..lock-<name>"). Invariants:
+//   - sort_children is a permutation ordered by sort_key, independent of the input order when keys are
+//   distinct;
+//   - StandardLockDriver: every child gets an answer; exactly min(max_leases, n) hold; a waiter watches a
+//   child
+//     max_leases places ahead of it, which sorts before it; granted_when_watched_node_goes iff index ==
+//     max_leases; a name that is not a child gets nullopt; the standard driver never names a node to
+//     pre-watch;
+//   - PrewatchLockDriver: the standard answers, plus, for a waiter more than max_leases places back, the
+//   child
 //     just ahead of the watched one as path_to_prewatch (and nothing to pre-watch otherwise);
 //   - WriteLockDriver: only the first child holds; granted_when_watched_node_goes only for the second child
 //     behind a first child that is a read node (contains "__READ__", not "__WRIT__");
 //   - ReadLockDriver: a reader holds iff no child containing "__WRIT__" precedes its position, otherwise it
 //     watches such a child, which precedes it; granted_when_watched_node_goes iff exactly one such child
 //     precedes it.
-#include <zkr/drivers/lock_driver.hpp>
-#include <zkr/drivers/read_write_lock_driver.hpp>
-
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -23,6 +24,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+#include <zkr/drivers/lock_driver.hpp>
+#include <zkr/drivers/read_write_lock_driver.hpp>
 
 namespace {
 
@@ -34,8 +37,8 @@ std::size_t index_of(const std::vector<std::string>& v, std::string_view s) {
   return static_cast<std::size_t>(std::find(v.begin(), v.end(), s) - v.begin());
 }
 
-void sorted_invariants(const zkr::LockDriver& d, std::string_view lock_name, const std::vector<std::string>& input,
-                       const std::vector<std::string>& sorted) {
+void sorted_invariants(const zkr::LockDriver& d, std::string_view lock_name,
+                       const std::vector<std::string>& input, const std::vector<std::string>& sorted) {
   check(std::is_permutation(input.begin(), input.end(), sorted.begin(), sorted.end()));
   for (std::size_t i = 1; i < sorted.size(); ++i)
     check(!(d.sort_key(sorted[i], lock_name) < d.sort_key(sorted[i - 1], lock_name)));

@@ -1,18 +1,17 @@
-// libFuzzer target: the path rules and helpers (framework/include/zkr/framework/paths.hpp) on arbitrary bytes.
-// Nothing may crash, and the helpers must agree with the validator:
+// libFuzzer target: the path rules and helpers (framework/include/zkr/framework/paths.hpp) on arbitrary
+// bytes. Nothing may crash, and the helpers must agree with the validator:
 //   - path_error(p, true) is path_error(p + "1");
 //   - a valid p gives a valid make_path(p, "x"), parent_path(p) and make_path("/", node_name(p));
 //     make_path(parent_path(p), node_name(p)) == p; joining split_path(p) gives p back;
 //   - the protected form of a valid p is valid, protected, and normalizes back to node_name(p);
 //   - normalize strips exactly 40 characters from a protected name and nothing otherwise;
 //   - sequential_suffix is at most 10 characters and a suffix of its input.
-#include <zkr/framework/paths.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <zkr/framework/paths.hpp>
 
 namespace {
 

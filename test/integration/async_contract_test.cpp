@@ -1,8 +1,6 @@
 // The asynchronous contract of docs/async.md, over every completion style: the default token (a deferred
 // operation whose co_await throws zkr::Error), with_diagnostics, no throwing initiation on an empty handle,
 // posted completion, and the cancellation types each kind of operation honours.
-#include <catch2/catch.hpp>
-
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -10,7 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
-
+#include <catch2/catch.hpp>
 #include <exception>
 #include <future>
 #include <thread>
@@ -47,11 +45,14 @@ Error error_of(F f) {
 
 }  // namespace
 
-TEST_CASE("async: an empty handle completes its handler with not_acquired, posted, never throws", "[async][contract]") {
+TEST_CASE("async: an empty handle completes its handler with not_acquired, posted, never throws",
+          "[async][contract]") {
   Lease empty;
   // A callback: completes on another thread (no client: the system executor), never inside the call.
   std::promise<std::pair<error_code, std::thread::id>> done;
-  CHECK_NOTHROW(empty.async_release([&](error_code ec) { done.set_value({ec, std::this_thread::get_id()}); }));
+  CHECK_NOTHROW(empty.async_release([&](error_code ec) {
+    done.set_value({ec, std::this_thread::get_id()});
+  }));
   auto f = done.get_future();
   REQUIRE(f.wait_for(5s) == std::future_status::ready);
   auto [ec, thread] = f.get();
@@ -102,8 +103,9 @@ TEST_CASE("async: default token, with_diagnostics and the cancellation types", "
     auto made = co_await std::move(create);
     CHECK(made.path == "/async/later");
     // Deferred operations compose: a continuation that starts another operation.
-    auto read = c->async_get_data("/async/a", {}) |
-                asio::deferred([&](std::exception_ptr, NodeData) { return c->async_exists("/async/later", {}); });
+    auto read = c->async_get_data("/async/a", {}) | asio::deferred([&](std::exception_ptr, NodeData) {
+                  return c->async_exists("/async/later", {});
+                });
     auto st = co_await std::move(read);
     CHECK(st.has_value());
   });
@@ -154,7 +156,8 @@ TEST_CASE("async: default token, with_diagnostics and the cancellation types", "
   }
 
   // A read honours every type: each completes it at once with operation_aborted.
-  for (auto type : {asio::cancellation_type::terminal, asio::cancellation_type::partial, asio::cancellation_type::total}) {
+  for (auto type : {asio::cancellation_type::terminal, asio::cancellation_type::partial,
+                    asio::cancellation_type::total}) {
     asio::cancellation_signal sig;
     std::future<NodeData> f;
     {

@@ -1,15 +1,15 @@
 #pragma once
 // An independent grant checker for the fault, interop and soak tests: it knows nothing of the library. Each
-// holder reports what it was granted (lock id, holder id, exclusive or shared, fencing token) and when its hold
-// began and ended, on the steady clock; the checker then judges the history:
+// holder reports what it was granted (lock id, holder id, exclusive or shared, fencing token) and when its
+// hold began and ended, on the steady clock; the checker then judges the history:
 //   - exclusion: never two exclusive grants of one lock at once, nor a shared grant with an exclusive one;
 //   - tokens: strictly increasing per lock, in grant (start) order;
 //   - fencing: a checker-owned "last token" store per lock (`fenced_write`) rejects a write carrying a token
 //     older than the newest it has accepted, which is how a resource survives a holder that lost its lock
 //     without knowing (paused process, expired session).
-// A grant the test knows was voided by a fault (`mark_lost`) is exempt from the exclusion rule from the moment
-// it was lost, and from the token order when that was before it began: ZooKeeper cannot stop a holder that does
-// not know it lost its session, which is what the fence is for. Everything is thread-safe.
+// A grant the test knows was voided by a fault (`mark_lost`) is exempt from the exclusion rule from the
+// moment it was lost, and from the token order when that was before it began: ZooKeeper cannot stop a holder
+// that does not know it lost its session, which is what the fence is for. Everything is thread-safe.
 
 #include <algorithm>
 #include <chrono>
@@ -59,7 +59,8 @@ class GrantChecker {
   /// A complete grant observed elsewhere (e.g. the Java peer's log), with wall-clock times.
   /// Returns its id (for `mark_lost`).
   std::size_t add_external(const std::string& lock, const std::string& holder, Kind kind, std::int64_t token,
-                           std::chrono::system_clock::time_point start, std::chrono::system_clock::time_point end) {
+                           std::chrono::system_clock::time_point start,
+                           std::chrono::system_clock::time_point end) {
     return add(lock, holder, kind, token, to_steady(start), to_steady(end));
   }
   /// Counts a fault the test injected.

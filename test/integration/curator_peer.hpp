@@ -4,14 +4,13 @@
 // directory, once per test process. When javac or the Curator jars are missing, `CuratorPeer::available()`
 // says why and the interop tests skip with a WARN.
 
-#include <catch2/catch.hpp>
-
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -248,7 +247,8 @@ class CuratorPeer {
   static std::optional<std::string> build(std::string& why) {
     namespace fs = std::filesystem;
 #ifdef ZKR_INTEROP_JAVA_DIR
-    const fs::path src_dir = ZKR_INTEROP_JAVA_DIR;  // set by test/CMakeLists.txt: absolute, whatever __FILE__ is
+    const fs::path src_dir =
+        ZKR_INTEROP_JAVA_DIR;  // set by test/CMakeLists.txt: absolute, whatever __FILE__ is
 #else
     const fs::path src_dir = fs::path(__FILE__).parent_path().parent_path() / "interop" / "java";
 #endif

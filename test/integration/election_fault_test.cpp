@@ -9,6 +9,7 @@
 // at the end no node is left.
 
 #include <signal.h>
+#include <spdlog/sinks/basic_file_sink.h>
 
 #include <algorithm>
 #include <atomic>
@@ -24,7 +25,6 @@
 #include <thread>
 #include <vector>
 #include <zkr/testing/testing_cluster.hpp>
-#include <spdlog/sinks/basic_file_sink.h>
 
 #include "checker.hpp"
 #include "fault_support.hpp"
@@ -78,7 +78,8 @@ class Election {
       // ZKR_TEST_LOG_DIR: each participant's client logs at debug level to <dir>/<name>.log (diagnosis).
       if (const char* dir = std::getenv("ZKR_TEST_LOG_DIR"); dir && *dir) {
         o.logger = std::make_shared<spdlog::logger>(
-            p->name, std::make_shared<spdlog::sinks::basic_file_sink_mt>(std::string(dir) + "/" + p->name + ".log"));
+            p->name,
+            std::make_shared<spdlog::sinks::basic_file_sink_mt>(std::string(dir) + "/" + p->name + ".log"));
         o.logger->set_level(spdlog::level::debug);
         o.logger->flush_on(spdlog::level::debug);
       }

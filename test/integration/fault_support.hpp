@@ -168,17 +168,18 @@ inline std::string restart_ensemble(zkr::testing::TestingCluster& cluster) {
          std::to_string(fault_session_timeout.count()) + " s)";
 }
 
-/// Starts member `i` again while the test keeps its clients from writing (`quiet(true)` ... `quiet(false)`), and
-/// keeps them quiet a second longer, past the member's synchronization with the leader.
+/// Starts member `i` again while the test keeps its clients from writing (`quiet(true)` ... `quiet(false)`),
+/// and keeps them quiet a second longer, past the member's synchronization with the leader.
 ///
-/// ZooKeeper 3.8.0 (Debian 12's server) can lose transactions that reach a follower while it synchronizes with
-/// the leader after a restart: they are applied in memory but not written to its log (ZOOKEEPER-4785, and
-/// ZOOKEEPER-3911 / 4646 / 4643 / 4685 around the same phase; fixed in 3.8.4). When that member restarts again
-/// (the ensemble restart that follows in these scenarios), it comes back without them yet with later ones,
-/// the leader's DIFF does not resend them, and it serves a diverged tree for good: a lock node deleted on the
-/// other members still exists there, so a waiter connected to it watches a node whose deletion never comes.
-/// Seen here about once in 25 runs of the election fault test. What the scenarios judge is the library, so
-/// they restart a member with no write in flight; `every_member_agrees` checks that the members agree.
+/// ZooKeeper 3.8.0 (Debian 12's server) can lose transactions that reach a follower while it synchronizes
+/// with the leader after a restart: they are applied in memory but not written to its log (ZOOKEEPER-4785,
+/// and ZOOKEEPER-3911 / 4646 / 4643 / 4685 around the same phase; fixed in 3.8.4). When that member restarts
+/// again (the ensemble restart that follows in these scenarios), it comes back without them yet with later
+/// ones, the leader's DIFF does not resend them, and it serves a diverged tree for good: a lock node deleted
+/// on the other members still exists there, so a waiter connected to it watches a node whose deletion never
+/// comes. Seen here about once in 25 runs of the election fault test. What the scenarios judge is the
+/// library, so they restart a member with no write in flight; `every_member_agrees` checks that the members
+/// agree.
 inline void start_member_quietly(zkr::testing::TestingCluster& cluster, std::size_t i,
                                  const std::function<void(bool)>& quiet) {
   quiet(true);
@@ -187,8 +188,8 @@ inline void start_member_quietly(zkr::testing::TestingCluster& cluster, std::siz
   quiet(false);
 }
 
-/// Each running member's own view of `path` (a client connected to that member alone): the sequence suffixes of
-/// its children, sorted, or the error. One line per member.
+/// Each running member's own view of `path` (a client connected to that member alone): the sequence suffixes
+/// of its children, sorted, or the error. One line per member.
 inline std::vector<std::string> member_views(const zkr::testing::TestingCluster& cluster,
                                              const std::string& path) {
   std::vector<std::string> views;

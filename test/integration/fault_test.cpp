@@ -54,8 +54,8 @@ class Contenders {
     for (std::size_t i = 0; i < clients_.size(); ++i) threads_.emplace_back([this, i] { run(i); });
   }
 
-  /// `quiet(true)`: every contender finishes its acquire or hold and waits, so that nothing is written (within
-  /// a bounded wait: an acquire takes at most 2 s); `quiet(false)`: contention resumes.
+  /// `quiet(true)`: every contender finishes its acquire or hold and waits, so that nothing is written
+  /// (within a bounded wait: an acquire takes at most 2 s); `quiet(false)`: contention resumes.
   void quiet(bool on) {
     quiet_ = on;
     if (on) CHECK(eventually([&] { return parked_.load() + finished_.load() == threads_.size(); }, 10s));

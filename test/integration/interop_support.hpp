@@ -45,9 +45,10 @@ inline std::size_t add_java_log(GrantChecker& checker, const std::string& lock, 
       s >> czxid;
       open = std::make_pair(t, czxid);
     } else if (kind == "END" && open) {
-      checker.add_external(lock, "java", GrantChecker::Kind::exclusive, open->second,
-                           system_clock::time_point(duration_cast<system_clock::duration>(nanoseconds(open->first))),
-                           system_clock::time_point(duration_cast<system_clock::duration>(nanoseconds(t))));
+      checker.add_external(
+          lock, "java", GrantChecker::Kind::exclusive, open->second,
+          system_clock::time_point(duration_cast<system_clock::duration>(nanoseconds(open->first))),
+          system_clock::time_point(duration_cast<system_clock::duration>(nanoseconds(t))));
       open.reset();
       ++n;
     }

@@ -5,10 +5,9 @@
 // `nodes(fx, path)` takes any fixture with `children(path)` (the children as an independent client sees them,
 // empty when the path does not exist): `ServerFixture`, or the TLS fixture of tls_lock_test.cpp.
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -67,11 +66,11 @@ struct SemaphoreMutexAdapter {
 };
 
 /// The contract's mutual exclusion: `threads_per_client` threads on each client take the lock `rounds` times
-/// each (every acquire bounded by a minute); checks that no two ever held it at once, that every round got it,
-/// and that the fencing tokens increase in grant order.
+/// each (every acquire bounded by a minute); checks that no two ever held it at once, that every round got
+/// it, and that the fencing tokens increase in grant order.
 template <class A>
-void check_exclusion(const std::vector<CuratorFramework*>& clients, const std::string& path, int threads_per_client,
-                     int rounds) {
+void check_exclusion(const std::vector<CuratorFramework*>& clients, const std::string& path,
+                     int threads_per_client, int rounds) {
   std::atomic<int> holders{0}, max_holders{0}, grants{0}, failures{0};
   std::mutex tokens_mu;
   std::vector<std::int64_t> tokens;

@@ -1,18 +1,15 @@
 // A lock whose driver describes persistent-sequential nodes (`LockDriver::lock_node`), against a real server:
-// Curator's TestInterProcessMutex.testPersistentLock (the node survives the session's expiry, the hold survives
-// with it, and the release deletes the node), and what follows from it beyond that test: the node survives
-// its client's close, a new client sees it and waits behind it until someone deletes it.
-
-#include <catch2/catch.hpp>
+// Curator's TestInterProcessMutex.testPersistentLock (the node survives the session's expiry, the hold
+// survives with it, and the release deletes the node), and what follows from it beyond that test: the node
+// survives its client's close, a new client sees it and waits behind it until someone deletes it.
 
 #include <boost/asio/use_future.hpp>
-
+#include <catch2/catch.hpp>
 #include <future>
 #include <thread>
+#include <zkr/zkrecipes.hpp>
 
 #include "fixture.hpp"
-
-#include <zkr/zkrecipes.hpp>
 
 using namespace zkr;
 using namespace zkr::test;

@@ -1,14 +1,12 @@
 // InterProcessReadWriteLock against a real ZooKeeper: Curator's TestInterProcessReadWriteLock scenarios, the
 // upgrade refusal zkrecipes adds, and interop with Java Curator's read-write lock on the same path.
 
-#include <catch2/catch.hpp>
-
+#include <algorithm>
+#include <atomic>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/use_future.hpp>
-
-#include <algorithm>
-#include <atomic>
+#include <catch2/catch.hpp>
 #include <future>
 #include <random>
 #include <thread>
@@ -23,9 +21,8 @@ using namespace zkr::test;
 namespace {
 
 std::size_t count_kind(const std::vector<std::string>& names, std::string_view kind) {
-  return static_cast<std::size_t>(std::count_if(names.begin(), names.end(), [&](const std::string& n) {
-    return n.find(kind) != std::string::npos;
-  }));
+  return static_cast<std::size_t>(std::count_if(
+      names.begin(), names.end(), [&](const std::string& n) { return n.find(kind) != std::string::npos; }));
 }
 
 std::string last_segment(const std::string& p) { return p.substr(p.rfind('/') + 1); }
@@ -162,7 +159,8 @@ TEST_CASE("rw: a contending writer stays out across a downgrade (CURATOR-621)", 
   t.join();
 }
 
-TEST_CASE("rw: a write grant lost with its session does not downgrade: the read queues as any reader", "[rw][session]") {
+TEST_CASE("rw: a write grant lost with its session does not downgrade: the read queues as any reader",
+          "[rw][session]") {
   ServerFixture fx;
   auto c1 = fx.client({.session_timeout = 4s});
   auto c2 = fx.client();
@@ -359,7 +357,8 @@ TEST_CASE("rw: a cancelled async read leaves no node", "[rw]") {
   InterProcessReadWriteLock b(*c2, "/rw/cancel");
   a.write_lock().acquire();
   boost::asio::cancellation_signal sig;
-  auto f = b.read_lock().async_acquire(boost::asio::bind_cancellation_slot(sig.slot(), boost::asio::use_future));
+  auto f =
+      b.read_lock().async_acquire(boost::asio::bind_cancellation_slot(sig.slot(), boost::asio::use_future));
   REQUIRE(eventually([&] { return fx.children("/rw/cancel").size() == 2; }));
   sig.emit(boost::asio::cancellation_type::terminal);
   CHECK_THROWS(f.get());
@@ -367,7 +366,8 @@ TEST_CASE("rw: a cancelled async read leaves no node", "[rw]") {
   a.write_lock().release();
 }
 
-// Interop with Java Curator 5.4 ------------------------------------------------------------------------------
+// Interop with Java Curator 5.4
+// ------------------------------------------------------------------------------
 
 TEST_CASE("rw interop: exclusion holds between Java Curator and zkrecipes", "[rw][interop]") {
   std::string why;

@@ -1,9 +1,8 @@
 // Cooperative revocation (Curator's Revocable / Revoker) against a real ZooKeeper, between zkrecipes clients
 // and with Java Curator in both directions.
 
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <future>
 #include <thread>
 
@@ -63,7 +62,8 @@ TEST_CASE("revocation: revocability is cleared by release, and revoking a missin
   CHECK_FALSE(ec);
 }
 
-TEST_CASE("revocation: every request is reported while held, and the write lock is revocable", "[revocation]") {
+TEST_CASE("revocation: every request is reported while held, and the write lock is revocable",
+          "[revocation]") {
   ServerFixture fx;
   auto c1 = fx.client();
   auto c2 = fx.client();

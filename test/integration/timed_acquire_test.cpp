@@ -2,11 +2,9 @@
 // a negative one is one try without waiting), the same set on every lock type, the semaphore's single-lease
 // asynchronous twins, and an asynchronous timeout counted from when the operation starts.
 
-#include <catch2/catch.hpp>
-
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/use_future.hpp>
-
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <future>
 #include <mutex>

@@ -90,8 +90,8 @@ TEST_CASE(
     std::vector<std::thread> ts;
     for (int i = 0; i < cxx_clients; ++i)
       ts.emplace_back([&, i] {
-        cxx_rounds<InterProcessMutex>(*clients[std::size_t(i)], path, "cxx-" + std::to_string(i), cxx_rounds_each,
-                                      checker, failures);
+        cxx_rounds<InterProcessMutex>(*clients[std::size_t(i)], path, "cxx-" + std::to_string(i),
+                                      cxx_rounds_each, checker, failures);
       });
     for (auto& t : ts) t.join();
     CHECK(peer->answer(120s) == "done " + std::to_string(java_rounds));

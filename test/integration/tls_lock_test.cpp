@@ -41,7 +41,8 @@ void exclusion(TlsLockFixture& fx, const std::string& path) {
   constexpr int clients = 3, threads_per_client = 2, rounds = 4;
   std::vector<std::unique_ptr<CuratorFramework>> cs;
   std::vector<CuratorFramework*> raw;
-  for (int i = 0; i < clients; ++i) raw.push_back(cs.emplace_back(fx.client(i % 2 ? "client-b" : "client-a")).get());
+  for (int i = 0; i < clients; ++i)
+    raw.push_back(cs.emplace_back(fx.client(i % 2 ? "client-b" : "client-a")).get());
   check_exclusion<A>(raw, path, threads_per_client, rounds);
   CHECK(eventually([&] { return A::nodes(fx, path) == 0; }));
 }

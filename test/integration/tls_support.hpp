@@ -4,7 +4,6 @@
 // (`zkr::tls_supported()`), the tests that need a TLS session say so with a warning and end.
 
 #include <catch2/catch.hpp>
-
 #include <memory>
 #include <string>
 #include <zkr/testing/server_options.hpp>
@@ -25,8 +24,8 @@ inline TlsConfig tls_settings(const zkr::testing::TlsClientFiles& files) {
 }
 
 /// A started client over TLS, not waited for.
-inline std::unique_ptr<CuratorFramework> make_tls_client_unconnected(const std::string& connect, TlsConfig tls,
-                                                                     ClientOptions o = {}) {
+inline std::unique_ptr<CuratorFramework> make_tls_client_unconnected(const std::string& connect,
+                                                                     TlsConfig tls, ClientOptions o = {}) {
   ClientConfig c = client_config(connect, o);
   c.tls = std::move(tls);
   auto client = std::make_unique<CuratorFramework>(std::move(c));

@@ -1,16 +1,14 @@
 // The one asynchronous initiator (`detail::async_run`, docs/async.md) over the fake core: a refused operation
 // completes posted, never inline; each cancellation kind honours its types and ignores the others; a late
 // result goes to `abandon`; `with_diagnostics` carries the operation and the path.
-#include "fake_core.hpp"
-
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <catch2/catch.hpp>
-
 #include <memory>
 #include <optional>
-
 #include <zkr/framework/detail/async.hpp>
+
+#include "fake_core.hpp"
 
 using namespace zkr;
 using detail::Cancellation;
@@ -39,8 +37,9 @@ TEST_CASE("async_run: a refused operation completes its handler posted, and neve
   auto core = std::make_shared<fake::FakeCore>();
   auto parked = std::make_shared<Parked>();
   std::optional<error_code> got;
-  detail::async_run<int>(core, {"get_data", "/p", Cancellation::read, errc::not_acquired},
-                         [&](error_code ec, int) { got = ec; }, park(parked));
+  detail::async_run<int>(
+      core, {"get_data", "/p", Cancellation::read, errc::not_acquired}, [&](error_code ec, int) { got = ec; },
+      park(parked));
   CHECK_FALSE(got);  // not inline
   REQUIRE(core->run_until([&] { return got.has_value(); }));
   CHECK(*got == errc::not_acquired);
@@ -55,19 +54,19 @@ TEST_CASE("async_run: each cancellation kind honours its types", "[unit][async][
     asio::cancellation_type ignored;
     asio::cancellation_type honoured;
   };
-  for (auto c : {Case{Cancellation::read, asio::cancellation_type::none, asio::cancellation_type::total},
-                 Case{Cancellation::write, asio::cancellation_type::partial, asio::cancellation_type::terminal},
-                 Case{Cancellation::write, asio::cancellation_type::total, asio::cancellation_type::terminal},
-                 Case{Cancellation::cleanup, asio::cancellation_type::total, asio::cancellation_type::partial}}) {
+  for (auto c :
+       {Case{Cancellation::read, asio::cancellation_type::none, asio::cancellation_type::total},
+        Case{Cancellation::write, asio::cancellation_type::partial, asio::cancellation_type::terminal},
+        Case{Cancellation::write, asio::cancellation_type::total, asio::cancellation_type::terminal},
+        Case{Cancellation::cleanup, asio::cancellation_type::total, asio::cancellation_type::partial}}) {
     CAPTURE(static_cast<int>(c.kind), static_cast<int>(c.ignored), static_cast<int>(c.honoured));
     auto parked = std::make_shared<Parked>();
     asio::cancellation_signal sig;
     std::optional<std::pair<error_code, int>> got;
     std::optional<int> abandoned;
     detail::async_run<int>(
-        core, {"op", "/p", c.kind}, asio::bind_cancellation_slot(sig.slot(), [&](error_code ec, int v) {
-          got.emplace(ec, v);
-        }),
+        core, {"op", "/p", c.kind},
+        asio::bind_cancellation_slot(sig.slot(), [&](error_code ec, int v) { got.emplace(ec, v); }),
         park(parked), [&](error_code, int v) { abandoned = v; });
     REQUIRE(core->run_until([&] { return parked->started; }));
     REQUIRE(parked->stop);
@@ -103,7 +102,8 @@ TEST_CASE("async_run: with_diagnostics gives zkr::Error with the operation and t
   auto parked = std::make_shared<Parked>();
   std::exception_ptr failure;
   std::optional<int> value;
-  detail::async_run<int>(core, {"get_data", "/p", Cancellation::read}, with_diagnostics([&](std::exception_ptr e, int v) {
+  detail::async_run<int>(core, {"get_data", "/p", Cancellation::read},
+                         with_diagnostics([&](std::exception_ptr e, int v) {
                            failure = e;
                            value = v;
                          }),
@@ -122,17 +122,19 @@ TEST_CASE("async_run: with_diagnostics gives zkr::Error with the operation and t
   core->shutdown();
 }
 
-TEST_CASE("async_run: with_diagnostics keeps the inner handler's cancellation slot", "[unit][async][cancel]") {
+TEST_CASE("async_run: with_diagnostics keeps the inner handler's cancellation slot",
+          "[unit][async][cancel]") {
   auto core = std::make_shared<fake::FakeCore>();
   auto parked = std::make_shared<Parked>();
   asio::cancellation_signal sig;
   std::exception_ptr failure;
   bool done = false;
   detail::async_run<int>(core, {"acquire", "/lock", Cancellation::cleanup},
-                         with_diagnostics(asio::bind_cancellation_slot(sig.slot(), [&](std::exception_ptr e, int) {
-                           failure = e;
-                           done = true;
-                         })),
+                         with_diagnostics(asio::bind_cancellation_slot(sig.slot(),
+                                                                       [&](std::exception_ptr e, int) {
+                                                                         failure = e;
+                                                                         done = true;
+                                                                       })),
                          park(parked));
   REQUIRE(core->run_until([&] { return parked->started; }));
   sig.emit(asio::cancellation_type::terminal);

@@ -1,6 +1,8 @@
-// Unit tests of the C client's log routing (framework/src/c_client_log.hpp): each line reaches the logger of the
-// thread that wrote it, or the newest open client's from the C client's own threads, at the level the line
-// carries.
+// Unit tests of the C client's log routing (framework/src/c_client_log.hpp): each line reaches the logger of
+// the thread that wrote it, or the newest open client's from the C client's own threads, at the level the
+// line carries.
+
+#include "c_client_log.hpp"
 
 #include <spdlog/sinks/ostream_sink.h>
 
@@ -9,8 +11,6 @@
 #include <sstream>
 #include <string>
 #include <thread>
-
-#include "c_client_log.hpp"
 
 namespace {
 

@@ -234,8 +234,8 @@ class FakeClient {
     auto out = std::make_shared<Outcome<zkr::Stat>>();
     io([this, out, path = std::move(path), acl = std::move(acl), version, ro]() mutable {
       core_->set_acl(
-          std::move(path), std::move(acl), version, [out](zkr::error_code ec, zkr::Stat s) { out->set(ec, s); },
-          ro);
+          std::move(path), std::move(acl), version,
+          [out](zkr::error_code ec, zkr::Stat s) { out->set(ec, s); }, ro);
     });
     return out;
   }

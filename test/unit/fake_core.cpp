@@ -2,16 +2,14 @@
 
 #include "fake_core.hpp"
 
-#include <boost/asio/post.hpp>
-
 #include <spdlog/logger.h>
 #include <spdlog/sinks/null_sink.h>
 
 #include <algorithm>
+#include <boost/asio/post.hpp>
 #include <cstdio>
 #include <stdexcept>
 #include <thread>
-
 #include <zkr/framework/paths.hpp>
 
 namespace fake {
@@ -430,14 +428,21 @@ error_code FakeCore::do_multi(const std::vector<zkr::Op>& ops, std::vector<zkr::
     auto& r = results[at];
     switch (op.kind) {
       case zkr::Op::Kind::create:
-        r.ec = do_create(op.path, op.mode, op.data, false, false, zkr::is_ephemeral(op.mode) ? session_ : 0, r.path);
+        r.ec = do_create(op.path, op.mode, op.data, false, false, zkr::is_ephemeral(op.mode) ? session_ : 0,
+                         r.path);
         break;
-      case zkr::Op::Kind::remove: r.ec = do_remove(op.path, op.version); break;
-      case zkr::Op::Kind::set_data: r.ec = do_set(op.path, op.data, op.version, &r.stat); break;
+      case zkr::Op::Kind::remove:
+        r.ec = do_remove(op.path, op.version);
+        break;
+      case zkr::Op::Kind::set_data:
+        r.ec = do_set(op.path, op.data, op.version, &r.stat);
+        break;
       case zkr::Op::Kind::check: {
         auto it = nodes_.find(op.path);
-        if (it == nodes_.end()) r.ec = zk_errc::no_node;
-        else if (op.version != -1 && op.version != it->second.stat.version) r.ec = zk_errc::bad_version;
+        if (it == nodes_.end())
+          r.ec = zk_errc::no_node;
+        else if (op.version != -1 && op.version != it->second.stat.version)
+          r.ec = zk_errc::bad_version;
         break;
       }
     }
@@ -449,8 +454,11 @@ error_code FakeCore::do_multi(const std::vector<zkr::Op>& ops, std::vector<zkr::
   if (failed) {
     nodes_ = std::move(saved);
     for (std::size_t i = 0; i < results.size(); ++i)
-      results[i] = zkr::OpResult{i < at ? error_code{} : i == at ? failed : error_code(zk_errc::runtime_inconsistency),
-                                 {}, {}};
+      results[i] = zkr::OpResult{i < at    ? error_code{}
+                                 : i == at ? failed
+                                           : error_code(zk_errc::runtime_inconsistency),
+                                 {},
+                                 {}};
     return failed;
   }
   zxid_ = zxid;
@@ -490,21 +498,23 @@ void FakeCore::fire_persistent(const std::string& path, zkr::EventType type) {
   }
 }
 
-detail::WatchId FakeCore::add_persistent_watch(std::string path, zkr::AddWatchMode mode, detail::WatchCallback watch,
-                                               detail::VoidCallback cb, detail::RequestOptions) {
+detail::WatchId FakeCore::add_persistent_watch(std::string path, zkr::AddWatchMode mode,
+                                               detail::WatchCallback watch, detail::VoidCallback cb,
+                                               detail::RequestOptions) {
   if (!persistent_enabled_) {
     enqueue([cb = std::move(cb)]() mutable { cb(errc::unsupported_by_transport); });
     return 0;
   }
   auto seq = log_request(Op::add_watch, path);
   const auto id = new_watch_id();
-  enqueue([this, seq, id, path = std::move(path), mode, watch = std::move(watch), cb = std::move(cb)]() mutable {
-    auto v = judge(Op::add_watch, path);
-    if (v.apply && !v.ec && !removed_before_armed_.erase(id))
-      persistent_.emplace(id, PersistentWatch{path, mode == zkr::AddWatchMode::persistent_recursive,
-                                              std::make_shared<detail::WatchCallback>(std::move(watch))});
-    complete(v, seq, v.ec, [cb = std::move(cb), ec = v.ec]() mutable { cb(ec); });
-  });
+  enqueue(
+      [this, seq, id, path = std::move(path), mode, watch = std::move(watch), cb = std::move(cb)]() mutable {
+        auto v = judge(Op::add_watch, path);
+        if (v.apply && !v.ec && !removed_before_armed_.erase(id))
+          persistent_.emplace(id, PersistentWatch{path, mode == zkr::AddWatchMode::persistent_recursive,
+                                                  std::make_shared<detail::WatchCallback>(std::move(watch))});
+        complete(v, seq, v.ec, [cb = std::move(cb), ec = v.ec]() mutable { cb(ec); });
+      });
   return id;
 }
 
@@ -614,7 +624,8 @@ void FakeCore::background_find_and_delete(std::string parent, std::string protec
 // ---------------------------------------------------------------------------------------------------------
 // Requests
 
-void FakeCore::create(std::string path, zkr::CreateOptions o, detail::CreateCallback cb, detail::RequestOptions) {
+void FakeCore::create(std::string path, zkr::CreateOptions o, detail::CreateCallback cb,
+                      detail::RequestOptions) {
   auto seq = log_request(Op::create, path);
   enqueue([this, seq, path = std::move(path), o = std::move(o), cb = std::move(cb)]() mutable {
     auto v = judge(Op::create, path);
@@ -772,7 +783,9 @@ void FakeCore::multi(std::vector<zkr::Op> ops, detail::MultiCallback cb, detail:
     if (v.apply && v.twice) (void)do_multi(ops, results);  // the first try, its reply lost
     if (v.apply) ec = do_multi(ops, results);
     if (v.ec) ec = v.ec, results.clear();
-    complete(v, seq, ec, [cb = std::move(cb), ec, results = std::move(results)]() mutable { cb(ec, std::move(results)); });
+    complete(v, seq, ec, [cb = std::move(cb), ec, results = std::move(results)]() mutable {
+      cb(ec, std::move(results));
+    });
   });
 }
 

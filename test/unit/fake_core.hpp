@@ -12,20 +12,20 @@
 ///  - every request is logged when issued and applied later, in issue order, in a posted step (like a server
 ///    applying a session's requests in order); its callback runs in that step, never inline from the call;
 ///  - a znode tree with persistent / ephemeral / sequential / container nodes; the sequence number is the
-///    parent's count of child creates (`%010d`), while its cversion counts creates and deletes (as the server); czxid/mzxid come from one global zxid counter; an ephemeral node's owner
-///    is the session id; containers are never reaped;
+///    parent's count of child creates (`%010d`), while its cversion counts creates and deletes (as the
+///    server); czxid/mzxid come from one global zxid counter; an ephemeral node's owner is the session id;
+///    containers are never reaped;
 ///  - one-shot watches (data, exists, children) fired in posted steps; `remove_watch` guarantees the callback
 ///    does not run, even if the event is already queued;
 ///  - a transaction (`multi`) is applied in one step, all or nothing, with one zxid for all its operations;
-///    its watches fire only when it commits; a failed one reports, as the server does, the failing operation's
-///    error, `ok` for the operations before it and `runtime_inconsistency` for those after;
+///    its watches fire only when it commits; a failed one reports, as the server does, the failing
+///    operation's error, `ok` for the operations before it and `runtime_inconsistency` for those after;
 ///  - "other clients" are direct tree edits by the test (`put`, `erase`), which fire watches like any change;
 ///  - the fake never retries: an injected error reaches the caller as is. It does model the two background
 ///    clean-ups the real core promises (a guaranteed delete after a retryable failure; the deletion of a
 ///    protected node left by a failed create), as background requests in the log.
 
 #include <boost/asio/io_context.hpp>
-
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -36,14 +36,23 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
 #include <zkr/framework/detail/core.hpp>
 
 namespace fake {
 
 /// The request kinds of `zkr::detail::Core` (`make_dirs`: one logged request for the whole batch).
 enum class Op {
-  create, remove, exists, get_data, get_children, set_data, multi, sync, get_acl, set_acl, make_dirs,
+  create,
+  remove,
+  exists,
+  get_data,
+  get_children,
+  set_data,
+  multi,
+  sync,
+  get_acl,
+  set_acl,
+  make_dirs,
   add_watch,  ///< add_persistent_watch
 };
 std::string_view to_string(Op op) noexcept;
@@ -87,8 +96,8 @@ class FakeCore final : public zkr::detail::Core {
   void fail_nth(Op op, int n, zkr::error_code ec, std::string path_filter = {});
   /// Applies the next such request, then reports `ec` (e.g. a create whose reply was lost).
   void fail_next_applied(Op op, zkr::error_code ec, std::string path_filter = {});
-  /// Applies the next `multi` (whose path contains `path_filter`) twice and replies with the second result: the
-  /// real core retrying a transaction whose first try committed but whose reply was lost.
+  /// Applies the next `multi` (whose path contains `path_filter`) twice and replies with the second result:
+  /// the real core retrying a transaction whose first try committed but whose reply was lost.
   void apply_next_multi_twice(std::string path_filter = {});
   /// Runs `fn` in the step that applies the next such request, just before it is applied (a concurrent
   /// change, a session event or a cancellation that lands while the request is in flight).
@@ -193,11 +202,13 @@ class FakeCore final : public zkr::detail::Core {
                                     zkr::detail::RequestOptions ro = {}) override;
   void set_data(std::string path, std::string data, int version, zkr::detail::StatCallback cb,
                 zkr::detail::RequestOptions ro = {}) override;
-  void multi(std::vector<zkr::Op> ops, zkr::detail::MultiCallback cb, zkr::detail::RequestOptions ro = {}) override;
+  void multi(std::vector<zkr::Op> ops, zkr::detail::MultiCallback cb,
+             zkr::detail::RequestOptions ro = {}) override;
   void sync(std::string path, zkr::detail::VoidCallback cb, zkr::detail::RequestOptions ro = {}) override;
   /// A node's ACL: what `set_acl` last set, else OPEN_ACL_UNSAFE (the fake's creates record no ACL).
   void get_acl(std::string path, zkr::detail::AclCallback cb, zkr::detail::RequestOptions ro = {}) override;
-  /// As the server: no_node, bad_version (against `aversion`), invalid_acl for an empty list; bumps `aversion`.
+  /// As the server: no_node, bad_version (against `aversion`), invalid_acl for an empty list; bumps
+  /// `aversion`.
   void set_acl(std::string path, zkr::AclList acl, int version, zkr::detail::StatCallback cb,
                zkr::detail::RequestOptions ro = {}) override;
   /// Persistent watches (off by default, as the C client's transport): `enable_persistent_watches(true)`
@@ -206,8 +217,9 @@ class FakeCore final : public zkr::detail::Core {
   void enable_persistent_watches(bool on) noexcept { persistent_enabled_ = on; }
   bool supports_persistent_watches() const noexcept override { return persistent_enabled_; }
   /// One logged `add_watch` request, applied in a posted step (faults as any request).
-  zkr::detail::WatchId add_persistent_watch(std::string path, zkr::AddWatchMode mode, zkr::detail::WatchCallback watch,
-                                            zkr::detail::VoidCallback cb, zkr::detail::RequestOptions ro = {}) override;
+  zkr::detail::WatchId add_persistent_watch(std::string path, zkr::AddWatchMode mode,
+                                            zkr::detail::WatchCallback watch, zkr::detail::VoidCallback cb,
+                                            zkr::detail::RequestOptions ro = {}) override;
   /// Persistent watches registered now.
   std::size_t persistent_watch_count() const noexcept { return persistent_.size(); }
   void remove_watch(zkr::detail::WatchId id) override;
@@ -324,8 +336,8 @@ void fail(FakeCore& core, const FaultStep& step, zkr::error_code ec);
 /// "get_children /a (#2)", for diagnostics.
 std::string to_string(const FaultStep& step);
 
-/// Releases `lease` (a `Lease` or a `MultiLease`) through its async twin and runs `core` until that completes;
-/// nullopt when it did not complete within the run's limit.
+/// Releases `lease` (a `Lease` or a `MultiLease`) through its async twin and runs `core` until that
+/// completes; nullopt when it did not complete within the run's limit.
 template <class L>
 std::optional<zkr::error_code> run_release(FakeCore& core, L& lease) {
   bool done = false;

@@ -2,7 +2,6 @@
 
 #include "fake_session.hpp"
 
-
 #include <boost/asio/post.hpp>
 #include <type_traits>
 #include <utility>
@@ -14,10 +13,9 @@ namespace asio = boost::asio;
 namespace detail = zkr::detail;
 
 std::string_view Call::kind() const noexcept {
-  static constexpr std::string_view names[] = {"create",   "delete",       "exists",
-                                               "get_data", "get_children", "set_data",
-                                               "multi",    "sync",         "remove_watches",
-                                               "get_acl",  "set_acl"};
+  static constexpr std::string_view names[] = {"create",         "delete",   "exists", "get_data",
+                                               "get_children",   "set_data", "multi",  "sync",
+                                               "remove_watches", "get_acl",  "set_acl"};
   return names[request.index()];
 }
 

@@ -55,8 +55,8 @@ struct Call {
   bool is() const noexcept {
     return as<T>() != nullptr;
   }
-  /// "create", "delete", "exists", "get_data", "get_children", "set_data", "multi", "sync", "remove_watches", "get_acl",
-  /// "set_acl".
+  /// "create", "delete", "exists", "get_data", "get_children", "set_data", "multi", "sync", "remove_watches",
+  /// "get_acl", "set_acl".
   std::string_view kind() const noexcept;
   /// The request's path (a multi's: its first operation's).
   std::string path() const;

@@ -1,6 +1,6 @@
-// Unit tests (no server) of get_acl and set_acl (operations.cpp), over a fake session: the requests they send,
-// what their replies become, and the retry loop with a connection loss injected at each request of a try.
-
+// Unit tests (no server) of get_acl and set_acl (operations.cpp), over a fake session: the requests they
+// send, what their replies become, and the retry loop with a connection loss injected at each request of a
+// try.
 
 #include <catch2/catch.hpp>
 #include <memory>
@@ -16,7 +16,8 @@ namespace zk = fake::zk;
 using zkr::errc;
 using zkr::zk_errc;
 
-const zkr::AclList digest_acl = {zkr::Acl{zkr::perms::read | zkr::perms::admin, zkr::Id{"digest", "u:hash="}}};
+const zkr::AclList digest_acl = {
+    zkr::Acl{zkr::perms::read | zkr::perms::admin, zkr::Id{"digest", "u:hash="}}};
 
 zk::Reply with_acl(zkr::AclList acl, zkr::Stat stat) {
   auto r = fake::with_stat(stat);
@@ -39,7 +40,8 @@ TEST_CASE("framework get_acl: one request, the reply's ACL and Stat, after a con
   FakeClient c;
   c.connect();
   auto out = c.get_acl("/a");
-  for (int i = 1; i < succeed_at; ++i) REQUIRE(c.session().reply(c.expect<zk::GetAcl>("/a"), zk_errc::connection_loss));
+  for (int i = 1; i < succeed_at; ++i)
+    REQUIRE(c.session().reply(c.expect<zk::GetAcl>("/a"), zk_errc::connection_loss));
   REQUIRE(c.session().reply(c.expect<zk::GetAcl>("/a"), with_acl(digest_acl, stat_with_aversion(3))));
   REQUIRE(out->wait());
   CHECK_FALSE(out->ec());
@@ -66,7 +68,8 @@ TEST_CASE("framework get_acl: no node and no auth end it at once, the retry poli
   }
   SECTION("every try lost") {
     auto out = c.get_acl("/a");
-    for (int i = 0; i < 4; ++i) REQUIRE(c.session().reply(c.expect<zk::GetAcl>("/a"), zk_errc::connection_loss));
+    for (int i = 0; i < 4; ++i)
+      REQUIRE(c.session().reply(c.expect<zk::GetAcl>("/a"), zk_errc::connection_loss));
     REQUIRE(out->wait());
     CHECK(out->ec() == zk_errc::connection_loss);
     c.sync_io();
@@ -74,7 +77,8 @@ TEST_CASE("framework get_acl: no node and no auth end it at once, the retry poli
   }
 }
 
-TEST_CASE("framework get_acl and set_acl: a bad path is refused before anything is sent", "[framework][acl]") {
+TEST_CASE("framework get_acl and set_acl: a bad path is refused before anything is sent",
+          "[framework][acl]") {
   FakeClient c;
   c.connect();
   auto g = c.get_acl("no-slash");
@@ -144,7 +148,8 @@ TEST_CASE("framework set_acl: a connection loss at each request of a try", "[fra
   auto set = c.expect<zk::SetAcl>("/a");
   auto read = c.expect<zk::Exists>("/a");
   REQUIRE(c.session().reply(set, lost_at == 1 ? zk_errc::ok : zk_errc::connection_loss));
-  REQUIRE(c.session().reply(read, lost_at == 0 ? fake::with_stat(stat_with_aversion(4)) : fake::rc(zk_errc::connection_loss)));
+  REQUIRE(c.session().reply(
+      read, lost_at == 0 ? fake::with_stat(stat_with_aversion(4)) : fake::rc(zk_errc::connection_loss)));
   if (lost_at == 1) {
     // The set applied: it is not sent again (with a version, it would now fail); only the Stat is read again.
     REQUIRE(c.session().reply(c.expect<zk::Exists>("/a"), fake::with_stat(stat_with_aversion(5))));
@@ -161,7 +166,8 @@ TEST_CASE("framework set_acl: a connection loss at each request of a try", "[fra
   CHECK(c.session().sent() == (lost_at == 1 ? 3u : 4u));
 }
 
-TEST_CASE("framework set_acl: the retry policy's limit ends it, with the last try's error", "[framework][acl]") {
+TEST_CASE("framework set_acl: the retry policy's limit ends it, with the last try's error",
+          "[framework][acl]") {
   FakeClient c;  // RetryNTimes(3)
   c.connect();
   auto out = c.set_acl("/a", digest_acl, -1);

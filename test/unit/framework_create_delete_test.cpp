@@ -3,7 +3,6 @@
 // keeps no tree: "the create reached the server" is a create answered with connection loss whose node the
 // test then shows in the parent's listing.
 
-
 #include <catch2/catch.hpp>
 #include <future>
 #include <memory>
@@ -183,15 +182,18 @@ TEST_CASE("framework protected create: failed for good after an unknown outcome,
 
 TEST_CASE("framework guaranteed delete: a retryable failure is kept and retried in the background until done",
           "[framework][guaranteed]") {
-  // zk_errc::closing: the handle was closed under the request (a session replaced), which the loop counts as expiry.
-  const zk_errc code = GENERATE(zk_errc::connection_loss, zk_errc::operation_timeout, zk_errc::session_moved, zk_errc::session_expired, zk_errc::closing);
+  // zk_errc::closing: the handle was closed under the request (a session replaced), which the loop counts as
+  // expiry.
+  const zk_errc code = GENERATE(zk_errc::connection_loss, zk_errc::operation_timeout, zk_errc::session_moved,
+                                zk_errc::session_expired, zk_errc::closing);
   FakeClient c(with_retries(1));
   c.connect();
   auto out = c.remove("/a", true);
   REQUIRE(c.session().reply(c.expect<zk::Delete>("/a"), code));
   REQUIRE(c.session().reply(c.expect<zk::Delete>("/a"), code));  // the policy's one retry
   REQUIRE(out->wait());
-  CHECK(out->ec() == (code == zk_errc::closing ? zkr::error_code(zk_errc::session_expired) : zkr::error_code(code)));
+  CHECK(out->ec() ==
+        (code == zk_errc::closing ? zkr::error_code(zk_errc::session_expired) : zkr::error_code(code)));
   // The caller has its error; the delete goes on in the background, each failure followed by a pause.
   CHECK(c.core().pending_deletes() == 1);
   auto bg1 = c.expect<zk::Delete>("/a");

@@ -3,7 +3,6 @@
 // fake session: one round of exists for every directory and ancestor, then one round of creates per depth,
 // with a fault at each request in turn, a racing creator and a stop between the rounds.
 
-
 #include <catch2/catch.hpp>
 #include <map>
 #include <memory>
@@ -125,7 +124,8 @@ TEST_CASE("framework make_dirs: a stop during a round sends no further round", "
   auto out = c.make_dirs(paths, {.stop = stop});
   auto exists = round(c, probed.size());
   c.stop(stop);
-  for (const auto& e : exists) REQUIRE(c.session().reply(e, e.path() == "/a" ? zk_errc::ok : zk_errc::no_node));
+  for (const auto& e : exists)
+    REQUIRE(c.session().reply(e, e.path() == "/a" ? zk_errc::ok : zk_errc::no_node));
   REQUIRE(out->wait());
   CHECK(out->ec() == boost::asio::error::operation_aborted);
   c.sync_io();
@@ -159,7 +159,8 @@ TEST_CASE("framework make_dirs: in a namespace, under its root", "[framework][mk
   CHECK(exists[0].path() == "/ns");
   CHECK(exists[1].path() == "/ns/m");
   CHECK(exists[2].path() == "/ns/m/a");
-  for (const auto& e : exists) REQUIRE(c.session().reply(e, e.path() == "/ns" ? zk_errc::ok : zk_errc::no_node));
+  for (const auto& e : exists)
+    REQUIRE(c.session().reply(e, e.path() == "/ns" ? zk_errc::ok : zk_errc::no_node));
   REQUIRE(c.session().reply(c.expect<zk::Create>("/ns/m"), zk_errc::ok));
   REQUIRE(c.session().reply(c.expect<zk::Create>("/ns/m/a"), zk_errc::ok));
   REQUIRE(out->wait());

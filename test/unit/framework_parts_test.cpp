@@ -10,7 +10,6 @@
 #include <chrono>
 #include <future>
 #include <thread>
-
 #include <zkr/framework/curator_framework.hpp>
 
 #include "background_deletes.hpp"
@@ -47,7 +46,8 @@ class Connection final : public zkr::detail::ConnectionWaits {
  public:
   explicit Connection(boost::asio::io_context& ioc) : ioc_(ioc) {}
   bool connected() const noexcept override { return up; }
-  std::uint64_t when_connected(std::chrono::milliseconds, zkr::detail::unique_function<void(bool)> k) override {
+  std::uint64_t when_connected(std::chrono::milliseconds,
+                               zkr::detail::unique_function<void(bool)> k) override {
     boost::asio::post(ioc_, [k = std::move(k), ok = up]() mutable { k(ok); });
     return 0;
   }
@@ -123,7 +123,8 @@ TEST_CASE("lifecycle: each transition once, in its order", "[framework][parts]")
   CHECK_FALSE(life.start());
 }
 
-TEST_CASE("lifecycle: a close before the start leaves nothing to finish, and the start fails", "[framework][parts]") {
+TEST_CASE("lifecycle: a close before the start leaves nothing to finish, and the start fails",
+          "[framework][parts]") {
   Lifecycle life;
   REQUIRE(life.close_if_idle());
   CHECK(life.closed());
@@ -179,7 +180,8 @@ TEST_CASE("background deletes: a sweep lists the parent again after a loss and d
   Bench b;
   b.on_io([&] { b.deletes.sweep("/p", "_c_id-"); });
   REQUIRE(b.session.reply(b.expect("get_children", "/p"), zk_errc::connection_loss));
-  REQUIRE(b.session.reply(b.expect("get_children", "/p"), fake::with_children({"_c_id-n1", "other", "_c_id-n2"})));
+  REQUIRE(b.session.reply(b.expect("get_children", "/p"),
+                          fake::with_children({"_c_id-n1", "other", "_c_id-n2"})));
   auto d1 = b.expect("delete", "/p/_c_id-n1");
   auto d2 = b.expect("delete", "/p/_c_id-n2");
   REQUIRE(b.session.reply(d1, zk_errc::ok));

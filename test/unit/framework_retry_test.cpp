@@ -2,7 +2,6 @@
 // first use (namespace_acl.cpp), over a fake session: every request of an operation is answered by the test,
 // with a connection loss injected at each one in turn.
 
-
 #include <catch2/catch.hpp>
 #include <functional>
 #include <memory>
@@ -122,7 +121,8 @@ TEST_CASE("framework retry loop: each policy's sleeps separate the tries, and it
     auto& c = r.client;
     c.connect();
     auto out = c.get_data("/a");
-    for (int i = 0; i < 6; ++i) REQUIRE(c.session().reply(c.expect<zk::GetData>("/a"), zk_errc::connection_loss));
+    for (int i = 0; i < 6; ++i)
+      REQUIRE(c.session().reply(c.expect<zk::GetData>("/a"), zk_errc::connection_loss));
     REQUIRE(c.session().reply(c.expect<zk::GetData>("/a"), fake::with_data("v")));
     REQUIRE(out->wait());
     CHECK_FALSE(out->ec());

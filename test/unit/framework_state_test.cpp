@@ -3,7 +3,6 @@
 // simulated expiry while suspended, the session replaced after a loss, and the requests in flight at each
 // change.
 
-
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <memory>
@@ -73,7 +72,8 @@ TEST_CASE(
         "/w", [watched](const zkr::WatchedEvent& e) { watched->set({}, e.type); },
         [](zkr::error_code, zkr::Stat) {}, {});
   });
-  REQUIRE(c.session().reply(c.expect<zk::Exists>("/w"), zk_errc::no_node));  // an exists watch stays on no-node
+  REQUIRE(
+      c.session().reply(c.expect<zk::Exists>("/w"), zk_errc::no_node));  // an exists watch stays on no-node
 
   c.session().set_state(SessionState::expired);
   CHECK(c.states().wait_for(2) == States{connected, lost});

@@ -1,17 +1,15 @@
 // Unit tests for drivers/lock_driver: Curator's StandardLockInternalsDriver, exhaustively.
 
-#include <zkr/drivers/lock_driver.hpp>
-#include <zkr/drivers/read_write_lock_driver.hpp>
-
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <limits>
 #include <numeric>
 #include <random>
 #include <string>
 #include <vector>
+#include <zkr/drivers/lock_driver.hpp>
+#include <zkr/drivers/read_write_lock_driver.hpp>
 
 namespace {
 
@@ -76,10 +74,13 @@ TEST_CASE("sort_children orders by sequence, whatever the protection prefix", "[
 
 TEST_CASE("sort_children is stable on equal keys", "[driver]") {
   const std::vector<std::string> ab = {"b-lock-0000000001", "a-lock-0000000001", "c-lock-0000000000"};
-  CHECK(sorted(ab) == std::vector<std::string>{"c-lock-0000000000", "b-lock-0000000001", "a-lock-0000000001"});
+  CHECK(sorted(ab) ==
+        std::vector<std::string>{"c-lock-0000000000", "b-lock-0000000001", "a-lock-0000000001"});
   const std::vector<std::string> ba = {"a-lock-0000000001", "b-lock-0000000001", "c-lock-0000000000"};
-  CHECK(sorted(ba) == std::vector<std::string>{"c-lock-0000000000", "a-lock-0000000001", "b-lock-0000000001"});
-  // Large inputs too (std::sort is only accidentally stable below 16 elements): 200 children, 5 distinct keys.
+  CHECK(sorted(ba) ==
+        std::vector<std::string>{"c-lock-0000000000", "a-lock-0000000001", "b-lock-0000000001"});
+  // Large inputs too (std::sort is only accidentally stable below 16 elements): 200 children, 5 distinct
+  // keys.
   std::vector<std::string> many;
   std::mt19937 rng(99);
   for (int i = 0; i < 200; ++i) {
@@ -115,8 +116,8 @@ TEST_CASE("foreign children sort by their full name (CURATOR-43)", "[driver]") {
 TEST_CASE("sequence wrap: Curator's string order puts the wrapped nodes first, newest first", "[driver]") {
   // After 2147483647 the parent's cversion wraps to -2147483648 ("%010d"). Curator compares strings, so the
   // wrapped nodes sort ahead of every older one, and among negative numbers string order is reverse numeric
-  // order ("-2147483647" < "-2147483648"). The newest node then "holds" the lock next to the real holder. This
-  // is a ZooKeeper limitation Curator shares; we document it rather than diverge on the wire.
+  // order ("-2147483647" < "-2147483648"). The newest node then "holds" the lock next to the real holder.
+  // This is a ZooKeeper limitation Curator shares; we document it rather than diverge on the wire.
   const std::string old_holder = node(0, 2147483647LL);
   const std::string first_wrapped = node(1, -2147483648LL);
   const std::string second_wrapped = node(2, -2147483647LL);
@@ -267,8 +268,9 @@ TEST_CASE("sort_children orders exactly as a stable sort by sort_key (random nam
   // The sort packs the first 16 bytes of each key into integers; any key shape must still give the plain
   // byte order, ties in input order: short and long keys, equal 16-byte prefixes, bytes above 0x7f (UTF-8).
   std::mt19937 rng(20261122);
-  const std::vector<std::string> pieces = {"0", "00000000", "0000000012", "9", "lock-", "a", "\xc3\xa9",
-                                           "\xe2\x82\xac", "0000000000000000", "z", "-", "_c_"};
+  const std::vector<std::string> pieces = {
+      "0",        "00000000",     "0000000012",       "9", "lock-", "a",
+      "\xc3\xa9", "\xe2\x82\xac", "0000000000000000", "z", "-",     "_c_"};
   const auto& d = zkr::standard_lock_driver();
   for (int round = 0; round < 300; ++round) {
     std::vector<std::string> names;

@@ -1,8 +1,8 @@
-// Unit tests (no server) of the path-based multi-lock's acquire (`MultiAcquire`, docs/multi-lock.md) and of its
-// release, over FakeCore: a fault, a session event or a cancellation injected at each step of the batched path
-// (one transaction queues us everywhere, listings pipelined behind it, later queue places given back before a
-// wait). As in the engine's tests, cleanup is checked inside the completion: a cancelled, timed-out or failed
-// acquire must have deleted every node of its own before it completes.
+// Unit tests (no server) of the path-based multi-lock's acquire (`MultiAcquire`, docs/multi-lock.md) and of
+// its release, over FakeCore: a fault, a session event or a cancellation injected at each step of the batched
+// path (one transaction queues us everywhere, listings pipelined behind it, later queue places given back
+// before a wait). As in the engine's tests, cleanup is checked inside the completion: a cancelled, timed-out
+// or failed acquire must have deleted every node of its own before it completes.
 
 #include <algorithm>
 #include <boost/asio/error.hpp>
@@ -52,14 +52,16 @@ struct Fixture {
     core->clear_log();
   }
 
-  std::shared_ptr<Outcome> start(std::optional<Clock::time_point> deadline = std::nullopt, CancelPtr cancel = nullptr) {
+  std::shared_ptr<Outcome> start(std::optional<Clock::time_point> deadline = std::nullopt,
+                                 CancelPtr cancel = nullptr) {
     auto out = std::make_shared<Outcome>();
     boost::asio::post(core->context(), [this, out, deadline, cancel]() mutable {
       zkr::detail::multi_acquire(shared, deadline, cancel, [c = core, out](error_code ec, MultiLease l) {
         ++out->calls;
         out->ec = ec;
         out->lease = std::move(l);
-        for (const auto& d : dirs) out->seen.push_back(c->has(d) ? c->children(d) : std::vector<std::string>{});
+        for (const auto& d : dirs)
+          out->seen.push_back(c->has(d) ? c->children(d) : std::vector<std::string>{});
       });
     });
     return out;
@@ -265,12 +267,13 @@ TEST_CASE_METHOD(Fixture, "multi-lock engine: a transaction lost before the serv
   CHECK(core->count(Op::create) == dirs.size());  // the engine, lock by lock
 }
 
-TEST_CASE_METHOD(Fixture, "multi-lock engine: a transaction applied whose reply was lost leaves no node behind",
+TEST_CASE_METHOD(Fixture,
+                 "multi-lock engine: a transaction applied whose reply was lost leaves no node behind",
                  "[multi-engine][fault]") {
   make_dirs();
   core->fail_next_applied(Op::multi, zk_errc::connection_loss);
-  // The transaction's nodes sort ahead of the engine's: they are found by their protected prefixes and deleted,
-  // and that is what lets the engine's nodes through.
+  // The transaction's nodes sort ahead of the engine's: they are found by their protected prefixes and
+  // deleted, and that is what lets the engine's nodes through.
   auto out = acquire_granted();
   INFO(core->describe_log());
   CHECK(core->count(Op::multi) == 1);
@@ -278,7 +281,8 @@ TEST_CASE_METHOD(Fixture, "multi-lock engine: a transaction applied whose reply 
   CHECK(all_children() == dirs.size());
 }
 
-TEST_CASE_METHOD(Fixture, "multi-lock engine: a transaction committed twice by a retry leaves no orphan in any lock",
+TEST_CASE_METHOD(Fixture,
+                 "multi-lock engine: a transaction committed twice by a retry leaves no orphan in any lock",
                  "[multi-engine][fault]") {
   // The core retried the transaction after losing the reply of a try that committed: every lock holds two
   // nodes of ours with the same protected prefix. Lock b is taken, so the scan stops there; the first try's
@@ -299,8 +303,9 @@ TEST_CASE_METHOD(Fixture, "multi-lock engine: a transaction committed twice by a
   check_sole_holder(*core, out->lease);
 }
 
-TEST_CASE_METHOD(Fixture, "multi-lock engine: cancelled as a transaction committed twice returns -> both tries deleted",
-                 "[multi-engine][fault][cancel]") {
+TEST_CASE_METHOD(
+    Fixture, "multi-lock engine: cancelled as a transaction committed twice returns -> both tries deleted",
+    "[multi-engine][fault][cancel]") {
   make_dirs();
   auto cancel = std::make_shared<zkr::detail::CancelState>();
   core->apply_next_multi_twice();
@@ -312,10 +317,12 @@ TEST_CASE_METHOD(Fixture, "multi-lock engine: cancelled as a transaction committ
   for (const auto& seen : out->seen) CHECK(seen.empty());  // inside the completion: nothing of ours is left
 }
 
-TEST_CASE_METHOD(Fixture, "multi-lock engine: a failed listing is listed again, and failing twice is that error",
+TEST_CASE_METHOD(Fixture,
+                 "multi-lock engine: a failed listing is listed again, and failing twice is that error",
                  "[multi-engine][fault]") {
   make_dirs();
-  core->fail_nth(Op::get_children, 2, zk_errc::no_auth);  // one of the listings pipelined behind the transaction
+  core->fail_nth(Op::get_children, 2,
+                 zk_errc::no_auth);  // one of the listings pipelined behind the transaction
   SECTION("the listing after the transaction's reply succeeds") {
     auto out = acquire_granted();
     INFO(core->describe_log());
@@ -332,7 +339,8 @@ TEST_CASE_METHOD(Fixture, "multi-lock engine: a failed listing is listed again, 
   }
 }
 
-TEST_CASE_METHOD(Fixture, "multi-lock engine: the session expires after the transaction -> new nodes, none of the old",
+TEST_CASE_METHOD(Fixture,
+                 "multi-lock engine: the session expires after the transaction -> new nodes, none of the old",
                  "[multi-engine][session]") {
   make_dirs();
   const auto old_session = core->session_id();
@@ -340,11 +348,14 @@ TEST_CASE_METHOD(Fixture, "multi-lock engine: the session expires after the tran
   auto out = acquire_granted();
   INFO(core->describe_log());
   CHECK(core->session_id() != old_session);
-  for (const auto& l : out->lease.leases()) CHECK(core->stat(l.node_path())->ephemeral_owner == core->session_id());
+  for (const auto& l : out->lease.leases())
+    CHECK(core->stat(l.node_path())->ephemeral_owner == core->session_id());
 }
 
-TEST_CASE_METHOD(Fixture, "multi-lock engine: the session expires while waiting in b -> a is taken again, never two holders",
-                 "[multi-engine][session]") {
+TEST_CASE_METHOD(
+    Fixture,
+    "multi-lock engine: the session expires while waiting in b -> a is taken again, never two holders",
+    "[multi-engine][session]") {
   // We hold a and wait in b. The session expires: our node in a goes, another client takes a. The engine gets
   // b under the new session; the lease on a (of the old session) grants nothing, so the acquire must not
   // succeed with it: it gives b back and waits in a.
@@ -360,17 +371,19 @@ TEST_CASE_METHOD(Fixture, "multi-lock engine: the session expires while waiting 
   core->run_until([&] { return out->done() || core->watch_count(holder_a) == 1; });
   core->settle();
   INFO(core->describe_log());
-  REQUIRE_FALSE(out->done());  // a is someone else's
+  REQUIRE_FALSE(out->done());    // a is someone else's
   CHECK(ours(dirs[1]).empty());  // no node in a later lock while waiting for a
   CHECK(ours(dirs[2]).empty());
   core->erase(holder_a);
   REQUIRE(wait(*out));
   REQUIRE_FALSE(out->ec);
   check_sole_holder(*core, out->lease);
-  for (const auto& l : out->lease.leases()) CHECK(core->stat(l.node_path())->ephemeral_owner == core->session_id());
+  for (const auto& l : out->lease.leases())
+    CHECK(core->stat(l.node_path())->ephemeral_owner == core->session_id());
 }
 
-TEST_CASE_METHOD(Fixture, "multi-lock engine: releasing when the transaction fails -> one guaranteed delete each",
+TEST_CASE_METHOD(Fixture,
+                 "multi-lock engine: releasing when the transaction fails -> one guaranteed delete each",
                  "[multi-engine][fault]") {
   make_dirs();
   auto out = acquire_granted();
@@ -413,14 +426,15 @@ TEST_CASE_METHOD(Fixture, "multi-lock engine: cancellation at each step deletes 
   for (std::size_t i = 0; i < dirs.size(); ++i) {
     INFO("lock " << dirs[i]);
     CHECK(out->seen[i] == (i == 1 && !holder.empty() ? std::vector<std::string>{zkr::node_name(holder)}
-                                                      : std::vector<std::string>{}));
+                                                     : std::vector<std::string>{}));
   }
   CHECK(core->watch_count() == 0);
   core->run_for(20ms);
   CHECK(out->calls == 1);
 }
 
-TEST_CASE_METHOD(Fixture, "multi-lock engine: a timeout while a lock is taken -> empty lease, no error, nothing left",
+TEST_CASE_METHOD(Fixture,
+                 "multi-lock engine: a timeout while a lock is taken -> empty lease, no error, nothing left",
                  "[multi-engine][timeout]") {
   make_dirs();
   const auto holder = other(dirs[2]);

@@ -1,10 +1,7 @@
 // Unit tests for framework/paths: Curator's PathUtils.validatePath, ZKPaths and ProtectedUtils semantics.
 
-#include <zkr/framework/paths.hpp>
-
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -12,6 +9,7 @@
 #include <string_view>
 #include <thread>
 #include <vector>
+#include <zkr/framework/paths.hpp>
 
 namespace {
 
@@ -63,8 +61,8 @@ TEST_CASE("path_error: relative segments", "[paths]") {
   CHECK(err("/a/./b") == reason("relative paths not allowed @3"));
   CHECK(err("/a/../b") == reason("relative paths not allowed @4"));
   // Dots that are not a whole "." or ".." segment are fine.
-  for (const char* ok : {"/...", "/a.", "/.a", "/a..", "/..a", "/a/.../b", "/a.b", "/.a/b", "/a/..b", "/a/b..",
-                         "/.../...", "/.hidden", "/a/.b./c"}) {
+  for (const char* ok : {"/...", "/a.", "/.a", "/a..", "/..a", "/a/.../b", "/a.b", "/.a/b", "/a/..b",
+                         "/a/b..", "/.../...", "/.hidden", "/a/.b./c"}) {
     INFO(ok);
     CHECK(err(ok) == none());
   }
@@ -147,23 +145,23 @@ TEST_CASE("path_error: indices count UTF-16 code units, not bytes", "[paths]") {
 
 TEST_CASE("path_error: malformed UTF-8 is rejected with its byte offset", "[paths]") {
   using namespace std::string_view_literals;
-  CHECK(err("/\x80") == reason("malformed UTF-8 @1"));          // stray continuation byte
-  CHECK(err("/ab\xbf") == reason("malformed UTF-8 @3"));        // stray continuation byte
-  CHECK(err("/\xc3") == reason("malformed UTF-8 @1"));          // truncated 2-byte sequence
-  CHECK(err("/\xc3(") == reason("malformed UTF-8 @1"));         // bad continuation
-  CHECK(err("/a\xe2\x82") == reason("malformed UTF-8 @2"));     // truncated 3-byte sequence
-  CHECK(err("/\xe2\x82(") == reason("malformed UTF-8 @1"));     // bad continuation
-  CHECK(err("/\xf0\x9f\x98") == reason("malformed UTF-8 @1"));  // truncated 4-byte sequence
-  CHECK(err("/\xc0\xaf") == reason("malformed UTF-8 @1"));      // overlong '/'
-  CHECK(err("/\xc1\xbf") == reason("malformed UTF-8 @1"));      // overlong
-  CHECK(err("/\xe0\x80\xaf") == reason("malformed UTF-8 @1"));  // overlong '/'
-  CHECK(err("/\xe0\x9f\xbf") == reason("malformed UTF-8 @1"));  // overlong U+07FF
+  CHECK(err("/\x80") == reason("malformed UTF-8 @1"));              // stray continuation byte
+  CHECK(err("/ab\xbf") == reason("malformed UTF-8 @3"));            // stray continuation byte
+  CHECK(err("/\xc3") == reason("malformed UTF-8 @1"));              // truncated 2-byte sequence
+  CHECK(err("/\xc3(") == reason("malformed UTF-8 @1"));             // bad continuation
+  CHECK(err("/a\xe2\x82") == reason("malformed UTF-8 @2"));         // truncated 3-byte sequence
+  CHECK(err("/\xe2\x82(") == reason("malformed UTF-8 @1"));         // bad continuation
+  CHECK(err("/\xf0\x9f\x98") == reason("malformed UTF-8 @1"));      // truncated 4-byte sequence
+  CHECK(err("/\xc0\xaf") == reason("malformed UTF-8 @1"));          // overlong '/'
+  CHECK(err("/\xc1\xbf") == reason("malformed UTF-8 @1"));          // overlong
+  CHECK(err("/\xe0\x80\xaf") == reason("malformed UTF-8 @1"));      // overlong '/'
+  CHECK(err("/\xe0\x9f\xbf") == reason("malformed UTF-8 @1"));      // overlong U+07FF
   CHECK(err("/\xf0\x8f\xbf\xbf") == reason("malformed UTF-8 @1"));  // overlong U+FFFF
-  CHECK(err("/\xc0\x80") == reason("malformed UTF-8 @1"));           // modified-UTF-8 NUL
-  CHECK(err("/\xed\xa0\x80") == reason("malformed UTF-8 @1"));       // encoded surrogate U+D800
-  CHECK(err("/\xed\xbf\xbf") == reason("malformed UTF-8 @1"));       // encoded surrogate U+DFFF
-  CHECK(err("/\xf4\x90\x80\x80") == reason("malformed UTF-8 @1"));   // U+110000
-  CHECK(err("/\xf5\x80\x80\x80") == reason("malformed UTF-8 @1"));   // invalid lead byte
+  CHECK(err("/\xc0\x80") == reason("malformed UTF-8 @1"));          // modified-UTF-8 NUL
+  CHECK(err("/\xed\xa0\x80") == reason("malformed UTF-8 @1"));      // encoded surrogate U+D800
+  CHECK(err("/\xed\xbf\xbf") == reason("malformed UTF-8 @1"));      // encoded surrogate U+DFFF
+  CHECK(err("/\xf4\x90\x80\x80") == reason("malformed UTF-8 @1"));  // U+110000
+  CHECK(err("/\xf5\x80\x80\x80") == reason("malformed UTF-8 @1"));  // invalid lead byte
   CHECK(err("/\xfe") == reason("malformed UTF-8 @1"));
   CHECK(err("/\xff") == reason("malformed UTF-8 @1"));
   // The encoding is checked before the structural rules.
@@ -175,9 +173,10 @@ TEST_CASE("path_error: malformed UTF-8 is rejected with its byte offset", "[path
 }
 
 TEST_CASE("path_error: valid paths", "[paths]") {
-  for (const char* ok : {"/", "/a", "/a/b", "/a/b/c", "/zookeeper", "/zookeeper/quota", "/a b", "/a-b_c:d",
-                         "/locks/foo/_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e1-lock-0000000007", "/\x1f\x7f",
-                         "/\xe4\xb8\xad\xe6\x96\x87", "/lock-", "/a/lock-2147483647", "/a/lock--2147483648"}) {
+  for (const char* ok :
+       {"/", "/a", "/a/b", "/a/b/c", "/zookeeper", "/zookeeper/quota", "/a b", "/a-b_c:d",
+        "/locks/foo/_c_53345f98-9423-4e0c-a7b5-9f819e3ec2e1-lock-0000000007", "/\x1f\x7f",
+        "/\xe4\xb8\xad\xe6\x96\x87", "/lock-", "/a/lock-2147483647", "/a/lock--2147483648"}) {
     INFO(ok);
     CHECK(err(ok) == none());
     CHECK(zkr::is_valid_path(ok));
@@ -337,14 +336,14 @@ TEST_CASE("is_protected_node follows ProtectedUtils and java.util.UUID.fromStrin
   namespace pn = zkr::protected_names;
   const std::string uuid = "53345f98-9423-4e0c-a7b5-9f819e3ec2e1";
   CHECK(pn::is_protected_node("_c_" + uuid + "-lock-0000000007"));
-  CHECK(pn::is_protected_node("_c_" + uuid + "-x"));  // 41 characters
+  CHECK(pn::is_protected_node("_c_" + uuid + "-x"));       // 41 characters
   CHECK_FALSE(pn::is_protected_node("_c_" + uuid + "-"));  // exactly 40: must be longer
   CHECK_FALSE(pn::is_protected_node("_c_" + uuid));
   CHECK_FALSE(pn::is_protected_node(""));
   CHECK_FALSE(pn::is_protected_node("lock-0000000007"));
-  CHECK_FALSE(pn::is_protected_node("_C_" + uuid + "-x"));    // prefix is case-sensitive
+  CHECK_FALSE(pn::is_protected_node("_C_" + uuid + "-x"));  // prefix is case-sensitive
   CHECK_FALSE(pn::is_protected_node("_c-" + uuid + "-x"));
-  CHECK_FALSE(pn::is_protected_node("_c_" + uuid + "_x"));    // '-' required at 39
+  CHECK_FALSE(pn::is_protected_node("_c_" + uuid + "_x"));  // '-' required at 39
   CHECK_FALSE(pn::is_protected_node("x_c_" + uuid + "-x"));
   CHECK_FALSE(pn::is_protected_node("_c_53345f98-9423-4e0c-a7b5-9f819e3ec2eg-x"));  // 'g' is not hex
   CHECK_FALSE(pn::is_protected_node("_c_53345f98 9423-4e0c-a7b5-9f819e3ec2e1-x"));  // 3 dashes

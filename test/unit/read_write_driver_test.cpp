@@ -1,18 +1,18 @@
-// Unit tests for drivers/read_write_lock_driver: Curator's InterProcessReadWriteLock predicates, exhaustively.
-
-#include <zkr/drivers/read_write_lock_driver.hpp>
-
-#include <catch2/catch.hpp>
+// Unit tests for drivers/read_write_lock_driver: Curator's InterProcessReadWriteLock predicates,
+// exhaustively.
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
+#include <zkr/drivers/read_write_lock_driver.hpp>
 
 namespace {
 
-/// `_c_<uuid>-<kind><%010d>`; the uuid varies with `owner` so that full-name order differs from sequence order.
+/// `_c_<uuid>-<kind><%010d>`; the uuid varies with `owner` so that full-name order differs from sequence
+/// order.
 std::string rw_node(std::string_view kind, int owner, long long seq) {
   static const char* uuids[] = {
       "f0000000-0000-4000-8000-000000000000", "10000000-0000-4000-8000-000000000000",
@@ -68,7 +68,8 @@ TEST_CASE("read_write_sort_key strips through the last __READ__, then the last _
 }
 
 TEST_CASE("readers and writers interleave by sequence number", "[rwdriver]") {
-  const std::vector<std::string> expected = {rd(0, 1), wr(1, 2), rd(2, 3), rd(3, 4), wr(4, 5), rd(5, 6), wr(6, 7)};
+  const std::vector<std::string> expected = {rd(0, 1), wr(1, 2), rd(2, 3), rd(3, 4),
+                                             wr(4, 5), rd(5, 6), wr(6, 7)};
   auto by_name = expected;
   std::sort(by_name.begin(), by_name.end());
   REQUIRE(by_name != expected);
@@ -287,7 +288,8 @@ TEST_CASE("read-write drivers: foreign children", "[rwdriver]") {
   CHECK(w2->path_to_watch == "0");
   CHECK_FALSE(w2->granted_when_watched_node_goes);
   // The engine knows foreign nodes from the drivers: both sides' nodes belong to the lock.
-  for (const zkr::LockDriver* d : {static_cast<const zkr::LockDriver*>(&rdrv), static_cast<const zkr::LockDriver*>(&wdrv)}) {
+  for (const zkr::LockDriver* d :
+       {static_cast<const zkr::LockDriver*>(&rdrv), static_cast<const zkr::LockDriver*>(&wdrv)}) {
     CHECK(d->is_lock_node(rd(0, 1), "__READ__"));
     CHECK(d->is_lock_node(wr(1, 2), "__READ__"));
     CHECK(d->is_lock_node(rd(0, 1), "__WRIT__"));

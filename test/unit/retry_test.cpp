@@ -1,10 +1,7 @@
 // Unit tests for framework/retry: Curator's retry formulas.
 
-#include <zkr/framework/retry.hpp>
-
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <climits>
 #include <cstdint>
 #include <map>
@@ -12,6 +9,7 @@
 #include <stdexcept>
 #include <thread>
 #include <vector>
+#include <zkr/framework/retry.hpp>
 
 namespace {
 

@@ -1,9 +1,7 @@
 // detail::to_timeout: how the timed acquires read any std::chrono::duration.
 
 #include <catch2/catch.hpp>
-
 #include <chrono>
-
 #include <zkr/recipes/detail/timeout.hpp>
 
 using namespace std::chrono_literals;

@@ -143,7 +143,8 @@ std::optional<TlsConfig> tls_settings(const TlsOptionText& text, std::string& er
     return std::nullopt;
   }
   if (given < 3) {
-    error = "TLS needs all of --tls-ca, --tls-cert and --tls-key (or $ZKR_TLS_CA, $ZKR_TLS_CERT, $ZKR_TLS_KEY)";
+    error =
+        "TLS needs all of --tls-ca, --tls-cert and --tls-key (or $ZKR_TLS_CA, $ZKR_TLS_CERT, $ZKR_TLS_KEY)";
     return std::nullopt;
   }
   if (!password_file.empty()) {

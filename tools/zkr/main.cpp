@@ -87,8 +87,9 @@ void add_common(CLI::App* cmd, RawOptions& o) {
                   "TLS to the ensemble: the CA certificates (PEM) that sign the servers' certificates "
                   "(default: $ZKR_TLS_CA); TLS needs --tls-ca, --tls-cert and --tls-key together")
       ->option_text("FILE");
-  cmd->add_option("--tls-cert", o.tls.cert, "the client certificate (PEM), its ACL identity x509:<subject> "
-                                              "(default: $ZKR_TLS_CERT)")
+  cmd->add_option("--tls-cert", o.tls.cert,
+                  "the client certificate (PEM), its ACL identity x509:<subject> "
+                  "(default: $ZKR_TLS_CERT)")
       ->option_text("FILE");
   cmd->add_option("--tls-key", o.tls.key, "the client's private key (PEM) (default: $ZKR_TLS_KEY)")
       ->option_text("FILE");

@@ -97,8 +97,9 @@ TlsProblem check_tls_settings(const TlsConfig& tls) {
       {"ca_file", &tls.ca_file}, {"cert_file", &tls.cert_file}, {"key_file", &tls.key_file}};
   for (const auto& [name, path] : files) {
     if (path->empty())
-      return file_problem(name, std::string("no ") + name + " given (the ZooKeeper C client needs a CA, a "
-                                                           "client certificate and its key)");
+      return file_problem(name, std::string("no ") + name +
+                                    " given (the ZooKeeper C client needs a CA, a "
+                                    "client certificate and its key)");
     if (path->find(',') != std::string::npos)
       return file_problem(*path, "the path holds a comma, which the ZooKeeper C client cannot take");
     if (auto why = unreadable(*path); !why.empty()) return file_problem(*path, why);

@@ -1,8 +1,8 @@
 #pragma once
-// zkrecipes's own checks of TLS settings, before the ZooKeeper C client reads them (docs/tls.md): the C client
-// reads the files at every connection attempt and, when one is missing or its key does not open, loops at
-// full speed in its TLS-connecting state without telling anyone. Also the one string the C client takes the
-// settings as.
+// zkrecipes's own checks of TLS settings, before the ZooKeeper C client reads them (docs/tls.md): the C
+// client reads the files at every connection attempt and, when one is missing or its key does not open, loops
+// at full speed in its TLS-connecting state without telling anyone. Also the one string the C client takes
+// the settings as.
 
 #include <string>
 #include <zkr/framework/curator_framework.hpp>

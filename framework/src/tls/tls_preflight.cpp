@@ -5,6 +5,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include <array>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -14,7 +15,6 @@
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
-#include <array>
 #include <vector>
 
 namespace asio = boost::asio;
@@ -164,10 +164,14 @@ struct TlsPreflight::Round : std::enable_shared_from_this<TlsPreflight::Round> {
     best.reason = "no server to try";
     auto rank = [](TlsVerdict::Outcome o) {
       switch (o) {
-        case TlsVerdict::Outcome::verified: return 0;
-        case TlsVerdict::Outcome::refused: return 1;
-        case TlsVerdict::Outcome::suspect: return 2;
-        case TlsVerdict::Outcome::unreachable: return 3;
+        case TlsVerdict::Outcome::verified:
+          return 0;
+        case TlsVerdict::Outcome::refused:
+          return 1;
+        case TlsVerdict::Outcome::suspect:
+          return 2;
+        case TlsVerdict::Outcome::unreachable:
+          return 3;
       }
       return 3;
     };
@@ -178,7 +182,8 @@ struct TlsPreflight::Round : std::enable_shared_from_this<TlsPreflight::Round> {
         v.reason = "no TLS answer within " + std::to_string(bound.count()) + " ms";
       if (!have || rank(v.outcome) < rank(best.outcome)) best = v, have = true;
     }
-    if (done) asio::post(ioc, [d = std::move(done), best = std::move(best)]() mutable { d(std::move(best)); });
+    if (done)
+      asio::post(ioc, [d = std::move(done), best = std::move(best)]() mutable { d(std::move(best)); });
   }
 };
 
@@ -203,9 +208,9 @@ void TlsPreflight::run(std::chrono::milliseconds bound, unique_function<void(Tls
   ctx.set_verify_mode(ssl::verify_peer, ec);
   if (!ec) ctx.load_verify_file(tls.ca_file, ec);
   if (!ec) ctx.use_certificate_chain_file(tls.cert_file, ec);
-  if (!ec) ctx.set_password_callback([pw = tls.key_password](std::size_t, ssl::context::password_purpose) {
-    return pw;
-  }, ec);
+  if (!ec)
+    ctx.set_password_callback(
+        [pw = tls.key_password](std::size_t, ssl::context::password_purpose) { return pw; }, ec);
   if (!ec) ctx.use_private_key_file(tls.key_file, ssl::context::pem, ec);
   if (ec) {
     asio::post(ioc_, [done = std::move(done), why = ec.message()]() mutable {
@@ -223,8 +228,8 @@ void TlsPreflight::run(std::chrono::milliseconds bound, unique_function<void(Tls
     // Synchronous, as the C client resolves when it connects.
     auto results = resolver.resolve(s.host, s.port, ec);
     if (ec) {
-      round->verdicts.push_back({TlsVerdict::Outcome::unreachable, {}, s.host + ":" + s.port,
-                                 "cannot resolve: " + ec.message()});
+      round->verdicts.push_back(
+          {TlsVerdict::Outcome::unreachable, {}, s.host + ":" + s.port, "cannot resolve: " + ec.message()});
       continue;
     }
     for (const auto& r : results) {
@@ -232,7 +237,8 @@ void TlsPreflight::run(std::chrono::milliseconds bound, unique_function<void(Tls
       p->host = s.host;
       p->endpoint = r.endpoint();
       p->label = s.host + ":" + s.port;
-      if (p->endpoint.address().to_string() != s.host) p->label += " (" + p->endpoint.address().to_string() + ")";
+      if (p->endpoint.address().to_string() != s.host)
+        p->label += " (" + p->endpoint.address().to_string() + ")";
       SSL* h = p->stream.native_handle();
       if (tls.verify_host_name) {
         X509_VERIFY_PARAM* param = SSL_get0_param(h);

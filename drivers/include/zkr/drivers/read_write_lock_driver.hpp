@@ -1,16 +1,15 @@
 #pragma once
 /// \file
-/// The drivers of the read-write lock (Curator's `InterProcessReadWriteLock`): readers and writers queue in the
-/// same directory, `<path>/_c_<uuid>-__READ__NNNNNNNNNN` and `<path>/_c_<uuid>-__WRIT__NNNNNNNNNN`, and sort
-/// together by sequence number. Pure policy, no I/O.
-
-#include <zkr/drivers/lock_driver.hpp>
+/// The drivers of the read-write lock (Curator's `InterProcessReadWriteLock`): readers and writers queue in
+/// the same directory, `<path>/_c_<uuid>-__READ__NNNNNNNNNN` and `<path>/_c_<uuid>-__WRIT__NNNNNNNNNN`, and
+/// sort together by sequence number. Pure policy, no I/O.
 
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+#include <zkr/drivers/lock_driver.hpp>
 
 namespace zkr {
 
@@ -58,7 +57,8 @@ class ReadLockDriver : public LockDriver {
   /// Curator's read predicate for the sorted `children` and our node's name:
   /// - `this_thread_owns_write` (the asking thread holds the write lock of the same lock): held, nothing to
   ///   watch, without looking at the children (even if our node is absent), as Curator;
-  /// - otherwise scan in order: a child containing "__WRIT__" sets the first write index (the minimum); else a
+  /// - otherwise scan in order: a child containing "__WRIT__" sets the first write index (the minimum); else
+  /// a
   ///   child that *starts with* `our_node` is our position and ends the scan. No such child: nullopt (session
   ///   lost). Held iff our position is before the first writer; otherwise watch that first writer.
   /// `granted_when_watched_node_goes` iff the watched (first) writer is the only writer ahead of us: readers

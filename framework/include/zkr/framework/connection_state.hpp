@@ -8,11 +8,11 @@ namespace zkr {
 
 /// Curator's `ConnectionState`.
 enum class ConnectionState {
-  connected,     ///< first successful connection of the client (sent once)
-  suspended,     ///< the connection was lost; the session may still be alive
-  reconnected,   ///< connected again after SUSPENDED or LOST (same or new session)
-  lost,          ///< the session is gone: expired, or the session timeout passed while SUSPENDED
-  read_only,     ///< connected to a read-only server
+  connected,    ///< first successful connection of the client (sent once)
+  suspended,    ///< the connection was lost; the session may still be alive
+  reconnected,  ///< connected again after SUSPENDED or LOST (same or new session)
+  lost,         ///< the session is gone: expired, or the session timeout passed while SUSPENDED
+  read_only,    ///< connected to a read-only server
 };
 
 /// Upper-case name, as Curator prints it ("CONNECTED", ...).

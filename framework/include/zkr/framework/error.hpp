@@ -5,7 +5,6 @@
 
 #include <boost/system/error_code.hpp>
 #include <boost/system/system_error.hpp>
-
 #include <string>
 #include <string_view>
 
@@ -52,28 +51,27 @@ enum class zk_errc : int {
 
 /// Conditions detected by zkrecipes itself.
 enum class errc : int {
-  invalid_path = 1,          ///< the path breaks Curator's path rules (see `validate_path`)
-  data_too_large,            ///< node data over the configured limit (jute.maxbuffer, 1 MiB by default)
-  not_started,               ///< the client's `start()` was not called
-  closed,                    ///< the client was closed
-  invalid_connect_string,    ///< empty or malformed connect string
-  connection_timeout,        ///< no connection within the connection timeout
-  not_owner,                 ///< release by a thread or handle that does not hold the lock
-  not_acquired,              ///< release of a lock that is not held
-  would_deadlock,            ///< a blocking call made on the client's own I/O thread, or a lock upgrade
-  invalid_argument,          ///< e.g. a lease quantity of 0
-  node_not_found_after_retries, ///< our lock node vanished and the retry policy gave up ("session lost")
-  lock_lost,                 ///< the lock was lost while an operation needed it
-  tls_unsupported,           ///< TLS was asked for, but the linked ZooKeeper C client has no TLS support
-  tls_file_error,            ///< a TLS file is missing, unreadable, not PEM of its kind, or expired
-  tls_key_error,             ///< the private key: the password does not open it, or it does not match
-  tls_handshake_failed,      ///< a server refused the TLS handshake, failed its checks, or speaks no TLS
-  timed_out,                 ///< not acquired within the timeout, where the form has no `false` to say so
-                             ///< (`Locker`'s timed constructor)
-  unsupported_by_transport,  ///< the ZooKeeper transport this build links cannot do it (a 3.6+ request, such as
-                             ///< a persistent watch, over the C client)
-  malformed_reply,           ///< the server's bytes break the protocol (truncated, oversized, out of order);
-                             ///< the native transport drops that connection
+  invalid_path = 1,              ///< the path breaks Curator's path rules (see `validate_path`)
+  data_too_large,                ///< node data over the configured limit (jute.maxbuffer, 1 MiB by default)
+  not_started,                   ///< the client's `start()` was not called
+  closed,                        ///< the client was closed
+  invalid_connect_string,        ///< empty or malformed connect string
+  connection_timeout,            ///< no connection within the connection timeout
+  not_owner,                     ///< release by a thread or handle that does not hold the lock
+  not_acquired,                  ///< release of a lock that is not held
+  would_deadlock,                ///< a blocking call made on the client's own I/O thread, or a lock upgrade
+  invalid_argument,              ///< e.g. a lease quantity of 0
+  node_not_found_after_retries,  ///< our lock node vanished and the retry policy gave up ("session lost")
+  lock_lost,                     ///< the lock was lost while an operation needed it
+  tls_unsupported,               ///< TLS was asked for, but the linked ZooKeeper C client has no TLS support
+  tls_file_error,                ///< a TLS file is missing, unreadable, not PEM of its kind, or expired
+  tls_key_error,                 ///< the private key: the password does not open it, or it does not match
+  tls_handshake_failed,          ///< a server refused the TLS handshake, failed its checks, or speaks no TLS
+  timed_out,                     ///< not acquired within the timeout, where the form has no `false` to say so
+                                 ///< (`Locker`'s timed constructor)
+  unsupported_by_transport,  ///< the ZooKeeper transport this build links cannot do it (a 3.6+ request, such
+                             ///< as a persistent watch, over the C client)
+  malformed_reply,  ///< the server's bytes break the protocol (the native transport drops the connection)
 };
 
 const boost::system::error_category& zk_category() noexcept;
@@ -114,6 +112,8 @@ inline void throw_if(const error_code& ec, std::string_view operation, std::stri
 }  // namespace zkr
 
 namespace boost::system {
-template <> struct is_error_code_enum<zkr::zk_errc> : std::true_type {};
-template <> struct is_error_code_enum<zkr::errc> : std::true_type {};
+template <>
+struct is_error_code_enum<zkr::zk_errc> : std::true_type {};
+template <>
+struct is_error_code_enum<zkr::errc> : std::true_type {};
 }  // namespace boost::system

@@ -9,7 +9,6 @@
 #include <mutex>
 #include <optional>
 #include <random>
-
 #include <zkr/framework/error.hpp>
 
 namespace zkr {
@@ -55,11 +54,12 @@ class SleepingRetry : public RetryPolicy {
 };
 
 /// `base * max(1, random in [0, 2^(retry_count+1)))`, capped at `max_sleep`; at most 29 retries (more is
-/// clamped to 29 and logged as a warning by Curator; here clamped silently and visible through `max_retries()`).
-/// The random factor is uniform, drawn from a per-instance generator seeded from `std::random_device` and
-/// guarded by a mutex, so one instance is thread-safe. The exponent is clamped to retry counts in [0, 29] (so
-/// `1 << (retry_count + 1)` never overflows) and the product saturates at `max_sleep`; a negative base or
-/// maximum counts as 0. The constructor throws only what `std::random_device` may throw.
+/// clamped to 29 and logged as a warning by Curator; here clamped silently and visible through
+/// `max_retries()`). The random factor is uniform, drawn from a per-instance generator seeded from
+/// `std::random_device` and guarded by a mutex, so one instance is thread-safe. The exponent is clamped to
+/// retry counts in [0, 29] (so `1 << (retry_count + 1)` never overflows) and the product saturates at
+/// `max_sleep`; a negative base or maximum counts as 0. The constructor throws only what `std::random_device`
+/// may throw.
 class ExponentialBackoffRetry : public SleepingRetry {
  public:
   /// Curator's `MAX_RETRIES_LIMIT`.
@@ -85,8 +85,8 @@ class ExponentialBackoffRetry : public SleepingRetry {
   mutable std::minstd_rand rng_;
 };
 
-/// Exponential backoff whose sleep never exceeds `max_sleep` (Curator's `BoundedExponentialBackoffRetry`; note
-/// the argument order differs from `ExponentialBackoffRetry`, as in Curator). Thread-safe.
+/// Exponential backoff whose sleep never exceeds `max_sleep` (Curator's `BoundedExponentialBackoffRetry`;
+/// note the argument order differs from `ExponentialBackoffRetry`, as in Curator). Thread-safe.
 class BoundedExponentialBackoffRetry : public ExponentialBackoffRetry {
  public:
   /// As `ExponentialBackoffRetry(base_sleep, max_retries, max_sleep)`.
@@ -113,9 +113,9 @@ class RetryOneTime : public RetryNTimes {
   explicit RetryOneTime(Millis sleep_between) : RetryNTimes(1, sleep_between) {}
 };
 
-/// Retries with a fixed sleep while less than `max_elapsed` has passed (measured before the sleep, as Curator).
-/// Allowed iff `retry_count < INT_MAX` and `elapsed < max_elapsed`. Curator sleeps once even when it then refuses;
-/// this policy does not sleep, so it simply refuses. Immutable, thread-safe.
+/// Retries with a fixed sleep while less than `max_elapsed` has passed (measured before the sleep, as
+/// Curator). Allowed iff `retry_count < INT_MAX` and `elapsed < max_elapsed`. Curator sleeps once even when
+/// it then refuses; this policy does not sleep, so it simply refuses. Immutable, thread-safe.
 class RetryUntilElapsed : public SleepingRetry {
  public:
   /// Retries every `sleep_between` while `elapsed < max_elapsed`.
@@ -146,8 +146,8 @@ class RetryForever : public RetryPolicy {
   Millis interval_;
 };
 
-/// Delegates to another policy but never retries a session expiry (`org.apache.curator.SessionFailedRetryPolicy`).
-/// Thread-safe when the delegate is.
+/// Delegates to another policy but never retries a session expiry
+/// (`org.apache.curator.SessionFailedRetryPolicy`). Thread-safe when the delegate is.
 class SessionFailedRetryPolicy : public RetryPolicy {
  public:
   /// Throws `std::invalid_argument` when `delegate` is null.

@@ -8,16 +8,15 @@
 #include <optional>
 #include <string>
 #include <vector>
-
 #include <zkr/framework/error.hpp>
 
 namespace zkr {
 
 /// A znode's metadata (ZooKeeper's `Stat`).
 struct Stat {
-  std::int64_t czxid = 0;          ///< zxid of the create; the fencing token of a lock node
+  std::int64_t czxid = 0;  ///< zxid of the create; the fencing token of a lock node
   std::int64_t mzxid = 0;
-  std::int64_t ctime = 0;          ///< milliseconds since the epoch
+  std::int64_t ctime = 0;  ///< milliseconds since the epoch
   std::int64_t mtime = 0;
   std::int32_t version = 0;
   std::int32_t cversion = 0;
@@ -82,7 +81,8 @@ struct CreateOptions {
   CreateMode mode = CreateMode::persistent;
   /// `creatingParentsIfNeeded()`: missing ancestors are created first.
   bool creating_parents = false;
-  /// `creatingParentContainersIfNeeded()`: missing ancestors are created as containers (implies creating_parents).
+  /// `creatingParentContainersIfNeeded()`: missing ancestors are created as containers (implies
+  /// creating_parents).
   bool parents_as_containers = false;
   /// `withProtection()`: the last segment gets `_c_<uuid>-` and the create survives a connection loss.
   bool protection = false;

@@ -20,14 +20,12 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/version.hpp>
-
 #include <concepts>
 #include <exception>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
-
 #include <zkr/framework/error.hpp>
 
 namespace zkr {
@@ -86,8 +84,8 @@ struct DiagnosticsInitiation {
       operation = std::string(init.operation());
       path = std::string(init.path());
     }
-    std::move(init)(DiagnosticsHandler<std::decay_t<Handler>>{std::forward<Handler>(handler), std::move(operation),
-                                                              std::move(path)},
+    std::move(init)(DiagnosticsHandler<std::decay_t<Handler>>{std::forward<Handler>(handler),
+                                                              std::move(operation), std::move(path)},
                     std::forward<Args>(args)...);
   }
 };
@@ -105,8 +103,8 @@ struct async_result<zkr::with_diagnostics_t<Inner>, void(zkr::error_code, T...)>
     using Q = std::conditional_t<std::is_const_v<std::remove_reference_t<RawToken>>, const Inner, Inner>;
     using C = std::conditional_t<std::is_lvalue_reference_v<RawToken>, Q&, Q>;
     return async_initiate<C, void(std::exception_ptr, T...)>(
-        zkr::detail::DiagnosticsInitiation<std::decay_t<Initiation>>{std::forward<Initiation>(init)}, token.token,
-        std::forward<Args>(args)...);
+        zkr::detail::DiagnosticsInitiation<std::decay_t<Initiation>>{std::forward<Initiation>(init)},
+        token.token, std::forward<Args>(args)...);
   }
 };
 
@@ -130,7 +128,7 @@ namespace detail {
 /// the default token `with_diagnostics(deferred)` makes of every zkrecipes operation with a value. This is
 /// their specialization with that one line fixed; the constraint makes it the more specialized one.
 template <typename R, typename T, typename Executor>
-  requires std::is_void_v<R>
+requires std::is_void_v<R>
 class awaitable_async_op_handler<R(std::exception_ptr, T), Executor> : public awaitable_thread<Executor> {
  public:
   struct result_type {

@@ -7,7 +7,6 @@
 #include <memory>
 #include <optional>
 #include <vector>
-
 #include <zkr/framework/error.hpp>
 #include <zkr/recipes/detail/timeout.hpp>
 #include <zkr/recipes/lease.hpp>
@@ -18,17 +17,18 @@ namespace zkr {
 /// `InterProcessMutex` (and so by the read and write locks of `InterProcessReadWriteLock`),
 /// `InterProcessSemaphoreMutex` and `InterProcessMultiLock`.
 ///
-/// Who owns a hold is the implementation's rule: the thread for `InterProcessMutex` (reentrant), the object for
-/// `InterProcessSemaphoreMutex` (not reentrant). Every member is thread-safe in the implementations of this
-/// library. Errors are as the implementation documents; the throwing forms throw `zkr::Error`.
+/// Who owns a hold is the implementation's rule: the thread for `InterProcessMutex` (reentrant), the object
+/// for `InterProcessSemaphoreMutex` (not reentrant). Every member is thread-safe in the implementations of
+/// this library. Errors are as the implementation documents; the throwing forms throw `zkr::Error`.
 ///
 /// Every lock models `Lockable` and `TimedLockable` (`lock`, `try_lock`, `try_lock_for`, `try_lock_until`,
-/// `unlock`), so `std::unique_lock` and `std::scoped_lock` work. The timed forms take any `std::chrono::duration`,
-/// rounded up to whole milliseconds (a negative one is one try without waiting); their `bool` must be used.
+/// `unlock`), so `std::unique_lock` and `std::scoped_lock` work. The timed forms take any
+/// `std::chrono::duration`, rounded up to whole milliseconds (a negative one is one try without waiting);
+/// their `bool` must be used.
 ///
-/// Every lock of this library can also be acquired asynchronously inside `InterProcessMultiLock`'s locks form,
-/// through two protected hooks (`grant_core`, `start_grant`). A lock class of your own that does not override
-/// them still works in the locks form's blocking API; its asynchronous acquire refuses it.
+/// Every lock of this library can also be acquired asynchronously inside `InterProcessMultiLock`'s locks
+/// form, through two protected hooks (`grant_core`, `start_grant`). A lock class of your own that does not
+/// override them still works in the locks form's blocking API; its asynchronous acquire refuses it.
 class InterProcessLock {
  public:
   virtual ~InterProcessLock() = default;
@@ -39,7 +39,9 @@ class InterProcessLock {
   /// Waits at most `timeout`; false on timeout (not an error), leaving nothing queued behind. Implemented by
   /// `timed_acquire` (below).
   [[nodiscard]] bool acquire(std::chrono::milliseconds timeout) { return timed_acquire(timeout); }
-  [[nodiscard]] bool acquire(std::chrono::milliseconds timeout, error_code& ec) { return timed_acquire(timeout, ec); }
+  [[nodiscard]] bool acquire(std::chrono::milliseconds timeout, error_code& ec) {
+    return timed_acquire(timeout, ec);
+  }
   /// `acquire(timeout)` for any duration (`acquire(1s)`, `acquire(500us)`, `acquire(1.5s)`).
   template <class Rep, class Period>
   [[nodiscard]] bool acquire(std::chrono::duration<Rep, Period> timeout) {
@@ -86,9 +88,9 @@ class InterProcessLock {
   /// The client whose I/O thread runs `start_grant` (null: this lock has no asynchronous acquire).
   virtual std::shared_ptr<detail::Core> grant_core() const { return nullptr; }
   /// Starts one asynchronous acquire on `grant_core()`'s I/O thread, as this lock's `async_acquire` does (a
-  /// grant independent of the blocking holds): completes there with the grants taken (one Lease per node; none
-  /// on timeout), or an error. `cancel` belongs to this acquire (that I/O thread); its request deletes what
-  /// the acquire made before it completes with `operation_aborted`.
+  /// grant independent of the blocking holds): completes there with the grants taken (one Lease per node;
+  /// none on timeout), or an error. `cancel` belongs to this acquire (that I/O thread); its request deletes
+  /// what the acquire made before it completes with `operation_aborted`.
   virtual void start_grant(std::optional<std::chrono::steady_clock::time_point> deadline,
                            std::shared_ptr<detail::StopSignal> cancel,
                            detail::unique_function<void(error_code, std::vector<Lease>)> done) {

@@ -8,15 +8,14 @@
 #include <optional>
 #include <string>
 #include <vector>
-
 #include <zkr/drivers/read_write_lock_driver.hpp>
 #include <zkr/recipes/inter_process_mutex.hpp>
 
 namespace zkr {
 
-/// A pair of locks on one path: a shared read lock and an exclusive write lock, fair (one FIFO queue for both:
-/// a writer waits for the readers ahead of it, and readers arriving after a queued writer wait behind it, so
-/// writers are not starved).
+/// A pair of locks on one path: a shared read lock and an exclusive write lock, fair (one FIFO queue for
+/// both: a writer waits for the readers ahead of it, and readers arriving after a queued writer wait behind
+/// it, so writers are not starved).
 ///
 /// Both locks are `InterProcessMutex`es with its whole API (blocking twins owned by the calling thread and
 /// reentrant per thread and per kind, asynchronous twins returning a `Lease`, fencing tokens, loss signal,
@@ -33,7 +32,8 @@ namespace zkr {
 /// - upgrade: a thread holding the read lock (and not the write lock) that asks for the write lock would wait
 ///   for itself forever (Curator deadlocks, or times out); here the blocking acquire fails at once with
 ///   `errc::would_deadlock`, the timed forms too (an error, not `false`).
-/// The thread rules concern the blocking twins; asynchronous leases belong to no thread and take part in none.
+/// The thread rules concern the blocking twins; asynchronous leases belong to no thread and take part in
+/// none.
 ///
 /// Thread-safety: all members are thread-safe. The read and write lock objects live as long as this object.
 class InterProcessReadWriteLock {

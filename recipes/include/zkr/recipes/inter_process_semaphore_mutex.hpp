@@ -4,14 +4,13 @@
 /// (same layout). Any thread may release it.
 
 #include <mutex>
-
 #include <zkr/recipes/inter_process_lock.hpp>
 #include <zkr/recipes/inter_process_semaphore_v2.hpp>
 
 namespace zkr {
 
-/// A non-reentrant cross-process mutex. A second `acquire()` on the same object blocks (or times out): it is a
-/// second contender. `release()` may come from any thread. Models `Lockable`/`TimedLockable`.
+/// A non-reentrant cross-process mutex. A second `acquire()` on the same object blocks (or times out): it is
+/// a second contender. `release()` may come from any thread. Models `Lockable`/`TimedLockable`.
 class InterProcessSemaphoreMutex : public InterProcessLock {
  public:
   InterProcessSemaphoreMutex(CuratorFramework& client, std::string path);
@@ -32,12 +31,13 @@ class InterProcessSemaphoreMutex : public InterProcessLock {
   std::int64_t fencing_token() const;
   /// The loss signal of the current hold (`LeaseStatus::released` when none), as `InterProcessMutex`'s.
   LeaseStatus lease_status() const;
-  /// The current hold's lease, for `on_status_change`, `session_id` or `multi_while_held` (nullptr when none).
-  /// Valid until the hold is released; do not use it concurrently with `release()`.
+  /// The current hold's lease, for `on_status_change`, `session_id` or `multi_while_held` (nullptr when
+  /// none). Valid until the hold is released; do not use it concurrently with `release()`.
   const Lease* lease() const;
   std::vector<std::string> participant_nodes() const { return semaphore_.participant_nodes(); }
   /// `participant_nodes`, asynchronously: `InterProcessSemaphoreV2::async_participant_nodes`'s contract.
-  template <boost::asio::completion_token_for<void(error_code, std::vector<std::string>)> Token = default_completion_token_t>
+  template <boost::asio::completion_token_for<void(error_code, std::vector<std::string>)> Token =
+                default_completion_token_t>
   auto async_participant_nodes(Token&& token = {}) const {
     return semaphore_.async_participant_nodes(std::forward<Token>(token));
   }

@@ -1,8 +1,8 @@
 #pragma once
 /// \file
-/// Glue between the I/O-thread callbacks of `Core` and the public twins: the one initiator of the asynchronous
-/// form (`async_run`), and the blocking runners of the synchronous form. Not for applications: the contract
-/// it implements is in docs/async.md.
+/// Glue between the I/O-thread callbacks of `Core` and the public twins: the one initiator of the
+/// asynchronous form (`async_run`), and the blocking runners of the synchronous form. Not for applications:
+/// the contract it implements is in docs/async.md.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
@@ -13,7 +13,6 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/system_executor.hpp>
-
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -22,7 +21,6 @@
 #include <string_view>
 #include <tuple>
 #include <type_traits>
-
 #include <zkr/framework/detail/core.hpp>
 #include <zkr/framework/with_diagnostics.hpp>
 
@@ -36,7 +34,8 @@ enum class Cancellation {
   /// set). Nothing observable remains: honours `terminal`, `partial` and `total`.
   read,
   /// A write: completes at once (posted) with `operation_aborted` and sends no further try, but a try already
-  /// sent may still apply; its late result goes to `abandon` (e.g. deleting the node a create made after all).
+  /// sent may still apply; its late result goes to `abandon` (e.g. deleting the node a create made after
+  /// all).
   /// The outcome is not known at completion: honours `terminal` only.
   write,
   /// A recipe operation (acquire): the cancellation requests the operation's stop signal, and the operation
@@ -65,8 +64,8 @@ struct OpInfo {
   std::string_view operation;  // a literal
   std::string path;
   Cancellation cancellation = Cancellation::read;
-  /// Set when the operation cannot start (an empty handle: `errc::not_acquired`): the handler gets this error,
-  /// posted, and `start` never runs. The core may then be null.
+  /// Set when the operation cannot start (an empty handle: `errc::not_acquired`): the handler gets this
+  /// error, posted, and `start` never runs. The core may then be null.
   error_code refuse = {};
 };
 
@@ -109,7 +108,8 @@ class Initiation {
   const std::string& path() const noexcept { return info_.path; }
 
   template <class Handler, class Start, class Abandon, class OnCancel, class StartHere>
-  void operator()(Handler handler, Start start, Abandon abandon, OnCancel on_cancel, StartHere start_here) const {
+  void operator()(Handler handler, Start start, Abandon abandon, OnCancel on_cancel,
+                  StartHere start_here) const {
     using Callback = unique_function<void(error_code, T...)>;
     auto ex = boost::asio::get_associated_executor(handler, default_completion_executor(core_));
     // The handler and its work guard, until the result or a cancellation takes them (I/O thread); the one
@@ -122,12 +122,12 @@ class Initiation {
         h.reset();
         auto w = std::move(*work);
         work.reset();
-        boost::asio::post(w.get_executor(),
-                          [h = std::move(h2), ec, tup = std::make_tuple(std::move(v)...)]() mutable {
-                            auto slot = boost::asio::get_associated_cancellation_slot(h);
-                            if (slot.is_connected()) slot.clear();
-                            std::apply([&](auto&&... a) { std::move(h)(ec, std::move(a)...); }, std::move(tup));
-                          });
+        boost::asio::post(
+            w.get_executor(), [h = std::move(h2), ec, tup = std::make_tuple(std::move(v)...)]() mutable {
+              auto slot = boost::asio::get_associated_cancellation_slot(h);
+              if (slot.is_connected()) slot.clear();
+              std::apply([&](auto&&... a) { std::move(h)(ec, std::move(a)...); }, std::move(tup));
+            });
         w.reset();
       }
     };
@@ -146,12 +146,13 @@ class Initiation {
       // The operation completes itself after its cleanup: the slot only requests its stop.
       stop = std::make_shared<StopSignal>();
       if (slot.is_connected())
-        slot.assign([io, weak = std::weak_ptr<StopSignal>(stop), supported](boost::asio::cancellation_type t) {
-          if ((t & supported) == boost::asio::cancellation_type::none) return;
-          boost::asio::post(io, [weak] {
-            if (auto s = weak.lock()) s->request();
-          });
-        });
+        slot.assign(
+            [io, weak = std::weak_ptr<StopSignal>(stop), supported](boost::asio::cancellation_type t) {
+              if ((t & supported) == boost::asio::cancellation_type::none) return;
+              boost::asio::post(io, [weak] {
+                if (auto s = weak.lock()) s->request();
+              });
+            });
     } else if (slot.is_connected()) {
       stop = std::make_shared<StopSignal>();
       slot.assign([io, weak = std::weak_ptr<Pending>(pending), stop, supported,
@@ -173,13 +174,13 @@ class Initiation {
         abandon(ec, std::move(v)...);
     });
     if (start_here(cb)) return;
-    boost::asio::post(io, [core = core_, start = std::move(start), cb = std::move(cb),
-                           stop = std::move(stop)]() mutable {
-      if constexpr (std::is_invocable_v<decltype(start)&, Callback&&, StopPtr>)
-        start(std::move(cb), std::move(stop));
-      else
-        start(std::move(cb));
-    });
+    boost::asio::post(
+        io, [core = core_, start = std::move(start), cb = std::move(cb), stop = std::move(stop)]() mutable {
+          if constexpr (std::is_invocable_v<decltype(start)&, Callback&&, StopPtr>)
+            start(std::move(cb), std::move(stop));
+          else
+            start(std::move(cb));
+        });
   }
 
  private:
@@ -188,9 +189,10 @@ class Initiation {
 };
 
 /// The one initiator of every public asynchronous operation of zkrecipes (framework and recipes). Starts
-/// `start(callback)` or `start(callback, stop)` on the client's I/O thread and completes the Asio handler made
-/// from `token` with the callback's arguments (`void(error_code, T...)`), on the handler's associated executor
-/// (default: the client's completion executor), under a work guard. The handler is never invoked inline.
+/// `start(callback)` or `start(callback, stop)` on the client's I/O thread and completes the Asio handler
+/// made from `token` with the callback's arguments (`void(error_code, T...)`), on the handler's associated
+/// executor (default: the client's completion executor), under a work guard. The handler is never invoked
+/// inline.
 ///
 /// Cancellation, through the handler's cancellation slot, as `info.cancellation` says (`Cancellation`): the
 /// types the operation does not honour are ignored. `read`/`write`: the handler completes at once with
@@ -207,8 +209,8 @@ template <class... T, class Token, class Start, class Abandon = NoAbandon, class
 auto async_run(std::shared_ptr<Core> core, OpInfo info, Token&& token, Start&& start, Abandon abandon = {},
                OnCancel on_cancel = {}, StartHere start_here = {}) {
   return boost::asio::async_initiate<Token, void(error_code, T...)>(
-      Initiation<T...>(std::move(core), std::move(info)), token, std::forward<Start>(start), std::move(abandon),
-      std::move(on_cancel), std::move(start_here));
+      Initiation<T...>(std::move(core), std::move(info)), token, std::forward<Start>(start),
+      std::move(abandon), std::move(on_cancel), std::move(start_here));
 }
 
 /// Blocks the calling thread until `done(ec, value)` runs. The operation first gets a chance on the calling
@@ -239,8 +241,8 @@ R run_blocking_from_caller(Core& core, StartHere&& start_here, Start&& start, er
     st->cv.notify_one();  // outside the lock: the woken caller does not block on the mutex again
   });
   if (!start_here(done))
-    boost::asio::post(core.io_executor(),
-                      [start = std::forward<Start>(start), done = std::move(done)]() mutable { start(std::move(done)); });
+    boost::asio::post(core.io_executor(), [start = std::forward<Start>(start),
+                                           done = std::move(done)]() mutable { start(std::move(done)); });
   std::unique_lock lk(st->m);
   st->cv.wait(lk, [&] { return st->done; });
   ec = st->ec;
@@ -267,8 +269,9 @@ void run_blocking_void(Core& core, Start&& start, error_code& ec) {
       ec);
 }
 
-/// `run_blocking_void` whose operation first gets a chance on the calling thread (`run_blocking_from_caller`):
-/// `start_here(done)` takes `done` and returns true, or returns false and leaves it.
+/// `run_blocking_void` whose operation first gets a chance on the calling thread
+/// (`run_blocking_from_caller`): `start_here(done)` takes `done` and returns true, or returns false and
+/// leaves it.
 template <class StartHere, class Start>
 void run_blocking_void_from_caller(Core& core, StartHere&& start_here, Start&& start, error_code& ec) {
   struct Unit {};

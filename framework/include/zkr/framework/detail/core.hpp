@@ -6,15 +6,14 @@
 ///
 /// All paths are *un-namespaced*; the core applies the client's namespace.
 
+#include <spdlog/logger.h>
+
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
-
 #include <memory>
-#include <spdlog/logger.h>
 #include <string>
 #include <vector>
-
 #include <zkr/framework/connection_state.hpp>
 #include <zkr/framework/detail/unique_function.hpp>
 #include <zkr/framework/error.hpp>
@@ -36,10 +35,10 @@ using StateCallback = unique_function<void(ConnectionState)>;
 /// Identifies a registered one-shot watch (0 = none).
 using WatchId = std::uint64_t;
 
-/// A request to stop one operation (I/O thread only). The public async twins make one when their handler has a
-/// cancellation slot, and request it when that slot is emitted. The retry loop then sends no further try: it
-/// checks before each try, and a request ends its sleep between tries or its wait for the connection at once.
-/// A try already sent is not recalled; its result goes to the operation's abandon hook.
+/// A request to stop one operation (I/O thread only). The public async twins make one when their handler has
+/// a cancellation slot, and request it when that slot is emitted. The retry loop then sends no further try:
+/// it checks before each try, and a request ends its sleep between tries or its wait for the connection at
+/// once. A try already sent is not recalled; its result goes to the operation's abandon hook.
 class StopSignal {
  public:
   bool requested() const noexcept { return requested_; }
@@ -108,14 +107,14 @@ class Core {
   /// closes. No-node counts as success when `quietly`.
   virtual void remove(std::string path, int version, bool guaranteed, bool quietly, VoidCallback cb,
                       RequestOptions ro = {}) = 0;
-  /// `remove(path, -1, /*guaranteed=*/true, /*quietly=*/true, cb)` for each of `paths`, whose first attempt is
-  /// sent from the calling thread, which must not be the I/O thread: one delete, or for several paths one `multi`
-  /// of deletes. The request leaves at once instead of after the I/O thread wakes: where it ends a lock hold,
-  /// that wake-up would be on the next holder's critical path. A reply other than ok (or no-node for one path)
-  /// continues as those `remove`s do (the retry policy, then the background delete), one per path, joined into
-  /// `cb` with the first error. `cb` runs on the I/O thread. Returns false, and leaves `cb` untouched, when
-  /// nothing could be sent (not connected, closed, a bad path, or this core cannot): the caller then goes the
-  /// usual way.
+  /// `remove(path, -1, /*guaranteed=*/true, /*quietly=*/true, cb)` for each of `paths`, whose first attempt
+  /// is sent from the calling thread, which must not be the I/O thread: one delete, or for several paths one
+  /// `multi` of deletes. The request leaves at once instead of after the I/O thread wakes: where it ends a
+  /// lock hold, that wake-up would be on the next holder's critical path. A reply other than ok (or no-node
+  /// for one path) continues as those `remove`s do (the retry policy, then the background delete), one per
+  /// path, joined into `cb` with the first error. `cb` runs on the I/O thread. Returns false, and leaves `cb`
+  /// untouched, when nothing could be sent (not connected, closed, a bad path, or this core cannot): the
+  /// caller then goes the usual way.
   virtual bool remove_from_caller(std::vector<std::string> paths, VoidCallback& cb) {
     (void)paths;
     (void)cb;
@@ -127,7 +126,8 @@ class Core {
   /// `watch` (optional): one-shot; set on success and on no-node (an exists watch waits for a create).
   virtual WatchId exists(std::string path, WatchCallback watch, StatCallback cb, RequestOptions ro = {}) = 0;
   /// `watch` (optional): set only when the node exists, so a vanished node leaves no watch.
-  virtual WatchId get_data(std::string path, WatchCallback watch, DataCallback cb, RequestOptions ro = {}) = 0;
+  virtual WatchId get_data(std::string path, WatchCallback watch, DataCallback cb,
+                           RequestOptions ro = {}) = 0;
   virtual WatchId get_children(std::string path, WatchCallback watch, ChildrenCallback cb,
                                RequestOptions ro = {}) = 0;
   virtual void set_data(std::string path, std::string data, int version, StatCallback cb,
@@ -135,20 +135,21 @@ class Core {
   virtual void multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro = {}) = 0;
   /// The node's ACL and Stat (ZooKeeper's getACL).
   virtual void get_acl(std::string path, AclCallback cb, RequestOptions ro = {}) = 0;
-  /// Replaces the node's ACL when its ACL version (`Stat::aversion`) is `version` (-1: any); `cb` gets the new
-  /// Stat. `acl` is sent as given: the server refuses an empty list (`invalid_acl`).
-  virtual void set_acl(std::string path, AclList acl, int version, StatCallback cb, RequestOptions ro = {}) = 0;
+  /// Replaces the node's ACL when its ACL version (`Stat::aversion`) is `version` (-1: any); `cb` gets the
+  /// new Stat. `acl` is sent as given: the server refuses an empty list (`invalid_acl`).
+  virtual void set_acl(std::string path, AclList acl, int version, StatCallback cb,
+                       RequestOptions ro = {}) = 0;
   virtual void sync(std::string path, VoidCallback cb, RequestOptions ro = {}) = 0;
   /// Whether the transport speaks ZooKeeper 3.6+'s persistent watches (`add_persistent_watch`).
   virtual bool supports_persistent_watches() const noexcept { return false; }
   /// Adds a watch that stays until removed (`remove_watch(id)`, which also removes it on the server): every
-  /// event of `path` (and, `persistent_recursive`, of its descendants) runs `watch`, with the event's own path.
-  /// It is re-registered on a new connection of the same session; when the session is lost `watch` gets one
-  /// `session_lost` event and the watch is gone. `cb` runs once the server has it (the id is valid before).
-  /// Where the transport cannot (`supports_persistent_watches()` false), `cb` gets
+  /// event of `path` (and, `persistent_recursive`, of its descendants) runs `watch`, with the event's own
+  /// path. It is re-registered on a new connection of the same session; when the session is lost `watch` gets
+  /// one `session_lost` event and the watch is gone. `cb` runs once the server has it (the id is valid
+  /// before). Where the transport cannot (`supports_persistent_watches()` false), `cb` gets
   /// `errc::unsupported_by_transport` and 0 is returned: never a silent one-shot watch instead.
-  virtual WatchId add_persistent_watch(std::string path, AddWatchMode mode, WatchCallback watch, VoidCallback cb,
-                                       RequestOptions ro = {}) {
+  virtual WatchId add_persistent_watch(std::string path, AddWatchMode mode, WatchCallback watch,
+                                       VoidCallback cb, RequestOptions ro = {}) {
     (void)path;
     (void)mode;
     (void)watch;
@@ -158,7 +159,8 @@ class Core {
   }
   /// Forgets a watch: its callback will not run. The server-side registration is removed in the background.
   virtual void remove_watch(WatchId id) = 0;
-  /// Removes every watch this client holds on `path`, locally (their callbacks will not run) and on the server.
+  /// Removes every watch this client holds on `path`, locally (their callbacks will not run) and on the
+  /// server.
   virtual void remove_all_watches(std::string path, VoidCallback cb) = 0;
 
   /// Internal connection-state listeners, called on the I/O thread in state order.

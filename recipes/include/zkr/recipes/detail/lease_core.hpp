@@ -34,8 +34,8 @@ class LeaseCore : public std::enable_shared_from_this<LeaseCore> {
   void confirm_node(bool read_only);
   void release(VoidCallback cb);
   /// `release` from a thread other than the I/O thread, sending the delete from that thread
-  /// (`Core::remove_from_caller`). False, with `cb` untouched and nothing done, when it cannot: the caller then
-  /// posts `release`.
+  /// (`Core::remove_from_caller`). False, with `cb` untouched and nothing done, when it cannot: the caller
+  /// then posts `release`.
   bool release_from_caller(VoidCallback& cb);
   /// Whether this grant still holds for a client now in session `current` (I/O thread): a node of an earlier
   /// session may be gone, or about to go, and someone else may hold its place (CURATOR-604), and a lost one
@@ -55,8 +55,8 @@ class LeaseCore : public std::enable_shared_from_this<LeaseCore> {
   std::atomic<bool> released{false};
   std::uint64_t state_listener = 0;
   WatchId node_watch = 0;
-  Epoch node_watches;               // tells the current watch's events from an earlier one's (I/O thread)
-  bool watch_wanted = false;        // someone listens: keep a watch on the node (I/O thread)
+  Epoch node_watches;                // tells the current watch's events from an earlier one's (I/O thread)
+  bool watch_wanted = false;         // someone listens: keep a watch on the node (I/O thread)
   bool watch_failed_inline = false;  // the `exists` failed before it returned its id (I/O thread)
   std::mutex mu;
   std::vector<std::function<void(LeaseStatus)>> listeners;
@@ -65,9 +65,9 @@ class LeaseCore : public std::enable_shared_from_this<LeaseCore> {
   std::uint64_t next_lost_waiter = 0;
 };
 
-/// `LeaseCore::release_from_caller` for several leases of one client at once (in the order given), their deletes
-/// in one request. Leases already released are skipped; false, with `cb` untouched and every lease as it was,
-/// when none is left or nothing could be sent.
+/// `LeaseCore::release_from_caller` for several leases of one client at once (in the order given), their
+/// deletes in one request. Leases already released are skipped; false, with `cb` untouched and every lease as
+/// it was, when none is left or nothing could be sent.
 bool release_from_caller(const std::vector<std::shared_ptr<LeaseCore>>& leases, VoidCallback& cb);
 
 }  // namespace zkr::detail

@@ -7,8 +7,8 @@
 
 namespace zkr::detail {
 
-/// The longest timeout kept as given (about a century); a longer one is cut to it, so that a deadline computed
-/// from it (`steady_clock::now() + timeout`) cannot overflow.
+/// The longest timeout kept as given (about a century); a longer one is cut to it, so that a deadline
+/// computed from it (`steady_clock::now() + timeout`) cannot overflow.
 inline constexpr std::chrono::milliseconds max_timeout = std::chrono::hours(24 * 365 * 100);
 
 /// `d` rounded up to whole milliseconds (a wait is never shorter than asked), negative ones as zero (one try
