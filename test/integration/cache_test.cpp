@@ -239,7 +239,8 @@ TEST_CASE_METHOD(ServerFixture,
   };
   CHECK(total_watches() == 1);
   cache.close();
-  CHECK(cache.watch_count() == 0);
+  // close() hands the watch removal to the client's I/O thread; it does not wait for it.
+  CHECK(eventually([&] { return cache.watch_count() == 0; }));
   // The server keeps counting the removed exists watch of a missing node: the core's remove_watch (3.8 C
   // client) does not reach the server for it. Bounded at one, and not the cache's to fix; see the report.
   CHECK(total_watches() <= 1);
