@@ -3,10 +3,12 @@
 # failing step), builds the TLS-capable C client the TLS tests use (tools/build-zookeeper-tls.sh) and runs the
 # whole zkrecipes test suite:
 #   1. build/       RelWithDebInfo, warnings as errors (ZKR_WERROR=ON), on the single-threaded ZooKeeper C
-#                   client built with TLS (tools/build-zookeeper-tls.sh); ctest -j2
-#   2. build-asan/  Debug with AddressSanitizer + UndefinedBehaviorSanitizer (ZKR_SANITIZE=ON, no benchmarks),
-#                   on Debian's multi-threaded C client (no TLS), so that every test runs on both flavours;
-#                   ctest -j2 with leak detection
+#                   client built with TLS (tools/build-zookeeper-tls.sh), carrying the native transport too;
+#                   ctest -j3: every test over the C client, and every integration test again over the native
+#                   transport (`native.*`, ZKR_ZOOKEEPER_TRANSPORT=native) from the same test programs
+#   2. build-asan/  Debug with AddressSanitizer + UndefinedBehaviorSanitizer (ZKR_SANITIZE=ON), a native-only
+#                   build (ZKR_ZOOKEEPER_CLIENT=native: it links no ZooKeeper C client); the unit tests, with
+#                   leak detection
 #   The integration tests start real ZooKeeper JVMs on a 2-core machine. No test is re-run: a test that fails
 #   on a loaded machine is a bug in the library or in the test's bounds, and fails the run.
 #   3. build-fuzz/  clang with -DZKR_FUZZ=ON: only the libFuzzer targets, 20 s each (ctest -L fuzz); skipped
@@ -21,7 +23,7 @@ quick=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
-    -h | --help) sed -n '2,16s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,18s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done
@@ -85,7 +87,7 @@ if step configure cmake -S . -B build $(generator_for build) -DCMAKE_BUILD_TYPE=
   -DZKR_ZOOKEEPER_CLIENT=st -DZKR_ZOOKEEPER_TLS=ON "-DCMAKE_PREFIX_PATH=$tls_prefix" \
   "-DZooKeeper_INCLUDE_DIR=$tls_prefix/include" "-DZooKeeper_ST_LIBRARY=$tls_prefix/lib/libzookeeper_st.a" &&
   step build cmake --build build -j2; then
-  step ctest ctest --test-dir build --output-on-failure --no-tests=error -j2
+  step ctest ctest --test-dir build --output-on-failure --no-tests=error -j3
 else
   skipped+=("ctest")
 fi
@@ -96,12 +98,12 @@ if [ "$quick" -eq 1 ]; then
 else
   # shellcheck disable=SC2046
   if step asan-configure cmake -S . -B build-asan $(generator_for build-asan) -DCMAKE_BUILD_TYPE=Debug \
-    -DZKR_SANITIZE=ON -DZKR_BUILD_BENCH=OFF -DZKR_WERROR=ON -DZKR_ZOOKEEPER_CLIENT=mt -DZKR_ZOOKEEPER_TLS=OFF &&
-    step asan-build cmake --build build-asan -j2; then
+    -DZKR_SANITIZE=ON -DZKR_BUILD_BENCH=OFF -DZKR_WERROR=ON -DZKR_ZOOKEEPER_CLIENT=native &&
+    step asan-build cmake --build build-asan -j2 --target zkr_unit_tests; then
     step asan-ctest env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
       LSAN_OPTIONS="suppressions=$PWD/test/lsan.supp" \
       UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      ctest --test-dir build-asan --output-on-failure --no-tests=error -j2
+      ctest --test-dir build-asan --output-on-failure --no-tests=error -j2 -R '^unit\.'
   else
     skipped+=("asan-ctest")
   fi

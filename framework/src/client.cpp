@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "core_impl.hpp"
 #include "tls/tls_checks.hpp"
+#include "transport.hpp"
 
 namespace zkr::detail {
 
@@ -146,6 +148,24 @@ error_code CoreImpl::start(std::string* subject) {
   if (!valid_connect_string(cfg_.connect_string)) return errc::invalid_connect_string;
   if (cfg_.handshake_timeout < std::chrono::milliseconds::zero()) return errc::invalid_argument;
   if (!ns_.prefix().empty() && path_error(ns_.prefix())) return errc::invalid_path;
+  const auto transport = resolve_transport(cfg_.transport);
+  if (!transport) {
+    if (cfg_.transport == Transport::automatic) {
+      const char* env = std::getenv(transport_env_var);
+      log_->error("ZooKeeper transport refused: {}='{}' names none this build carries (c or native)",
+                  transport_env_var, env ? env : "");
+    } else {
+      log_->error("ZooKeeper transport refused: this build does not carry the {} transport",
+                  to_string(cfg_.transport));
+    }
+    return errc::transport_unavailable;
+  }
+  if (cfg_.tls && !tls_supported(*transport)) {
+    log_->error("TLS settings refused: the {} transport has no TLS support (docs/tls.md)",
+                to_string(*transport));
+    if (subject) *subject = "TLS";
+    return errc::tls_unsupported;
+  }
   if (cfg_.tls) {
     // Before the C client sees them: it would spin on a bad file (docs/tls.md). Again before every session.
     auto problem = check_tls_settings(*cfg_.tls);

@@ -107,7 +107,7 @@ class ZkrCategory final : public boost::system::error_category {
       case errc::lock_lost:
         return "the lock was lost";
       case errc::tls_unsupported:
-        return "TLS was asked for, but the ZooKeeper C client linked has no TLS support";
+        return "TLS was asked for, but the transport has no TLS support";
       case errc::tls_file_error:
         return "a TLS file is missing, unreadable, not what it should be, or expired";
       case errc::tls_key_error:
@@ -122,6 +122,9 @@ class ZkrCategory final : public boost::system::error_category {
       case errc::malformed_reply:
         return "the server sent bytes that break the ZooKeeper protocol (truncated, oversized or out of "
                "order)";
+      case errc::transport_unavailable:
+        return "the ZooKeeper transport asked for is not in this build of zkrecipes (or "
+               "ZKR_ZOOKEEPER_TRANSPORT names none: use c or native)";
     }
     return "unknown zkrecipes error " + std::to_string(ev);
   }

@@ -15,12 +15,14 @@
 #include <boost/asio/post.hpp>
 #include <string_view>
 
+#include "c_session_factory.hpp"
+
 namespace asio = boost::asio;
 
 namespace zkr::detail {
 
-std::unique_ptr<Session> make_default_session(asio::io_context& ioc, const ClientConfig& config,
-                                              spdlog::logger& log, SessionEvents& events) {
+std::unique_ptr<Session> make_c_client_session(asio::io_context& ioc, const ClientConfig& config,
+                                               spdlog::logger& log, SessionEvents& events) {
   return std::make_unique<MtSession>(ioc, config, log, events);
 }
 

@@ -207,6 +207,11 @@ void CoreImpl::sync(std::string path, VoidCallback cb, RequestOptions ro) {
 
 void CoreImpl::remove_watch(WatchId id) {
   auto w = watches_.forget(id);
+  // The server keeps one watch per path, kind and session: while another of ours needs it (set, or being set
+  // by a read in flight), the removal stays local. A lock's waiter that moves its watch onto the node it
+  // pre-watched sends the new read first; had the removal of the pre-watch followed it to the server, the
+  // node's deletion would have woken nobody.
+  if (w && watches_.watching(w->first, w->second)) return;
   // The server-side registration goes in the background; the reply is not waited for.
   if (w && session_->is_open() && connected_)
     session_->submit(zk::RemoveWatches{ns_.fix(w->first), w->second, id}, {});

@@ -15,6 +15,7 @@
 #include <boost/asio/post.hpp>
 #include <cstring>
 
+#include "c_session_factory.hpp"
 #include "socket_watchdog.hpp"
 
 namespace asio = boost::asio;
@@ -30,8 +31,8 @@ void set_cork(int fd, bool on) {
 
 }  // namespace
 
-std::unique_ptr<Session> make_default_session(asio::io_context& ioc, const ClientConfig& config,
-                                              spdlog::logger& log, SessionEvents& events) {
+std::unique_ptr<Session> make_c_client_session(asio::io_context& ioc, const ClientConfig& config,
+                                               spdlog::logger& log, SessionEvents& events) {
   return std::make_unique<StSession>(ioc, config, log, events);
 }
 

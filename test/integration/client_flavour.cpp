@@ -5,6 +5,10 @@
 
 namespace zkr::itest {
 
-bool on_mt_client() { return std::string_view(ZKR_TEST_ZOOKEEPER_CLIENT) == "mt"; }
+bool on_mt_client() {
+  return std::string_view(ZKR_TEST_ZOOKEEPER_CLIENT) == "mt" && default_transport() == Transport::c_client;
+}
+
+bool on_native_transport() { return default_transport() == Transport::native; }
 
 }  // namespace zkr::itest

@@ -2,9 +2,6 @@
 // Clients for the framework integration tests: the one shared test server, a quiet test logger, builders with
 // short timeouts, unique paths, and helpers that read what a client left on the server.
 
-#include <spdlog/sinks/null_sink.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
-
 #include <algorithm>
 #include <atomic>
 #include <boost/asio/use_future.hpp>
@@ -19,6 +16,7 @@
 #include <vector>
 #include <zkr/framework/curator_framework.hpp>
 #include <zkr/test/eventually.hpp>
+#include <zkr/test/test_logger.hpp>
 #include <zkr/testing/testing_server.hpp>
 
 namespace zkr::itest {
@@ -27,28 +25,18 @@ namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using zkr::test::eventually;
+using zkr::test::test_logger;
 
-/// Whether this build runs over the multi-threaded C client (ZKR_ZOOKEEPER_CLIENT, test/CMakeLists.txt). The
+/// Whether the tests run over the multi-threaded C client (ZKR_ZOOKEEPER_CLIENT, test/CMakeLists.txt). The
 /// few behaviours only the single-threaded session has (the handshake bound, one segment per request) are
 /// skipped there, with a warning that says so.
 bool on_mt_client();  // client_flavour.cpp
-
-/// A logger for test clients: silent unless ZKR_TEST_LOG is set (then to stderr at that level, e.g. "debug").
-inline std::shared_ptr<spdlog::logger> test_logger() {
-  static const std::shared_ptr<spdlog::logger> log = [] {
-    const char* lvl = std::getenv("ZKR_TEST_LOG");
-    if (lvl && *lvl) {
-      auto l = std::make_shared<spdlog::logger>("zkr-test",
-                                                std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
-      l->set_level(spdlog::level::from_str(lvl));
-      return l;
-    }
-    auto l = std::make_shared<spdlog::logger>("zkr-test", std::make_shared<spdlog::sinks::null_sink_mt>());
-    l->set_level(spdlog::level::off);
-    return l;
-  }();
-  return log;
-}
+/// Whether the tests run over the native transport (ZKR_ZOOKEEPER_TRANSPORT=native, or a native-only build).
+bool on_native_transport();  // client_flavour.cpp
+/// Whether a release sends its deletes from the calling thread (`Session::submit_from_caller`), so that they
+/// leave while the client's I/O thread is busy: the C-client transports do; the native one sends every
+/// request from the I/O thread (docs/native-transport.md), so there they leave once that thread runs.
+inline bool sends_from_caller() { return !on_native_transport(); }
 
 /// One server for the tests that do not disturb it (each uses its own paths). Started on first use, killed at
 /// exit.

@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 #include <zkr/test/eventually.hpp>
+#include <zkr/test/test_logger.hpp>
 #include <zkr/testing/testing_server.hpp>
 #include <zkr/zkrecipes.hpp>
 
@@ -24,7 +25,7 @@ struct ClientOptions {
   std::string namespace_name;
   RetryPolicyPtr retry = std::make_shared<ExponentialBackoffRetry>(Millis(100), 10);
   bool use_container_parents = true;
-  std::shared_ptr<spdlog::logger> logger;  // null: the client's own (warnings to stderr)
+  std::shared_ptr<spdlog::logger> logger;  // null: the client's own (warnings to stderr), or ZKR_TEST_LOG's
 };
 
 /// The configuration of a test client of `connect`.
@@ -36,7 +37,9 @@ inline ClientConfig client_config(const std::string& connect, const ClientOption
   c.namespace_name = o.namespace_name;
   c.retry_policy = o.retry;
   c.use_container_parents = o.use_container_parents;
-  c.logger = o.logger;
+  // ZKR_TEST_LOG (client_support.hpp) turns every test client's log on, at that level.
+  const char* log_level = std::getenv("ZKR_TEST_LOG");
+  c.logger = o.logger ? o.logger : (log_level && *log_level ? test_logger() : nullptr);
   return c;
 }
 

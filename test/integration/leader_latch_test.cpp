@@ -23,7 +23,7 @@ zkr::testing::TestingServer& latch_server() {
   return server;
 }
 
-std::string fresh_path(const std::string& tag) {
+std::string latch_path(const std::string& tag) {
   static std::atomic<int> n{0};
   return "/leader-latch/" + tag + "-" + std::to_string(++n);
 }
@@ -56,7 +56,7 @@ void settle(CuratorFramework& c, const std::string& path) {
 TEST_CASE("leader latch: one leader at a time, in start order, then closing a waiter moves nobody up",
           "[leader][latch]") {
   auto client = make_client(latch_server().connect_string());
-  const auto path = fresh_path("basic");
+  const auto path = latch_path("basic");
   std::vector<std::unique_ptr<LeaderLatch>> latches;
   for (int i = 0; i < 4; ++i)
     latches.push_back(std::make_unique<LeaderLatch>(*client, path, std::to_string(i)));
@@ -92,7 +92,7 @@ TEST_CASE("leader latch: one leader at a time, in start order, then closing a wa
 TEST_CASE("leader latch: node names, data, participants and the leader as Curator writes and reads them",
           "[leader][latch]") {
   auto client = make_client(latch_server().connect_string());
-  const auto path = fresh_path("participants");
+  const auto path = latch_path("participants");
 
   // Curator's testUncreatedPathGetLeader (CURATOR-436): no path, no error, the dummy participant.
   {
@@ -136,7 +136,7 @@ TEST_CASE("leader latch: node names, data, participants and the leader as Curato
 
 TEST_CASE("leader latch: listeners and close modes (testCallbackDontNotify)", "[leader][latch]") {
   auto client = make_client(latch_server().connect_string());
-  const auto path = fresh_path("callbacks");
+  const auto path = latch_path("callbacks");
   LeaderLatch a(*client, path, "a", LeaderLatch::CloseMode::silent);
   LeaderLatch b(*client, path, "b", LeaderLatch::CloseMode::notify_leader);
   Calls ca, cb;
@@ -183,7 +183,7 @@ TEST_CASE("leader latch: listeners and close modes (testCallbackDontNotify)", "[
 TEST_CASE("leader latch: await, timed await and async_await with cancellation, then close wakes waiters",
           "[leader][latch]") {
   auto client = make_client(latch_server().connect_string());
-  const auto path = fresh_path("await");
+  const auto path = latch_path("await");
   LeaderLatch a(*client, path, "a");
   LeaderLatch b(*client, path, "b");
 
@@ -255,7 +255,7 @@ TEST_CASE("leader latch: a leader whose node someone else deletes steps down and
   auto ca = make_client(latch_server().connect_string());
   auto cb = make_client(latch_server().connect_string());
   auto admin = make_client(latch_server().connect_string());
-  const auto path = fresh_path("deleted");
+  const auto path = latch_path("deleted");
   LeaderLatch a(*ca, path, "a");
   LeaderLatch b(*cb, path, "b");
   Calls calls;
@@ -329,7 +329,7 @@ TEST_CASE("leader latch: after a lost session the old leader gets a new node and
           "[leader][latch]") {
   auto ca = make_client(latch_server().connect_string());
   auto cb = make_client(latch_server().connect_string());
-  const auto path = fresh_path("expiry");
+  const auto path = latch_path("expiry");
   LeaderLatch a(*ca, path, "a");
   LeaderLatch b(*cb, path, "b");
   a.start();
@@ -438,7 +438,7 @@ TEST_CASE(
 TEST_CASE("leader latch: a listener may close its own latch from is_leader (testCallbackSanity)",
           "[leader][latch]") {
   auto client = make_client(latch_server().connect_string());
-  const auto path = fresh_path("callback-close");
+  const auto path = latch_path("callback-close");
   constexpr int n = 5;
   std::vector<std::unique_ptr<LeaderLatch>> latches;
   std::atomic<int> gained{0}, lost{0};

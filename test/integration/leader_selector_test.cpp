@@ -23,7 +23,7 @@ zkr::testing::TestingServer& selector_server() {
   return server;
 }
 
-std::string fresh_path(const std::string& tag) {
+std::string selector_path(const std::string& tag) {
   static std::atomic<int> n{0};
   return "/leader-selector/" + tag + "-" + std::to_string(++n);
 }
@@ -103,7 +103,7 @@ class StopLeader : public LeaderSelectorListenerAdapter {
 
 TEST_CASE("leader selector: one term at a time, FIFO rotation with auto_requeue, tokens grow",
           "[leader][selector]") {
-  const auto path = fresh_path("rotate");
+  const auto path = selector_path("rotate");
   Terms terms;
   std::vector<std::unique_ptr<CuratorFramework>> clients;
   std::vector<std::unique_ptr<LeaderSelector>> selectors;
@@ -132,7 +132,7 @@ TEST_CASE("leader selector: one term at a time, FIFO rotation with auto_requeue,
 
 TEST_CASE("leader selector: requeue, has_leadership, interrupt_leadership and close", "[leader][selector]") {
   auto client = make_client(selector_server().connect_string());
-  const auto path = fresh_path("requeue");
+  const auto path = selector_path("requeue");
   auto listener = std::make_shared<StopLeader>();
   LeaderSelector s(*client, path, listener);
   error_code ec;
@@ -176,7 +176,7 @@ TEST_CASE("leader selector: closing the non-leader keeps the leader, then closin
   auto ca = make_client(selector_server().connect_string());
   auto cb = make_client(selector_server().connect_string());
   auto cc = make_client(selector_server().connect_string());
-  const auto path = fresh_path("closing");
+  const auto path = selector_path("closing");
   auto la = std::make_shared<StopLeader>();
   auto lb = std::make_shared<StopLeader>();
   auto lc = std::make_shared<StopLeader>();
@@ -200,7 +200,7 @@ TEST_CASE("leader selector: closing the non-leader keeps the leader, then closin
 
 TEST_CASE("leader selector: participants carry the id, or the client's default data without one",
           "[leader][selector]") {
-  const auto path = fresh_path("participants");
+  const auto path = selector_path("participants");
   auto c1 = make_client(selector_server().connect_string());
   ClientConfig cfg;
   cfg.connect_string = selector_server().connect_string();
@@ -253,7 +253,7 @@ TEST_CASE("leader selector: a session expiry ends the leader's term and the othe
           "[leader][selector]") {
   auto ca = make_client(selector_server().connect_string());
   auto cb = make_client(selector_server().connect_string());
-  const auto path = fresh_path("expiry");
+  const auto path = selector_path("expiry");
   // The session policy: only LOST cancels.
   auto policy = std::make_shared<SessionConnectionStateErrorPolicy>();
   auto la = std::make_shared<StopLeader>(policy);
@@ -287,7 +287,7 @@ TEST_CASE("leader selector: take_leadership throwing gives leadership up like re
   };
   auto ca = make_client(selector_server().connect_string());
   auto cb = make_client(selector_server().connect_string());
-  const auto path = fresh_path("throws");
+  const auto path = selector_path("throws");
   auto thrower = std::make_shared<Thrower>();
   auto other = std::make_shared<StopLeader>();
   LeaderSelector a(*ca, path, thrower), b(*cb, path, other);

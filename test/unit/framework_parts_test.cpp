@@ -16,6 +16,7 @@
 #include "fake_session.hpp"
 #include "lifecycle.hpp"
 #include "pauses.hpp"
+#include "watch_registry.hpp"
 
 namespace {
 
@@ -198,4 +199,32 @@ TEST_CASE("background deletes: a close waiting for them is ended by end_waits", 
   b.deletes.end_waits();
   REQUIRE(waiting.wait_for(30s) == std::future_status::ready);
   CHECK_FALSE(waiting.get());  // still pending
+}
+
+TEST_CASE("watch registry: a watch stays on the server while another of ours of its kind needs the path",
+          "[framework][parts]") {
+  using zkr::detail::WatchRegistry;
+  namespace zk = zkr::detail::zk;
+  WatchRegistry reg;
+  int fired = 0;
+  auto cb = [&] { return [&](const zkr::WatchedEvent&) { ++fired; }; };
+  const auto pre = reg.add(cb(), "/lock/n1", zk::WatchKind::data);  // a pre-watch of n1
+  const auto main =
+      reg.add(cb(), "/lock/n1", zk::WatchKind::data);  // the wait moved onto n1 (read in flight)
+  const auto kids = reg.add(cb(), "/lock", zk::WatchKind::children);
+  CHECK(reg.watching("/lock/n1", zk::WatchKind::data));
+  CHECK_FALSE(reg.watching("/lock/n1", zk::WatchKind::children));
+  REQUIRE(reg.forget(pre));
+  CHECK(reg.watching("/lock/n1", zk::WatchKind::data));  // the other still needs the server's watch
+  CHECK_FALSE(reg.forget(pre));                          // once only
+  reg.fire(main, zkr::EventType::node_deleted);
+  CHECK(fired == 1);
+  CHECK_FALSE(reg.watching("/lock/n1", zk::WatchKind::data));
+  CHECK(reg.watching("/lock", zk::WatchKind::any));
+  reg.forget_path("/lock");
+  CHECK_FALSE(reg.watching("/lock", zk::WatchKind::children));
+  (void)kids;
+  reg.add(cb(), "/a", zk::WatchKind::data);
+  CHECK(reg.take_all().size() == 1);
+  CHECK_FALSE(reg.watching("/a", zk::WatchKind::any));
 }

@@ -28,7 +28,7 @@ std::string rw_node(std::string_view kind, int owner, long long seq) {
 std::string rd(int owner, long long seq) { return rw_node(zkr::read_lock_name, owner, seq); }
 std::string wr(int owner, long long seq) { return rw_node(zkr::write_lock_name, owner, seq); }
 
-std::vector<std::string> sorted(std::vector<std::string> v) {
+std::vector<std::string> rw_sorted(std::vector<std::string> v) {
   zkr::read_lock_driver().sort_children(v, zkr::read_lock_name);
   return v;
 }
@@ -77,7 +77,7 @@ TEST_CASE("readers and writers interleave by sequence number", "[rwdriver]") {
   auto shuffled = expected;
   for (int round = 0; round < 200; ++round) {
     std::shuffle(shuffled.begin(), shuffled.end(), rng);
-    CHECK(sorted(shuffled) == expected);
+    CHECK(rw_sorted(shuffled) == expected);
     auto w = shuffled;
     zkr::write_lock_driver().sort_children(w, zkr::write_lock_name);
     CHECK(w == expected);
@@ -99,7 +99,7 @@ TEST_CASE("read-write predicates over every reader/writer interleaving", "[rwdri
       }
       auto input = expected;
       std::shuffle(input.begin(), input.end(), rng);
-      const auto children = sorted(input);
+      const auto children = rw_sorted(input);
       REQUIRE(children == expected);
 
       std::size_t holding_writers = 0;
@@ -159,7 +159,7 @@ TEST_CASE("read-write predicates over every reader/writer interleaving", "[rwdri
 }
 
 TEST_CASE("readers queued behind writers all watch the first writer", "[rwdriver]") {
-  const auto children = sorted({rd(5, 5), wr(3, 3), rd(0, 1), wr(2, 2), rd(4, 4)});
+  const auto children = rw_sorted({rd(5, 5), wr(3, 3), rd(0, 1), wr(2, 2), rd(4, 4)});
   REQUIRE(children == std::vector<std::string>{rd(0, 1), wr(2, 2), wr(3, 3), rd(4, 4), rd(5, 5)});
   const auto& rdrv = zkr::read_lock_driver();
   const auto& wdrv = zkr::write_lock_driver();
@@ -169,7 +169,7 @@ TEST_CASE("readers queued behind writers all watch the first writer", "[rwdriver
   CHECK(rdrv.read_gets_the_lock(children, rd(4, 4), false)->path_to_watch == wr(2, 2));
   CHECK(rdrv.read_gets_the_lock(children, rd(5, 5), false)->path_to_watch == wr(2, 2));
   // Writers behind the reader do not matter: the scan stops at our node.
-  CHECK(rdrv.read_gets_the_lock(sorted({rd(0, 1), wr(1, 2), wr(2, 3)}), rd(0, 1), false)->gets_the_lock);
+  CHECK(rdrv.read_gets_the_lock(rw_sorted({rd(0, 1), wr(1, 2), wr(2, 3)}), rd(0, 1), false)->gets_the_lock);
 }
 
 TEST_CASE("write driver takes no watched-node shortcut behind a write node (downgrade, CURATOR-621)",
@@ -181,7 +181,7 @@ TEST_CASE("write driver takes no watched-node shortcut behind a write node (down
   const std::string c_write = wr(2, 6);
 
   // C queues behind A's write lock. The standard rule would let C skip the re-listing when A's node goes...
-  const auto before = sorted({c_write, a_write});
+  const auto before = rw_sorted({c_write, a_write});
   REQUIRE(before == std::vector<std::string>{a_write, c_write});
   CHECK(std_drv.gets_the_lock(before, c_write, 1)->granted_when_watched_node_goes);
   const auto c1 = wdrv.gets_the_lock(before, c_write, 1);
@@ -193,11 +193,11 @@ TEST_CASE("write driver takes no watched-node shortcut behind a write node (down
   // ...but A downgrades: a non-sequential read node with A's write sequence, then releases the write node.
   const std::string a_read = rd(1, 5);
   CHECK(zkr::read_write_sort_key(a_read) == zkr::read_write_sort_key(a_write));
-  CHECK(rdrv.read_gets_the_lock(sorted({a_write, a_read, c_write}), a_read, true)->gets_the_lock);
+  CHECK(rdrv.read_gets_the_lock(rw_sorted({a_write, a_read, c_write}), a_read, true)->gets_the_lock);
   // Either tie order of A's two nodes keeps C out.
   for (const auto& listing : {std::vector<std::string>{a_write, a_read, c_write},
                               std::vector<std::string>{a_read, a_write, c_write}}) {
-    const auto children = sorted(listing);
+    const auto children = rw_sorted(listing);
     CHECK(children == listing);  // stable: the server's order decides ties
     const auto c = wdrv.gets_the_lock(children, c_write, 1);
     REQUIRE(c);
@@ -207,7 +207,7 @@ TEST_CASE("write driver takes no watched-node shortcut behind a write node (down
   }
   // After A releases the write node, A's read node still blocks C; had C trusted the shortcut it would now
   // hold the write lock next to A's read lock.
-  const auto after = sorted({c_write, a_read});
+  const auto after = rw_sorted({c_write, a_read});
   REQUIRE(after == std::vector<std::string>{a_read, c_write});
   const auto c2 = wdrv.gets_the_lock(after, c_write, 1);
   REQUIRE(c2);
@@ -220,7 +220,7 @@ TEST_CASE("write driver takes no watched-node shortcut behind a write node (down
 
   // Another thread reading while A still holds the write lock blocks (testThatDowngradingRespectsThreads).
   const auto d_read = rd(3, 7);
-  const auto with_reader = sorted({a_write, a_read, c_write, d_read});
+  const auto with_reader = rw_sorted({a_write, a_read, c_write, d_read});
   const auto d = rdrv.read_gets_the_lock(with_reader, d_read, false);
   REQUIRE(d);
   CHECK_FALSE(d->gets_the_lock);
@@ -229,7 +229,7 @@ TEST_CASE("write driver takes no watched-node shortcut behind a write node (down
 
 TEST_CASE("upgrading a read lock to the write lock never succeeds", "[rwdriver]") {
   // testThatUpgradingIsDisallowed: our write node sorts after our own read node.
-  const auto children = sorted({wr(0, 2), rd(0, 1)});
+  const auto children = rw_sorted({wr(0, 2), rd(0, 1)});
   CHECK(zkr::read_lock_driver().read_gets_the_lock(children, rd(0, 1), false)->gets_the_lock);
   const auto w = zkr::write_lock_driver().gets_the_lock(children, wr(0, 2), 1);
   REQUIRE(w);
@@ -238,7 +238,7 @@ TEST_CASE("upgrading a read lock to the write lock never succeeds", "[rwdriver]"
 }
 
 TEST_CASE("read-write drivers: missing node", "[rwdriver]") {
-  const auto children = sorted({rd(0, 1), wr(1, 2)});
+  const auto children = rw_sorted({rd(0, 1), wr(1, 2)});
   const auto& rdrv = zkr::read_lock_driver();
   const auto& wdrv = zkr::write_lock_driver();
   CHECK_FALSE(rdrv.read_gets_the_lock(children, rd(2, 3), false).has_value());
@@ -274,7 +274,7 @@ TEST_CASE("read driver matches our node with startsWith, and only among non-writ
 TEST_CASE("read-write drivers: foreign children", "[rwdriver]") {
   const auto& rdrv = zkr::read_lock_driver();
   const auto& wdrv = zkr::write_lock_driver();
-  const auto children = sorted({wr(1, 2), rd(0, 1), "0"});
+  const auto children = rw_sorted({wr(1, 2), rd(0, 1), "0"});
   REQUIRE(children == std::vector<std::string>{"0", rd(0, 1), wr(1, 2)});
   // Readers only look for writers: a foreign node does not block them.
   CHECK(rdrv.read_gets_the_lock(children, rd(0, 1), false)->gets_the_lock);
@@ -282,7 +282,7 @@ TEST_CASE("read-write drivers: foreign children", "[rwdriver]") {
   const auto w = wdrv.gets_the_lock(children, wr(1, 2), 1);
   CHECK_FALSE(w->gets_the_lock);
   CHECK(w->path_to_watch == rd(0, 1));
-  const auto lone = sorted({wr(1, 2), "0"});
+  const auto lone = rw_sorted({wr(1, 2), "0"});
   const auto w2 = wdrv.gets_the_lock(lone, wr(1, 2), 1);
   CHECK_FALSE(w2->gets_the_lock);
   CHECK(w2->path_to_watch == "0");
@@ -296,7 +296,7 @@ TEST_CASE("read-write drivers: foreign children", "[rwdriver]") {
     CHECK_FALSE(d->is_lock_node("0", "__WRIT__"));
   }
   // A foreign name containing "__WRIT__" counts as a writer for readers.
-  const auto odd = sorted({rd(0, 1), "x__WRIT__"});
+  const auto odd = rw_sorted({rd(0, 1), "x__WRIT__"});
   REQUIRE(odd.front() == "x__WRIT__");  // key ""
   CHECK(rdrv.read_gets_the_lock(odd, rd(0, 1), false)->path_to_watch == "x__WRIT__");
 }
@@ -305,7 +305,7 @@ TEST_CASE("read-write drivers: sequence wrap follows Curator's string order", "[
   // A writer created after the 32-bit wrap sorts ahead of an older reader (ZooKeeper limitation).
   const std::string old_reader = rd(0, 2147483647LL);
   const std::string new_writer = wr(1, -2147483648LL);
-  const auto children = sorted({old_reader, new_writer});
+  const auto children = rw_sorted({old_reader, new_writer});
   REQUIRE(children == std::vector<std::string>{new_writer, old_reader});
   CHECK(zkr::write_lock_driver().gets_the_lock(children, new_writer, 1)->gets_the_lock);
   const auto r = zkr::read_lock_driver().read_gets_the_lock(children, old_reader, false);

@@ -15,13 +15,12 @@
 #include <memory>
 #include <sstream>
 
-namespace zkr {
-
-bool tls_supported() noexcept { return true; }
-
-}  // namespace zkr
+#include "../transport.hpp"
 
 namespace zkr::detail {
+
+bool c_client_speaks_tls() noexcept { return true; }
+
 namespace {
 
 struct CtxFree {

@@ -5,16 +5,13 @@
 
 #include <boost/asio/post.hpp>
 
+#include "../transport.hpp"
 #include "tls_checks.hpp"
 #include "tls_preflight.hpp"
 
-namespace zkr {
-
-bool tls_supported() noexcept { return false; }
-
-}  // namespace zkr
-
 namespace zkr::detail {
+
+bool c_client_speaks_tls() noexcept { return false; }
 
 TlsProblem check_tls_settings(const TlsConfig&) {
   return {errc::tls_unsupported, "TLS",

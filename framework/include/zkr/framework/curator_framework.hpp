@@ -31,6 +31,7 @@
 #include <zkr/framework/error.hpp>
 #include <zkr/framework/paths.hpp>
 #include <zkr/framework/retry.hpp>
+#include <zkr/framework/transport.hpp>
 #include <zkr/framework/types.hpp>
 #include <zkr/framework/with_diagnostics.hpp>
 
@@ -71,14 +72,19 @@ struct TlsConfig {
   bool verify_host_name = true;
 };
 
-/// Whether the ZooKeeper C client this build of zkrecipes links speaks TLS (`ZKR_ZOOKEEPER_TLS`). Without
-/// it, `start()` of a client configured for TLS fails with `errc::tls_unsupported`.
+/// Whether the default transport (`default_transport()`, transport.hpp) speaks TLS: the ZooKeeper C client
+/// where this build links a TLS-capable one (`ZKR_ZOOKEEPER_TLS`). Without it, `start()` of a client
+/// configured for TLS fails with `errc::tls_unsupported`.
 bool tls_supported() noexcept;
 
 /// Everything a client is built from (Curator's `CuratorFrameworkFactory.Builder`).
 struct ClientConfig {
   /// "host:port[,host:port...]"; required.
   std::string connect_string;
+  /// The transport to speak through (transport.hpp): `automatic` takes `ZKR_ZOOKEEPER_TRANSPORT` from the
+  /// environment, else the build's default. One this build does not carry fails `start()` with
+  /// `errc::transport_unavailable`.
+  Transport transport = Transport::automatic;
   /// Required (Curator has no default either).
   RetryPolicyPtr retry_policy;
   std::chrono::milliseconds session_timeout{60000};
@@ -466,6 +472,10 @@ class CuratorFrameworkFactory {
    public:
     Builder& connect_string(std::string v) {
       c_.connect_string = std::move(v);
+      return *this;
+    }
+    Builder& transport(Transport v) {
+      c_.transport = v;
       return *this;
     }
     Builder& retry_policy(RetryPolicyPtr v) {

@@ -63,7 +63,8 @@ enum class errc : int {
   invalid_argument,              ///< e.g. a lease quantity of 0
   node_not_found_after_retries,  ///< our lock node vanished and the retry policy gave up ("session lost")
   lock_lost,                     ///< the lock was lost while an operation needed it
-  tls_unsupported,               ///< TLS was asked for, but the linked ZooKeeper C client has no TLS support
+  tls_unsupported,               ///< TLS was asked for, but the transport has none (a C client built without
+                                 ///< it, or the native transport)
   tls_file_error,                ///< a TLS file is missing, unreadable, not PEM of its kind, or expired
   tls_key_error,                 ///< the private key: the password does not open it, or it does not match
   tls_handshake_failed,          ///< a server refused the TLS handshake, failed its checks, or speaks no TLS
@@ -72,6 +73,8 @@ enum class errc : int {
   unsupported_by_transport,  ///< the ZooKeeper transport this build links cannot do it (a 3.6+ request, such
                              ///< as a persistent watch, over the C client)
   malformed_reply,  ///< the server's bytes break the protocol (the native transport drops the connection)
+  transport_unavailable,  ///< the transport asked for (`ClientConfig::transport`, `ZKR_ZOOKEEPER_TRANSPORT`)
+                          ///< is not in this build, or the variable names none
 };
 
 const boost::system::error_category& zk_category() noexcept;
