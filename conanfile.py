@@ -13,6 +13,11 @@ zkrecipes runs over either flavour of the ZooKeeper C client (docs/architecture.
   cmake/ZkrConanZooKeeper.cmake adds it for our build and chooses the multi-threaded session.
 * ``zookeeper_client=system-st``: links the system's single-threaded libzookeeper_st (Debian/Ubuntu:
   libzookeeper-st-dev), found by cmake/FindZooKeeper.cmake, driven from zkrecipes' own event loop.
+* ``zookeeper_client=native``: no ZooKeeper C client at all: the native transport on Boost.Asio
+  (docs/native-transport.md; ``ZKR_ZOOKEEPER_CLIENT=native``). No TLS yet (``tls=True`` is refused).
+
+Either C-client choice carries the native transport too (``ZKR_NATIVE_TRANSPORT``), chosen per client with
+``ClientConfig::transport`` or the environment variable ``ZKR_ZOOKEEPER_TRANSPORT``.
 
 About TLS
 ---------
@@ -52,7 +57,7 @@ class ZkrecipesConan(ConanFile):
     options = {
         "shared": [True, False],
         "fPIC": [True, False],
-        "zookeeper_client": ["conan-mt", "system-st"],
+        "zookeeper_client": ["conan-mt", "system-st", "native"],
         "tls": [True, False],
     }
     default_options = {
@@ -111,6 +116,9 @@ class ZkrecipesConan(ConanFile):
         if self.settings.os != "Linux":
             # zkrecipes::testing spawns ZooKeeper servers with fork/exec and PR_SET_PDEATHSIG.
             raise ConanInvalidConfiguration("zkrecipes supports Linux only")
+        if self.options.tls and self.options.zookeeper_client == "native":
+            raise ConanInvalidConfiguration(
+                "zkrecipes/*:tls=True needs a C client: the native transport has no TLS yet")
         if self.options.tls and self.options.zookeeper_client == "conan-mt":
             # configure() asks for it, but a profile or the command line can still say otherwise.
             if not self.dependencies["zookeeper-client-c"].options.with_openssl:
@@ -127,6 +135,8 @@ class ZkrecipesConan(ConanFile):
         tc.cache_variables["ZKR_INSTALL"] = True
         # The option decides, not what CMake happens to find: package_info() must know what the build links.
         tc.cache_variables["ZKR_ZOOKEEPER_TLS"] = "ON" if self.options.tls else "OFF"
+        if self.options.zookeeper_client == "native":
+            tc.cache_variables["ZKR_ZOOKEEPER_CLIENT"] = "native"
         if self.options.zookeeper_client == "conan-mt":
             snippet = os.path.join(self.source_folder, "cmake", "ZkrConanZooKeeper.cmake")
             tc.cache_variables["CMAKE_PROJECT_zkrecipes_INCLUDE"] = snippet.replace("\\", "/")
@@ -161,7 +171,7 @@ class ZkrecipesConan(ConanFile):
             framework.requires.append("zookeeper-client-c::zookeeper-client-c")
             if self.options.tls:
                 framework.requires.extend(["openssl::ssl", "openssl::crypto"])
-        else:
+        elif self.options.zookeeper_client == "system-st":
             framework.system_libs.append("zookeeper_st")
             if self.options.tls:
                 # The system's OpenSSL, which the system's TLS-capable libzookeeper_st was built against.

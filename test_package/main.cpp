@@ -10,6 +10,7 @@
 #include <zkr/drivers/lock_driver.hpp>
 #include <zkr/framework/paths.hpp>
 #include <zkr/framework/retry.hpp>
+#include <zkr/framework/transport.hpp>
 #include <zkr/recipes/lease.hpp>
 #include <zkr/testing/testing_server.hpp>
 #ifdef ZKR_EXPECT_ZOOKEEPER_TLS
@@ -47,6 +48,10 @@ int main() {
 
   const auto mntr = zkr::testing::parse_mntr("zk_server_state\tstandalone\n");
   check(mntr.count("zk_server_state") == 1, "zkrecipes::testing links");
+
+  // Every package carries the native transport (a C-client one beside its C client, by default).
+  check(zkr::transport_available(zkr::Transport::native), "the native transport is carried");
+  check(zkr::transport_available(zkr::build_default_transport()), "the default transport is carried");
 
 #ifdef ZKR_EXPECT_ZOOKEEPER_TLS
   check(zkr::tls_supported() == (ZKR_EXPECT_ZOOKEEPER_TLS != 0),

@@ -11,11 +11,12 @@
 #                   leak detection
 #   The integration tests start real ZooKeeper JVMs on a 2-core machine. No test is re-run: a test that fails
 #   on a loaded machine is a bug in the library or in the test's bounds, and fails the run.
-#   3. build-fuzz/  clang with -DZKR_FUZZ=ON: only the libFuzzer targets, 20 s each (ctest -L fuzz); skipped
+#   3. build-mt/    the demo on Debian's multi-threaded C client (unoptimized): it builds, and takes locks
+#   4. build-fuzz/  clang with -DZKR_FUZZ=ON: only the libFuzzer targets, 20 s each (ctest -L fuzz); skipped
 #                   when clang++ or its libFuzzer runtime is missing
 # Exits non-zero if any step fails, after running every step it can; the last line is a one-line summary.
 #
-#   bash tools/test.sh [--quick]      --quick skips the sanitizer build
+#   bash tools/test.sh [--quick]      --quick skips the sanitizer and multi-threaded builds
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
@@ -23,7 +24,7 @@ quick=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
-    -h | --help) sed -n '2,18s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,19s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done
@@ -109,7 +110,24 @@ else
   fi
 fi
 
-# 3. A short fuzzing run (clang + libFuzzer): only the fuzz targets are built.
+# 3. The multi-threaded C client (Debian's libzookeeper_mt, the flavour Conan Center ships): the demo's targets
+#    (the libraries, zkrecipes::testing and the zkr tool), unoptimized, and the demo run on them: a local
+#    ZooKeeper, several `zkr lock` processes taking one lock in turn.
+if [ "$quick" -eq 1 ]; then
+  skipped+=("mt (--quick)")
+else
+  # shellcheck disable=SC2046
+  if step mt-configure cmake -S . -B build-mt $(generator_for build-mt) -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DZKR_WERROR=ON -DZKR_ZOOKEEPER_CLIENT=mt -DZKR_ZOOKEEPER_TLS=OFF \
+    -DZKR_BUILD_TESTS=OFF -DZKR_BUILD_BENCH=OFF &&
+    step mt-build cmake --build build-mt -j2 --target zkr_demo; then
+    step mt-demo build-mt/tools/zkr_demo
+  else
+    skipped+=("mt-demo")
+  fi
+fi
+
+# 4. A short fuzzing run (clang + libFuzzer): only the fuzz targets are built.
 # libFuzzer needs clang and its runtime: probe both with a one-line fuzz target.
 fuzz_available() {
   command -v clang++ > /dev/null 2>&1 || return 1

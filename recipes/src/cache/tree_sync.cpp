@@ -74,7 +74,7 @@ void TreeSync::close() {
     if (id) core_->remove_watch(id);
     id = 0;
   };
-  drop(root_exists_watch_);
+  if (auto id = root_exists_watch_.exchange(0)) core_->remove_watch(id);
   for (auto& [p, f] : flights_) {
     drop(f.data_watch);
     drop(f.children_watch);
@@ -92,7 +92,7 @@ void TreeSync::close() {
 }
 
 std::size_t TreeSync::watches() const noexcept {
-  std::size_t n = root_exists_watch_ ? 1 : 0;
+  std::size_t n = root_exists_watch_.load() ? 1 : 0;  // written on the I/O thread, read from any
   std::lock_guard lk(mu_);
   for (auto& [p, node] : nodes_) n += (node.data_watch ? 1 : 0) + (node.child_watch ? 1 : 0);
   return n;
@@ -301,7 +301,7 @@ void TreeSync::apply(const std::string& path, WatchId wid, NodeData nd) {
       }
     }
   }
-  if (path == opt_.root && root_exists_watch_) core_->remove_watch(std::exchange(root_exists_watch_, 0));
+  if (path == opt_.root && root_exists_watch_) core_->remove_watch(root_exists_watch_.exchange(0));
   SyncEvent ev;
   if (old) {
     ev.kind = SyncEvent::Kind::changed;
@@ -447,10 +447,10 @@ void TreeSync::on_root_exists(error_code ec) {
   if (running_) {
     if (!ec) {
       // Created meanwhile: read it (that read sets the data watch; the exists watch is not needed).
-      if (root_exists_watch_) core_->remove_watch(std::exchange(root_exists_watch_, 0));
+      if (root_exists_watch_) core_->remove_watch(root_exists_watch_.exchange(0));
       read_data(opt_.root);
     } else if (ec != zk_errc::no_node) {
-      if (root_exists_watch_) core_->remove_watch(std::exchange(root_exists_watch_, 0));
+      if (root_exists_watch_) core_->remove_watch(root_exists_watch_.exchange(0));
       failed(opt_.root, Read::data, ec);
     }
   }

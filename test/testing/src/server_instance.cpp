@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "child_process.hpp"
+#include "class_data_sharing.hpp"
 #include "net.hpp"
 #include "tls_four_letter_word.hpp"
 
@@ -94,9 +95,13 @@ ServerInstance::ServerInstance(const ServerOptions& options, fs::path java, std:
       extra_config_(options.extra_config),
       tls_(options.tls) {
   if (tls_) check_tls_options(*tls_);
+  if (options.class_data_sharing) cds_.emplace(java_, classpath_);
 }
 
 ServerInstance::~ServerInstance() {
+  // Killed at once, unless it is to dump the class archive (class_data_sharing.hpp): a JVM dumps at its own
+  // exit, so that one server per machine is stopped gracefully instead.
+  if (cds_ && cds_->dumping() && is_running()) stop();
   if (auto c = child()) c->kill_and_wait();
 }
 
@@ -187,6 +192,10 @@ void ServerInstance::launch() {
 
   std::vector<std::string> argv{java_.string()};
   argv.insert(argv.end(), jvm_flags_.begin(), jvm_flags_.end());
+  if (cds_) {
+    const auto cds = cds_->flags();
+    argv.insert(argv.end(), cds.begin(), cds.end());
+  }
   argv.insert(
       argv.end(),
       {"-cp", classpath_, "-Djava.net.preferIPv4Stack=true", "-Dzookeeper.admin.enableServer=false",
@@ -280,7 +289,8 @@ void ServerInstance::stop() {
   auto c = child();
   if (!c || !c->signal(SIGTERM)) return;
   c->signal(SIGCONT);  // a paused JVM must run to act on SIGTERM
-  if (!c->wait_for_exit(stop_grace)) c->kill_and_wait();
+  if (!c->wait_for_exit(stop_grace)) return c->kill_and_wait();
+  if (cds_) cds_->exited_cleanly();
 }
 
 void ServerInstance::kill() {

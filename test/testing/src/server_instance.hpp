@@ -13,6 +13,8 @@
 #include <vector>
 #include <zkr/testing/server_options.hpp>
 
+#include "class_data_sharing.hpp"
+
 namespace zkr::testing::detail {
 
 class ChildProcess;
@@ -105,6 +107,7 @@ class ServerInstance {
   std::vector<std::string> jvm_flags_;
   std::vector<std::string> extra_config_;
   std::optional<TlsServerOptions> tls_;
+  std::optional<ClassDataSharing> cds_;  // ServerOptions::class_data_sharing
 
   std::mutex control_mutex_;        // serializes start/stop/kill/pause/resume
   mutable std::mutex state_mutex_;  // guards child_

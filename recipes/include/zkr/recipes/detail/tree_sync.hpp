@@ -6,6 +6,7 @@
 /// its guarantees. Every member but the storage readers (`get`, `size`, `snapshot`, `children_of`) runs on
 /// the client's I/O thread; so do the sink's calls.
 
+#include <atomic>
 #include <boost/asio/steady_timer.hpp>
 #include <cstdint>
 #include <functional>
@@ -154,7 +155,7 @@ class TreeSync : public std::enable_shared_from_this<TreeSync> {
   std::int64_t session_ = 0;
   std::uint64_t state_listener_ = 0;
   std::size_t outstanding_ = 0;
-  WatchId root_exists_watch_ = 0;
+  std::atomic<WatchId> root_exists_watch_{0};  // atomic: watches() reads it from any thread
   bool root_exists_pending_ = false;
   std::map<std::string, Flight> flights_;
   std::set<std::pair<std::string, Read>> dirty_;

@@ -43,6 +43,10 @@ struct ServerOptions {
   std::vector<std::string> extra_config;
   /// Extra JVM flags, placed before the class path. The defaults keep each server small and light on CPU.
   std::vector<std::string> jvm_flags{"-Xmx512m", "-XX:+UseSerialGC", "-XX:-UsePerfData"};
+  /// Whether the server's JVM maps the classes an earlier server loaded (AppCDS, JDK 13+: an archive under
+  /// the system temporary directory, one per user, JVM and class path, dumped by the first server stopped):
+  /// about a third less CPU per start. The JVM starts without an archive it cannot use.
+  bool class_data_sharing = true;
   /// When set, the server also (or, with `plain_port` off, only) serves TLS clients on a secure port; see
   /// `TlsServerOptions` and `TestCertificates`, which makes the stores and client certificates.
   std::optional<TlsServerOptions> tls;
