@@ -1,38 +1,16 @@
 // The transport choice (transport.hpp): what a build carries, what `automatic` resolves to under
 // ZKR_ZOOKEEPER_TRANSPORT, and the typed refusals at start() (no server is needed: they come first).
 
-#include <stdlib.h>
-
 #include <catch2/catch.hpp>
 #include <zkr/framework/curator_framework.hpp>
 #include <zkr/framework/transport.hpp>
+#include <zkr/test/scoped_env.hpp>
 
 namespace {
 
-/// Sets ZKR_ZOOKEEPER_TRANSPORT for one scope (each test case runs in a process of its own under ctest).
-class TransportEnv {
- public:
-  explicit TransportEnv(const char* value) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      ::setenv(name, value, 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~TransportEnv() {
-    if (old_) {
-      ::setenv(name, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  TransportEnv(const TransportEnv&) = delete;
-  TransportEnv& operator=(const TransportEnv&) = delete;
-
- private:
-  static constexpr const char* name = "ZKR_ZOOKEEPER_TRANSPORT";
-  std::optional<std::string> old_;
+/// ZKR_ZOOKEEPER_TRANSPORT for one scope (each test case runs in a process of its own under ctest).
+struct TransportEnv : zkr::test::ScopedEnv {
+  explicit TransportEnv(const char* value) : ScopedEnv("ZKR_ZOOKEEPER_TRANSPORT", value) {}
 };
 
 zkr::error_code start_error(zkr::ClientConfig cfg) {

@@ -11,7 +11,6 @@
 #include <boost/asio/write.hpp>
 #include <limits>
 #include <random>
-#include <typeinfo>
 
 namespace asio = boost::asio;
 using asio::ip::tcp;
@@ -143,16 +142,11 @@ void NativeSession::submit(zk::Request request, zk::ReplyCallback reply) {
     set_result(r, dead_rc_);
     return deliver(std::move(reply), std::move(r));
   }
-  // Removing one watch of ours: the server's watch stays while another of ours on the path needs it, set or
-  // being set (a read with a watch not answered yet: the server, which keeps one watch per path and session,
-  // would drop the watch that read sets if the removal reached it second).
+  // Removing one watch of ours: the server's watch stays while another of ours on the path needs it. (One
+  // whose read is still in flight is the framework's to count: CoreImpl::remove_watch sends no removal then.)
   if (auto* rw = std::get_if<zk::RemoveWatches>(&request)) {
     const auto removal = watches_.remove(rw->path, rw->kind, rw->watch);
-    const bool needed = removal.others_left || watch_read_in_flight(rw->path, rw->kind);
-    if (log_.should_log(spdlog::level::trace))
-      log_.trace("session 0x{:x}: remove watch {} on {}: found {}, still needed {}", session_id_, rw->watch,
-                 rw->path, removal.found, needed);
-    if (rw->watch != 0 && (!removal.found || needed)) {
+    if (rw->watch != 0 && (!removal.found || removal.others_left)) {
       zk::Reply r;
       set_result(r, removal.found ? 0 : code(zk_errc::no_watcher));
       return deliver(std::move(reply), std::move(r));
@@ -366,34 +360,11 @@ bool NativeSession::on_reply(const ReplyHeader& h, jute::Reader& in) {
   return true;
 }
 
-bool NativeSession::watch_read_in_flight(const std::string& path, zk::WatchKind kind) const {
-  auto sets = [&](const Pending& p) {
-    return std::visit(
-        [&](const auto& r) {
-          using R = std::decay_t<decltype(r)>;
-          if constexpr (std::is_same_v<R, zk::Exists> || std::is_same_v<R, zk::GetData>) {
-            return r.watch != 0 && kind != zk::WatchKind::children && r.path == path;
-          } else if constexpr (std::is_same_v<R, zk::GetChildren>) {
-            return r.watch != 0 && kind != zk::WatchKind::data && r.path == path;
-          } else {
-            return false;
-          }
-        },
-        p.request);
-  };
-  return std::any_of(sent_.begin(), sent_.end(), sets) || std::any_of(queued_.begin(), queued_.end(), sets);
-}
-
 // As the server set it: exists sets a watch on a missing node too; getData and getChildren only on success.
 void NativeSession::register_watch(const zk::Request& request, std::int32_t err) {
   std::visit(
       [&](const auto& r) {
         using R = std::decay_t<decltype(r)>;
-        if constexpr (requires { r.watch; }) {
-          if (r.watch != 0 && log_.should_log(spdlog::level::trace))
-            log_.trace("session 0x{:x}: watch {} on {} ({}), reply {}", session_id_, r.watch, r.path,
-                       typeid(R).name(), err);
-        }
         if constexpr (std::is_same_v<R, zk::Exists>) {
           if (r.watch != 0 && err == 0) watches_.add(WatchTable::Kind::data, r.path, r.watch);
           if (r.watch != 0 && err == code(zk_errc::no_node))

@@ -62,8 +62,6 @@ class NativeSession final : public Session {
   bool on_frame(jute::ByteSpan payload);
   bool on_handshake(jute::Reader& in);
   bool on_reply(const ReplyHeader& h, jute::Reader& in);
-  /// Whether a read that sets a watch of `kind` on `path` is sent or queued and not answered yet.
-  bool watch_read_in_flight(const std::string& path, zk::WatchKind kind) const;
   void on_notification(jute::Reader& in);
   void drop(const char* why);
   void end_session(SessionState state, std::int32_t rc);

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <regex>
+#include <zkr/test/scoped_env.hpp>
 #include <zkr/testing/java.hpp>
 #include <zkr/testing/testing_cluster.hpp>
 #include <zkr/testing/testing_server.hpp>
@@ -62,27 +63,7 @@ class FakeJava {
   fs::path path_;
 };
 
-// Sets an environment variable for the scope of the object.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using zkr::test::ScopedEnv;
 
 int pid_in(const std::string& message) {
   std::smatch m;
