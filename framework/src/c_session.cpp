@@ -87,12 +87,12 @@ void global_watcher(zhandle_t*, int type, int state, const char*, void* ctx) {
   if (h) h->session->on_c_session_event(h->generation, state);
 }
 
-void node_watcher(zhandle_t* zh, int type, int, const char*, void* ctx) {
+void node_watcher(zhandle_t* zh, int type, int, const char* path, void* ctx) {
   if (type == ZOO_SESSION_EVENT) return;  // session events are handled by the global watcher
   auto* h = static_cast<const CSession::HandleCtx*>(zoo_get_context(zh));
   if (h)
     h->session->on_c_watch_event(h->generation, static_cast<WatchId>(reinterpret_cast<std::uintptr_t>(ctx)),
-                                 type);
+                                 type, path ? path : "");
 }
 
 void* watch_ctx(WatchId id) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(id)); }
@@ -166,6 +166,8 @@ ZooWatcherType to_c_watch_type(zk::WatchKind k) {
     case zk::WatchKind::children:
       return ZWATCHTYPE_CHILD;
     case zk::WatchKind::any:
+    case zk::WatchKind::persistent:  // never sent (no persistent watch exists over the C client)
+    case zk::WatchKind::persistent_recursive:
       return ZWATCHTYPE_ANY;
   }
   return ZWATCHTYPE_ANY;
@@ -243,8 +245,13 @@ int send(zhandle_t* zh, Pending& p) {
           const CAclVector acl(r.acl);
           return zoo_aset_acl(zh, r.path.c_str(), r.version, const_cast<::ACL_vector*>(acl.get()), void_done,
                               ctx);
+        } else if constexpr (!std::is_same_v<R, zk::RemoveWatches>) {
+          // ZooKeeper 3.6+'s requests: the C client has no call for them (the framework asks `speaks_3_6()`
+          // first and never sends one here).
+          return ZUNIMPLEMENTED;
         } else {
-          static_assert(std::is_same_v<R, zk::RemoveWatches>);
+          if (r.kind == zk::WatchKind::persistent || r.kind == zk::WatchKind::persistent_recursive)
+            return ZUNIMPLEMENTED;
           if (r.watch != 0)
             return zoo_aremove_watches(zh, r.path.c_str(), to_c_watch_type(r.kind), node_watcher,
                                        watch_ctx(r.watch), 0, remove_watches_completion(), ctx);
@@ -313,7 +320,7 @@ void CSession::on_c_session_event(std::uint64_t generation, int state) {
   });
 }
 
-void CSession::on_c_watch_event(std::uint64_t generation, WatchId id, int type) {
+void CSession::on_c_watch_event(std::uint64_t generation, WatchId id, int type, std::string path) {
   EventType ev = EventType::session_lost;  // ZOO_NOTWATCHING_EVENT: the watch is gone
   if (type == ZOO_CREATED_EVENT)
     ev = EventType::node_created;
@@ -323,8 +330,8 @@ void CSession::on_c_watch_event(std::uint64_t generation, WatchId id, int type) 
     ev = EventType::node_data_changed;
   else if (type == ZOO_CHILD_EVENT)
     ev = EventType::node_children_changed;
-  asio::post(ioc_, [this, generation, id, ev] {
-    if (generation == generation_ && zh_) events_.on_watch_event(id, ev);
+  asio::post(ioc_, [this, generation, id, ev, path = std::move(path)] {
+    if (generation == generation_ && zh_) events_.on_watch_event(id, ev, path);
   });
 }
 

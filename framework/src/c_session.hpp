@@ -76,7 +76,7 @@ class CSession : public Session {
   /// The C client's callbacks (any thread): the state or event is mapped and posted to the I/O thread,
   /// where a closed handle's (an older generation's) is dropped.
   void on_c_session_event(std::uint64_t generation, int state);
-  void on_c_watch_event(std::uint64_t generation, WatchId id, int type);
+  void on_c_watch_event(std::uint64_t generation, WatchId id, int type, std::string path);
 
   /// What the C client's callbacks carry as their context; the generation tells a closed handle's events
   /// apart from the current one's. Read by the C client's threads: written only before the handle exists.

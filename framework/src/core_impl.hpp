@@ -106,6 +106,14 @@ class CoreImpl final : public Core,
   void get_acl(std::string path, AclCallback cb, RequestOptions ro) override;
   void set_acl(std::string path, AclList acl, int version, StatCallback cb, RequestOptions ro) override;
   void sync(std::string path, VoidCallback cb, RequestOptions ro) override;
+  // requests_3_6.cpp
+  bool supports_persistent_watches() const noexcept override;
+  WatchId add_persistent_watch(std::string path, AddWatchMode mode, WatchCallback watch, VoidCallback cb,
+                               RequestOptions ro) override;
+  void multi_read(std::vector<ReadOp> ops, ReadsCallback cb, RequestOptions ro) override;
+  void get_ephemerals(std::string path, PathsCallback cb, RequestOptions ro) override;
+  void get_all_children_number(std::string path, CountCallback cb, RequestOptions ro) override;
+  void who_am_i(IdentitiesCallback cb, RequestOptions ro) override;
   void remove_watch(WatchId id) override;
   std::uint64_t add_state_listener(StateCallback cb) override;
   void remove_state_listener(std::uint64_t id) override;
@@ -126,7 +134,7 @@ class CoreImpl final : public Core,
 
   // SessionEvents
   void on_session_state(SessionState state) override;
-  void on_watch_event(WatchId id, EventType type) override;
+  void on_watch_event(WatchId id, EventType type, const std::string& path) override;
   void on_auth_failed() override { handle_auth_failed(); }
   bool believes_connected() const override { return connected_; }
   /// What a request gets when there is no session: the client closed, auth failed, or the session is being
@@ -204,6 +212,14 @@ class CoreImpl final : public Core,
   template <class Request, class Result, class Fill>
   WatchId read(std::string path, WatchCallback watch, zk::WatchKind kind, bool keep_watch_on_no_node,
                unique_function<void(error_code, Result)> cb, RequestOptions ro, Fill fill);
+
+  // requests_3_6.cpp
+  /// A 3.6+ `request` about `path` (un-namespaced; what the gate checks) under the namespace and the retry
+  /// loop, `fill`ing `Result` from a successful reply; `errc::unsupported_by_transport` where the session
+  /// does not speak 3.6.
+  template <class Request, class Result, class Fill>
+  void request_3_6(std::string path, Request request, unique_function<void(error_code, Result)> cb,
+                   RequestOptions ro, Fill fill);
 
   // protected_create.cpp
   void find_protected(std::string full_path, std::string protected_id, bool ephemeral,

@@ -46,6 +46,88 @@ std::uint64_t CuratorFramework::add_connection_state_listener(ConnectionStateLis
 void CuratorFramework::remove_connection_state_listener(std::uint64_t id) {
   impl_->remove_public_listener(id);
 }
+bool CuratorFramework::supports_persistent_watches() const noexcept {
+  return core_->supports_persistent_watches();
+}
+
+void CuratorFramework::add_watch_start(const std::shared_ptr<detail::Core>& core, std::string path,
+                                       AddWatchMode mode, Watcher w,
+                                       const std::shared_ptr<detail::WatchId>& id,
+                                       detail::unique_function<void(error_code, WatchHandle)> cb,
+                                       detail::StopPtr stop) {
+  *id = core->add_persistent_watch(
+      std::move(path), mode, wrap_watcher(core, std::move(w)),
+      [id, cb = std::move(cb)](error_code ec) mutable { cb(ec, ec ? WatchHandle{} : WatchHandle{*id}); },
+      {.stop = std::move(stop)});
+}
+WatchHandle CuratorFramework::add_watch(const std::string& path, AddWatchMode mode, Watcher watcher,
+                                        error_code& ec) {
+  auto id = std::make_shared<detail::WatchId>(0);
+  return detail::run_blocking<WatchHandle>(
+      *core_,
+      [&](detail::unique_function<void(error_code, WatchHandle)> cb) {
+        add_watch_start(core_, path, mode, std::move(watcher), id, std::move(cb));
+      },
+      ec);
+}
+WatchHandle CuratorFramework::add_watch(const std::string& path, AddWatchMode mode, Watcher watcher) {
+  error_code ec;
+  auto r = add_watch(path, mode, std::move(watcher), ec);
+  throw_if(ec, "add_watch", path);
+  return r;
+}
+void CuratorFramework::remove_watch(WatchHandle watch) noexcept {
+  if (!watch || !core_) return;
+  boost::asio::post(core_->io_executor(), [weak = std::weak_ptr<detail::Core>(core_), id = watch.id] {
+    if (auto c = weak.lock()) c->remove_watch(id);
+  });
+}
+
+std::vector<ReadResult> CuratorFramework::multi_read(std::vector<ReadOp> ops, error_code& ec) {
+  return detail::run_blocking<std::vector<ReadResult>>(
+      *core_, [&](detail::ReadsCallback cb) { core_->multi_read(std::move(ops), std::move(cb)); }, ec);
+}
+std::vector<ReadResult> CuratorFramework::multi_read(std::vector<ReadOp> ops) {
+  const auto first = ops.empty() ? std::string() : ops.front().path;
+  error_code ec;
+  auto r = multi_read(std::move(ops), ec);
+  throw_if(ec, "multi_read", first);
+  return r;
+}
+
+std::vector<std::string> CuratorFramework::get_ephemerals(const std::string& prefix, error_code& ec) {
+  return detail::run_blocking<std::vector<std::string>>(
+      *core_, [&](detail::PathsCallback cb) { core_->get_ephemerals(prefix, std::move(cb)); }, ec);
+}
+std::vector<std::string> CuratorFramework::get_ephemerals(const std::string& prefix) {
+  error_code ec;
+  auto r = get_ephemerals(prefix, ec);
+  throw_if(ec, "get_ephemerals", prefix);
+  return r;
+}
+
+std::int32_t CuratorFramework::get_all_children_number(const std::string& path, error_code& ec) {
+  return detail::run_blocking<std::int32_t>(
+      *core_, [&](detail::CountCallback cb) { core_->get_all_children_number(path, std::move(cb)); }, ec);
+}
+std::int32_t CuratorFramework::get_all_children_number(const std::string& path) {
+  error_code ec;
+  auto r = get_all_children_number(path, ec);
+  throw_if(ec, "get_all_children_number", path);
+  return r;
+}
+
+std::vector<ClientIdentity> CuratorFramework::who_am_i(error_code& ec) {
+  return detail::run_blocking<std::vector<ClientIdentity>>(
+      *core_, [&](detail::IdentitiesCallback cb) { core_->who_am_i(std::move(cb)); }, ec);
+}
+std::vector<ClientIdentity> CuratorFramework::who_am_i() {
+  error_code ec;
+  auto r = who_am_i(ec);
+  throw_if(ec, "who_am_i", "");
+  return r;
+}
+
 std::size_t CuratorFramework::pending_guaranteed_deletes() const { return impl_->pending_deletes(); }
 
 void CuratorFramework::inject_session_expiration() {

@@ -12,14 +12,15 @@ std::string Namespace::fix(std::string_view path) const {
   return prefix_ + std::string(path);
 }
 
+bool Namespace::contains(std::string_view full_path) const noexcept {
+  return prefix_.empty() || (full_path.starts_with(prefix_) &&
+                             (full_path.size() == prefix_.size() || full_path[prefix_.size()] == '/'));
+}
+
 std::string Namespace::unfix(std::string_view path) const {
-  if (prefix_.empty()) return std::string(path);
-  if (path.substr(0, prefix_.size()) == prefix_ &&
-      (path.size() == prefix_.size() || path[prefix_.size()] == '/')) {
-    auto rest = path.substr(prefix_.size());
-    return rest.empty() ? "/" : std::string(rest);
-  }
-  return std::string(path);
+  if (prefix_.empty() || !contains(path)) return std::string(path);
+  auto rest = path.substr(prefix_.size());
+  return rest.empty() ? "/" : std::string(rest);
 }
 
 bool Namespace::under_root(const std::string& full_path) const {

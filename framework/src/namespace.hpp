@@ -25,6 +25,8 @@ class Namespace {
   std::string fix(std::string_view path) const;
   /// A server's path without the namespace (unchanged when outside it).
   std::string unfix(std::string_view path) const;
+  /// Whether a server's path is the root or under it (always, without a namespace).
+  bool contains(std::string_view full_path) const noexcept;
   /// Whether `full_path` names a node right under the root (never without a namespace).
   bool under_root(const std::string& full_path) const;
 

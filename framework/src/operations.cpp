@@ -202,8 +202,9 @@ void CoreImpl::sync(std::string path, VoidCallback cb, RequestOptions ro) {
   with_retry(ro, in_namespace(std::move(attempt)), std::move(cb));
 }
 
-// The watches the reads set (watch_registry.hpp): removed on request (locally at once, on the server in the
-// background), fired by the session's events, failed all at once (session_lost) when the session goes.
+// The watches the reads and addWatch set (watch_registry.hpp): removed on request (locally at once, on the
+// server in the background), fired by the session's events, failed all at once (session_lost) when the
+// session goes.
 
 void CoreImpl::remove_watch(WatchId id) {
   auto w = watches_.forget(id);
@@ -227,7 +228,9 @@ void CoreImpl::remove_all_watches(std::string path, VoidCallback cb) {
       [cb = std::move(cb)](zk::Reply r) mutable { cb(r.ec == zk_errc::no_watcher ? error_code{} : r.ec); });
 }
 
-void CoreImpl::on_watch_event(WatchId id, EventType type) { watches_.fire(id, type); }
+void CoreImpl::on_watch_event(WatchId id, EventType type, const std::string& path) {
+  watches_.fire(id, type, ns_.unfix(path));
+}
 
 void CoreImpl::fail_all_watches() {
   for (auto& w : watches_.take_all())

@@ -84,15 +84,46 @@ struct Multi {
 struct Sync {
   std::string path;
 };
-enum class WatchKind { data, children, any };
+/// The kinds of watch: the one-shot ones, every kind on a path (`any`), and ZooKeeper 3.6+'s persistent ones.
+enum class WatchKind { data, children, any, persistent, persistent_recursive };
 /// `watch` != 0: that one watch of ours on `path` (of `kind`); 0: every watch of `kind` on `path`.
 struct RemoveWatches {
   std::string path;
   WatchKind kind = WatchKind::any;
   WatchId watch = 0;
 };
-using Request = std::variant<Create, Delete, Exists, GetData, GetChildren, SetData, Multi, Sync,
-                             RemoveWatches, GetAcl, SetAcl>;
+
+// ZooKeeper 3.6+'s requests: sent only where `Session::speaks_3_6()`.
+
+/// addWatch: `watch` stays set until removed, reported as `SessionEvents::on_watch_event(watch, ...)` with
+/// the path of each event (for a recursive one, the descendant's).
+struct AddWatch {
+  std::string path;
+  AddWatchMode mode = AddWatchMode::persistent;
+  WatchId watch = 0;
+};
+/// multiRead: the reply's `reads`, one per op (a failed op carries its own code).
+struct MultiRead {
+  std::vector<ReadOp> ops;
+};
+/// getEphemerals: the session's ephemeral nodes whose path starts with `prefix` (as a string); the reply's
+/// `children` holds the full paths.
+struct GetEphemerals {
+  std::string path;  // the prefix
+};
+/// getAllChildrenNumber: the number of the node's descendants, in the reply's `count`.
+struct GetAllChildrenNumber {
+  std::string path;
+};
+/// whoAmI: the identities the server holds for the session, in the reply's `identities`.
+struct WhoAmI {};
+
+using Request =
+    std::variant<Create, Delete, Exists, GetData, GetChildren, SetData, Multi, Sync, RemoveWatches, GetAcl,
+                 SetAcl, AddWatch, MultiRead, GetEphemerals, GetAllChildrenNumber, WhoAmI>;
+
+/// Whether `request` is one of ZooKeeper 3.6+'s requests, which only a session that `speaks_3_6()` sends.
+inline bool needs_3_6(const Request& request) noexcept { return request.index() >= 11; }
 
 /// A reply; which fields beyond `ec` are filled depends on the request (and on success).
 struct Reply {
@@ -104,6 +135,9 @@ struct Reply {
   Stat stat;                          // Create, Exists, GetData, GetChildren, SetData, GetAcl, SetAcl
   /// Multi: one per op, when the server answered (empty when the request was never sent).
   std::vector<OpResult> results;
+  std::vector<ReadResult> reads;           // MultiRead: one per op
+  std::int32_t count = 0;                  // GetAllChildrenNumber
+  std::vector<ClientIdentity> identities;  // WhoAmI
 };
 using ReplyCallback = unique_function<void(Reply)>;
 }  // namespace zk
@@ -116,8 +150,10 @@ class SessionEvents {
  public:
   virtual ~SessionEvents() = default;
   virtual void on_session_state(SessionState state) = 0;
-  /// A one-shot watch set by a request fired (`node_*`), or is gone (`session_lost`).
-  virtual void on_watch_event(WatchId watch, EventType type) = 0;
+  /// A watch set by a request fired (`node_*`), or is gone (`session_lost`). `path` is the full path the
+  /// event is about (the namespace applied): a one-shot watch's own, or for a persistent recursive watch a
+  /// descendant's.
+  virtual void on_watch_event(WatchId watch, EventType type, const std::string& path) = 0;
   /// The server refused our auth info: the session is over for good (called from inside the session's work).
   virtual void on_auth_failed() = 0;
   /// Whether the framework counts the session as connected now (the session reports a silent disconnect).
@@ -143,6 +179,11 @@ class Session {
   /// the calling thread. False (and `reply` left untouched) when it cannot send; `reply` runs on the I/O
   /// thread.
   virtual bool submit_from_caller(zk::Request& request, zk::ReplyCallback& reply) = 0;
+  /// Whether the transport speaks ZooKeeper 3.6+'s requests (`needs_3_6`): addWatch with persistent
+  /// watches set again on every new connection (SetWatches2), multiRead, getEphemerals,
+  /// getAllChildrenNumber, whoAmI. A session that does not answers them with
+  /// `errc::unsupported_by_transport`.
+  virtual bool speaks_3_6() const { return false; }
   /// The session id and the negotiated session timeout, once connected.
   virtual std::int64_t session_id() const = 0;
   virtual int negotiated_timeout_ms() const = 0;

@@ -4,11 +4,35 @@
 
 namespace zkr::detail {
 
+namespace {
+
+constexpr int kData = 0, kChildren = 1, kPersistent = 2, kRecursive = 3;
+
+int slot(zk::WatchKind kind) noexcept {
+  switch (kind) {
+    case zk::WatchKind::children:
+      return kChildren;
+    case zk::WatchKind::persistent:
+      return kPersistent;
+    case zk::WatchKind::persistent_recursive:
+      return kRecursive;
+    case zk::WatchKind::data:
+    case zk::WatchKind::any:
+      break;
+  }
+  return kData;
+}
+
+bool is_persistent(zk::WatchKind kind) noexcept {
+  return kind == zk::WatchKind::persistent || kind == zk::WatchKind::persistent_recursive;
+}
+
+}  // namespace
+
 void WatchRegistry::count(const Watch& w, int delta) {
-  const int slot = w.kind == zk::WatchKind::children ? 1 : 0;
   auto& counts = per_path_[w.path];
-  counts[slot] += delta;
-  if (counts[0] == 0 && counts[1] == 0) per_path_.erase(w.path);
+  counts[slot(w.kind)] += delta;
+  if (counts == std::array<int, 4>{}) per_path_.erase(w.path);
 }
 
 void WatchRegistry::erase(std::unordered_map<WatchId, Watch>::iterator it) {
@@ -35,15 +59,19 @@ std::optional<std::pair<std::string, zk::WatchKind>> WatchRegistry::forget(Watch
 bool WatchRegistry::watching(const std::string& path, zk::WatchKind kind) const {
   auto it = per_path_.find(path);
   if (it == per_path_.end()) return false;
+  const auto& n = it->second;
+  const bool persistent = n[kPersistent] > 0 || n[kRecursive] > 0;
   switch (kind) {
     case zk::WatchKind::data:
-      return it->second[0] > 0;
+      return n[kData] > 0 || persistent;
     case zk::WatchKind::children:
-      return it->second[1] > 0;
+      return n[kChildren] > 0 || persistent;
     case zk::WatchKind::any:
+    case zk::WatchKind::persistent:
+    case zk::WatchKind::persistent_recursive:
       break;
   }
-  return it->second[0] > 0 || it->second[1] > 0;
+  return n[kData] > 0 || n[kChildren] > 0 || persistent;
 }
 
 void WatchRegistry::forget_path(const std::string& path) {
@@ -56,12 +84,22 @@ void WatchRegistry::forget_path(const std::string& path) {
   }
 }
 
-void WatchRegistry::fire(WatchId id, EventType type) {
+void WatchRegistry::fire(WatchId id, EventType type, const std::string& path) {
   auto it = watches_.find(id);
   if (it == watches_.end()) return;
   WatchedEvent ev;
-  ev.path = it->second.path;
   ev.type = type;
+  if (is_persistent(it->second.kind)) {
+    ev.path = path;
+    // The callback may remove this watch (or others) while it runs: it runs from a copy of nothing it owns.
+    auto& cb = it->second.cb;
+    auto keep = std::exchange(cb, {});
+    keep(ev);
+    if (auto again = watches_.find(id); again != watches_.end() && !again->second.cb)
+      again->second.cb = std::move(keep);
+    return;
+  }
+  ev.path = it->second.path;
   auto cb = std::move(it->second.cb);
   erase(it);
   cb(ev);

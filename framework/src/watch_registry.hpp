@@ -1,7 +1,8 @@
 #pragma once
-// The watch registry (a part of the client, see client.hpp): the one-shot watches the reads set, keyed by an
-// id that travels with the request to the session, each fired once by the session's watch event, forgotten on
-// request or when its read failed, and all taken at once when the session goes. I/O thread only.
+// The watch registry (a part of the client, see client.hpp): the watches the reads set (one-shot) and
+// addWatch sets (persistent), keyed by an id that travels with the request to the session. A one-shot watch
+// is fired once by the session's watch event, a persistent one by each; both are forgotten on request or when
+// the request that set them failed, and all taken at once when the session goes. I/O thread only.
 
 #include <array>
 #include <optional>
@@ -27,14 +28,18 @@ class WatchRegistry {
   WatchId add(WatchCallback cb, std::string path, zk::WatchKind kind);
   /// Forgets `id`; returns its path and kind when it was registered (the server still holds it).
   std::optional<std::pair<std::string, zk::WatchKind>> forget(WatchId id);
-  /// Whether another watch of ours of `kind` on `path` remains (set, or being set by a read in flight). The
-  /// server keeps one watch per path, kind and session, so a removal sent for one of ours while another
-  /// remains would take the other's away too: it must stay local.
+  /// Whether another watch of ours that a removal of `kind` on `path` would take from the server remains
+  /// (set, or being set by a request in flight): a removal sent then must stay local. The server keeps one
+  /// watch per path, kind and session. A 3.8 server also keeps a persistent watch in its data and child
+  /// tables (a data or children removal takes it too) and removes it only by the type `any` (which takes
+  /// every watch of ours on the path).
   bool watching(const std::string& path, zk::WatchKind kind) const;
   /// Forgets every watch on `path`.
   void forget_path(const std::string& path);
-  /// Runs and forgets watch `id` with an event of `type` on its path (nothing when unknown).
-  void fire(WatchId id, EventType type);
+  /// Runs watch `id` with an event of `type` (nothing when unknown), and forgets it when it is a one-shot
+  /// one. The event's path: a one-shot watch's own; `path` (un-namespaced) for a persistent one, whose
+  /// events may be about a descendant.
+  void fire(WatchId id, EventType type, const std::string& path);
   /// Every watch, now the caller's (the session went: each gets `session_lost`).
   std::vector<Watch> take_all();
 
@@ -43,8 +48,8 @@ class WatchRegistry {
   void erase(std::unordered_map<WatchId, Watch>::iterator it);
 
   std::unordered_map<WatchId, Watch> watches_;
-  /// Per path, how many of `watches_` are data watches and how many children watches.
-  std::unordered_map<std::string, std::array<int, 2>> per_path_;
+  /// Per path, how many of `watches_` are data watches, children, persistent and persistent recursive ones.
+  std::unordered_map<std::string, std::array<int, 4>> per_path_;
   WatchId next_id_ = 1;
 };
 

@@ -40,24 +40,6 @@ constexpr const char* child_test_name = "election fault helper child participant
 
 const char* recipe_name(Recipe r) { return r == Recipe::selector ? "selector" : "latch"; }
 
-/// The member of `cluster` that serves `client`'s session (its `cons` lists the session id), if any.
-std::optional<std::size_t> serving_member(const zkr::testing::TestingCluster& cluster,
-                                          const CuratorFramework& client) {
-  std::ostringstream sid;
-  sid << "sid=0x" << std::hex << client.session_id();
-  for (std::size_t i = 0; i < cluster.size(); ++i) {
-    if (!cluster.is_running(i)) continue;
-    try {
-      const auto cons = cluster.four_letter_word(i, "cons");
-      for (const char end : {',', ')'})
-        if (cons.find(sid.str() + end) != std::string::npos) return i;
-    } catch (const std::exception&) {
-      // a member that does not answer serves nobody we can see
-    }
-  }
-  return std::nullopt;
-}
-
 /// `n` participants of one recipe on one path, one session each. Every term of leadership is a grant under
 /// the checker: a fenced write at its start and at its end while the grant is held (a leader whose grant says
 /// maybe_lost or lost stops writing, as the loss signal asks). While `hold(true)`, a leader keeps its term as

@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -190,6 +192,24 @@ inline void start_member_quietly(zkr::testing::TestingCluster& cluster, std::siz
 
 /// Each running member's own view of `path` (a client connected to that member alone): the sequence suffixes
 /// of its children, sorted, or the error. One line per member.
+/// The member of `cluster` that serves `client`'s session (its `cons` lists the session id), if any.
+inline std::optional<std::size_t> serving_member(const zkr::testing::TestingCluster& cluster,
+                                                 const zkr::CuratorFramework& client) {
+  std::ostringstream sid;
+  sid << "sid=0x" << std::hex << client.session_id();
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    if (!cluster.is_running(i)) continue;
+    try {
+      const auto cons = cluster.four_letter_word(i, "cons");
+      for (const char end : {',', ')'})
+        if (cons.find(sid.str() + end) != std::string::npos) return i;
+    } catch (const std::exception&) {
+      // a member that does not answer serves nobody we can see
+    }
+  }
+  return std::nullopt;
+}
+
 inline std::vector<std::string> member_views(const zkr::testing::TestingCluster& cluster,
                                              const std::string& path) {
   std::vector<std::string> views;

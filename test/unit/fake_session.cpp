@@ -13,17 +13,23 @@ namespace asio = boost::asio;
 namespace detail = zkr::detail;
 
 std::string_view Call::kind() const noexcept {
-  static constexpr std::string_view names[] = {"create",         "delete",   "exists", "get_data",
-                                               "get_children",   "set_data", "multi",  "sync",
-                                               "remove_watches", "get_acl",  "set_acl"};
+  static constexpr std::string_view names[] = {
+      "create",   "delete",    "exists",     "get_data",       "get_children",
+      "set_data", "multi",     "sync",       "remove_watches", "get_acl",
+      "set_acl",  "add_watch", "multi_read", "get_ephemerals", "get_all_children_number",
+      "who_am_i"};
+  static_assert(std::size(names) == std::variant_size_v<zk::Request>);
   return names[request.index()];
 }
 
 std::string Call::path() const {
   return std::visit(
       [](const auto& r) -> std::string {
-        if constexpr (std::is_same_v<std::decay_t<decltype(r)>, zk::Multi>)
+        using R = std::decay_t<decltype(r)>;
+        if constexpr (std::is_same_v<R, zk::Multi> || std::is_same_v<R, zk::MultiRead>)
           return r.ops.empty() ? std::string() : r.ops.front().path;
+        else if constexpr (std::is_same_v<R, zk::WhoAmI>)
+          return std::string();
         else
           return r.path;
       },
@@ -222,7 +228,7 @@ void FakeSession::set_state(SessionState state) {
 
 void FakeSession::fire_watch(detail::WatchId watch, zkr::EventType type) {
   asio::post(ioc_, [this, watch, type] {
-    if (is_open()) events_.on_watch_event(watch, type);
+    if (is_open()) events_.on_watch_event(watch, type, std::string());  // a one-shot watch: its own path
   });
 }
 

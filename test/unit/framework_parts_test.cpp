@@ -31,7 +31,7 @@ class NoEvents final : public zkr::detail::SessionEvents {
  public:
   explicit NoEvents(const Lifecycle& life) : life_(life) {}
   void on_session_state(zkr::detail::SessionState) override {}
-  void on_watch_event(zkr::detail::WatchId, zkr::EventType) override {}
+  void on_watch_event(zkr::detail::WatchId, zkr::EventType, const std::string&) override {}
   void on_auth_failed() override {}
   bool believes_connected() const override { return true; }
   zkr::error_code no_session_ec() const override {
@@ -217,7 +217,7 @@ TEST_CASE("watch registry: a watch stays on the server while another of ours of 
   REQUIRE(reg.forget(pre));
   CHECK(reg.watching("/lock/n1", zk::WatchKind::data));  // the other still needs the server's watch
   CHECK_FALSE(reg.forget(pre));                          // once only
-  reg.fire(main, zkr::EventType::node_deleted);
+  reg.fire(main, zkr::EventType::node_deleted, "/p");
   CHECK(fired == 1);
   CHECK_FALSE(reg.watching("/lock/n1", zk::WatchKind::data));
   CHECK(reg.watching("/lock", zk::WatchKind::any));
@@ -227,4 +227,42 @@ TEST_CASE("watch registry: a watch stays on the server while another of ours of 
   reg.add(cb(), "/a", zk::WatchKind::data);
   CHECK(reg.take_all().size() == 1);
   CHECK_FALSE(reg.watching("/a", zk::WatchKind::any));
+}
+
+TEST_CASE("watch registry: a persistent watch fires on every event with the event's path and stays",
+          "[framework][parts]") {
+  using zkr::detail::WatchRegistry;
+  namespace zk = zkr::detail::zk;
+  WatchRegistry reg;
+  std::vector<zkr::WatchedEvent> seen;
+  const auto tree = reg.add([&](const zkr::WatchedEvent& e) { seen.push_back(e); }, "/tree",
+                            zk::WatchKind::persistent_recursive);
+  reg.fire(tree, zkr::EventType::node_created, "/tree/a/b");
+  reg.fire(tree, zkr::EventType::node_data_changed, "/tree");
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0].path == "/tree/a/b");
+  CHECK(seen[1].type == zkr::EventType::node_data_changed);
+  // A 3.8 server keeps a persistent watch in its data and child tables and removes it only by `any`: no
+  // removal of another kind of ours on that path may reach it while the persistent watch stays.
+  CHECK(reg.watching("/tree", zk::WatchKind::data));
+  CHECK(reg.watching("/tree", zk::WatchKind::children));
+  const auto one_shot = reg.add([](const zkr::WatchedEvent&) {}, "/tree", zk::WatchKind::data);
+  REQUIRE(reg.forget(one_shot));
+  CHECK(reg.watching("/tree", zk::WatchKind::data));  // the persistent one is still there
+  // A watcher that removes its own watch while it runs.
+  zkr::detail::WatchId self = 0;
+  int runs = 0;
+  self = reg.add(
+      [&](const zkr::WatchedEvent&) {
+        ++runs;
+        (void)reg.forget(self);
+      },
+      "/x", zk::WatchKind::persistent);
+  reg.fire(self, zkr::EventType::node_deleted, "/x");
+  reg.fire(self, zkr::EventType::node_created, "/x");
+  CHECK(runs == 1);
+  REQUIRE(reg.forget(tree));
+  CHECK_FALSE(reg.watching("/tree", zk::WatchKind::any));
+  reg.fire(tree, zkr::EventType::node_created, "/tree/c");
+  CHECK(seen.size() == 2);
 }

@@ -2,6 +2,7 @@
 // layout zookeeper.jute fixes, round trips, and hostile input (truncated, oversized, out of step) answered
 // with errc::malformed_reply.
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "native/jute.hpp"
 #include "native/records.hpp"
+#include "native/watch_table.hpp"
 
 namespace {
 
@@ -292,4 +294,149 @@ TEST_CASE("native codec: oversized and negative lengths are refused without allo
     CHECK(jute::frame_length(hex("0000"), jute::max_buffer, ec) == -1);
     CHECK_FALSE(ec);
   }
+}
+
+TEST_CASE("native codec: addWatch, getEphemerals, getAllChildrenNumber and whoAmI requests", "[native]") {
+  Bytes out;
+  native::encode_request(out, 1, zk::AddWatch{"/t", zkr::AddWatchMode::persistent_recursive, 7}, "/app");
+  // addWatch (106): path under the chroot, mode 1
+  CHECK(out == cat({hex("00000016 00000001 0000006a 00000006"), ascii("/app/t"), hex("00000001")}));
+  out.clear();
+  native::encode_request(out, 2, zk::GetEphemerals{"/"}, "");
+  CHECK(out == cat({hex("0000000d 00000002 00000067 00000001"), ascii("/")}));
+  out.clear();
+  native::encode_request(out, 3, zk::GetAllChildrenNumber{"/a"}, "");
+  CHECK(out == cat({hex("0000000e 00000003 00000068 00000002"), ascii("/a")}));
+  out.clear();
+  native::encode_request(out, 4, zk::WhoAmI{}, "/app");
+  CHECK(out == hex("00000008 00000004 0000006b"));  // whoAmI (107): no record
+  out.clear();
+  // A persistent watch is removed by the type `any` (3), the only one a 3.8 server removes it by.
+  native::encode_request(out, 5, zk::RemoveWatches{"/t", zk::WatchKind::persistent_recursive, 7}, "");
+  CHECK(out == cat({hex("00000012 00000005 00000012 00000002"), ascii("/t"), hex("00000003")}));
+}
+
+TEST_CASE("native codec: the newer replies decode (whoAmI, getEphemerals, getAllChildrenNumber)",
+          "[native]") {
+  Bytes body;
+  jute::Writer w(body);
+  w.i32(2);
+  w.buffer("ip");
+  w.buffer("127.0.0.1");
+  w.buffer("digest");
+  w.buffer("alice");
+  jute::Reader in(body);
+  zk::Reply r;
+  native::decode_reply(in, zk::WhoAmI{}, r);
+  REQUIRE_FALSE(in.error());
+  CHECK(r.identities == std::vector<zkr::ClientIdentity>{{"ip", "127.0.0.1"}, {"digest", "alice"}});
+
+  Bytes eph;
+  jute::Writer(eph).strings({"/app/e1", "/app/e2"});
+  jute::Reader ein(eph);
+  native::decode_reply(ein, zk::GetEphemerals{"/"}, r);
+  CHECK(r.children == std::vector<std::string>{"/app/e1", "/app/e2"});
+
+  Bytes n;
+  jute::Writer(n).i32(41);
+  jute::Reader nin(n);
+  native::decode_reply(nin, zk::GetAllChildrenNumber{"/"}, r);
+  CHECK(r.count == 41);
+
+  // A count of identities the bytes cannot hold is malformed, never a huge allocation.
+  Bytes lie;
+  jute::Writer(lie).i32(1 << 30);
+  jute::Reader lin(lie);
+  native::decode_reply(lin, zk::WhoAmI{}, r);
+  CHECK(lin.error() == zkr::errc::malformed_reply);
+}
+
+TEST_CASE("native codec: a multiRead gives each read its own result; a result of the wrong kind is malformed",
+          "[native]") {
+  const std::vector<zkr::ReadOp> ops{zkr::ReadOp::get_data("/a"), zkr::ReadOp::get_children("/b"),
+                                     zkr::ReadOp::get_data("/c")};
+  Bytes out;
+  native::encode_request(out, 9, zk::MultiRead{ops}, "");
+  zkr::error_code ec;
+  CHECK(jute::frame_length(out, jute::max_buffer, ec) == static_cast<std::int64_t>(out.size() - 4));
+  CHECK(out[11] == 22);  // multiRead
+
+  Bytes body;
+  jute::Writer w(body);
+  w.i32(4);  // getData: data, Stat
+  w.boolean(false);
+  w.i32(0);
+  w.buffer("x");
+  w.raw(stat_bytes());
+  w.i32(8);  // getChildren: names, no Stat
+  w.boolean(false);
+  w.i32(0);
+  w.strings({"k"});
+  w.i32(-1);  // an error result
+  w.boolean(false);
+  w.i32(-101);
+  w.i32(-101);
+  w.i32(-1);
+  w.boolean(true);
+  w.i32(-1);
+  jute::Reader in(body);
+  zk::Reply r;
+  native::decode_reply(in, zk::MultiRead{ops}, r);
+  REQUIRE_FALSE(in.error());
+  REQUIRE(r.reads.size() == 3);
+  CHECK(r.reads[0].data == "x");
+  CHECK(r.reads[0].stat.version == 5);
+  CHECK(r.reads[1].children == std::vector<std::string>{"k"});
+  CHECK(r.reads[2].ec == zkr::zk_errc::no_node);
+  CHECK_FALSE(r.ec);  // the request succeeded; one read failed
+
+  // The second result answers a getChildren with getData's record: out of step with our request.
+  Bytes wrong;
+  jute::Writer ww(wrong);
+  ww.i32(4);
+  ww.boolean(false);
+  ww.i32(0);
+  ww.buffer("x");
+  ww.raw(stat_bytes());
+  ww.i32(4);
+  ww.boolean(false);
+  ww.i32(0);
+  ww.buffer("y");
+  ww.raw(stat_bytes());
+  jute::Reader win(wrong);
+  zk::Reply r2;
+  native::decode_reply(win, zk::MultiRead{ops}, r2);
+  CHECK(win.error() == zkr::errc::malformed_reply);
+}
+
+TEST_CASE(
+    "native watch table: persistent watches stay, recursive ones hear descendants but no children events",
+    "[native]") {
+  using K = native::WatchTable::Kind;
+  native::WatchTable t;
+  t.add(K::persistent_recursive, "/t", 1);
+  t.add(K::persistent, "/t/a", 2);
+  t.add(K::data, "/t/a", 3);
+  using E = zkr::EventType;
+  auto sorted = [](std::vector<zkr::detail::WatchId> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  CHECK(sorted(t.fire(E::node_data_changed, "/t/a")) == std::vector<zkr::detail::WatchId>{1, 2, 3});
+  CHECK(sorted(t.fire(E::node_data_changed, "/t/a")) == std::vector<zkr::detail::WatchId>{1, 2});  // 3 fired
+  CHECK(t.fire(E::node_children_changed, "/t/a") == std::vector<zkr::detail::WatchId>{2});
+  CHECK(t.fire(E::node_children_changed, "/t").empty());  // a 3.8 server may send it; recursive ignores it
+  CHECK(t.fire(E::node_created, "/t/a/b/c") == std::vector<zkr::detail::WatchId>{1});
+  CHECK(t.fire(E::node_created, "/tx").empty());  // not under /t
+  native::SetWatches sw;
+  t.list("/app", sw);
+  CHECK(sw.persistent == std::vector<std::string>{"/app/t/a"});
+  CHECK(sw.persistent_recursive == std::vector<std::string>{"/app/t"});
+  Bytes frame;
+  native::encode_set_watches(frame, 5, sw);
+  CHECK(frame[11] == 105);  // SetWatches2 when persistent watches are kept
+  const auto r = t.remove("/t", zk::WatchKind::persistent_recursive, 1);
+  CHECK(r.found);
+  CHECK_FALSE(r.others_left);
+  CHECK(t.fire(E::node_created, "/t/z").empty());
 }

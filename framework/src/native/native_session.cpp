@@ -373,6 +373,11 @@ void NativeSession::register_watch(const zk::Request& request, std::int32_t err)
           if (r.watch != 0 && err == 0) watches_.add(WatchTable::Kind::data, r.path, r.watch);
         } else if constexpr (std::is_same_v<R, zk::GetChildren>) {
           if (r.watch != 0 && err == 0) watches_.add(WatchTable::Kind::child, r.path, r.watch);
+        } else if constexpr (std::is_same_v<R, zk::AddWatch>) {
+          const auto kind = r.mode == AddWatchMode::persistent_recursive
+                                ? WatchTable::Kind::persistent_recursive
+                                : WatchTable::Kind::persistent;
+          if (r.watch != 0 && err == 0) watches_.add(kind, r.path, r.watch);
         }
       },
       request);
@@ -382,14 +387,16 @@ void NativeSession::on_notification(jute::Reader& in) {
   const auto ev = decode_watcher_event(in);
   if (in.error() || ev.type < 1 || ev.type > 4) return;
   const auto type = static_cast<EventType>(ev.type);
-  const auto fired = watches_.fire(type, without_chroot(cs_.chroot, ev.path));
+  auto path = without_chroot(cs_.chroot, ev.path);
+  const auto fired = watches_.fire(type, path);
   if (log_.should_log(spdlog::level::debug))
     log_.debug("session 0x{:x}: watch event {} on {}: {} watch(es)", session_id_, ev.type, ev.path,
                fired.size());
-  for (WatchId id : fired)
-    asio::post(ioc_, [this, g = open_gen_, id, type] {
-      if (g == open_gen_) events_.on_watch_event(id, type);
-    });
+  if (fired.empty()) return;
+  asio::post(ioc_, [this, g = open_gen_, fired, type, path = std::move(path)] {
+    for (WatchId id : fired)
+      if (g == open_gen_) events_.on_watch_event(id, type, path);
+  });
 }
 
 // The connection is lost (the session may live on): what was sent fails with connection loss, the watches

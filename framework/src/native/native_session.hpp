@@ -38,6 +38,9 @@ class NativeSession final : public Session {
   void submit(zk::Request request, zk::ReplyCallback reply) override;
   /// Never sends from another thread (the socket is the I/O thread's): false, as the seam allows.
   bool submit_from_caller(zk::Request&, zk::ReplyCallback&) override { return false; }
+  /// addWatch (persistent watches, set again with SetWatches2), multiRead, getEphemerals,
+  /// getAllChildrenNumber, whoAmI.
+  bool speaks_3_6() const override { return true; }
   std::int64_t session_id() const override { return session_id_; }
   int negotiated_timeout_ms() const override { return timeout_ms_; }
 

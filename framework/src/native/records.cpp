@@ -123,12 +123,72 @@ OpCode encode_after_path(jute::Writer& w, const R& r) {
     encode_acl(w, r.acl);
     w.i32(r.version);
     return OpCode::set_acl;
+  } else if constexpr (std::is_same_v<R, zk::AddWatch>) {
+    w.i32(static_cast<std::int32_t>(r.mode));
+    return OpCode::add_watch;
+  } else if constexpr (std::is_same_v<R, zk::GetEphemerals>) {
+    return OpCode::get_ephemerals;
+  } else if constexpr (std::is_same_v<R, zk::GetAllChildrenNumber>) {
+    return OpCode::get_all_children_number;
   } else {
     static_assert(std::is_same_v<R, zk::RemoveWatches>);
-    // Watcher types: children 1, data 2, any 3.
+    // Watcher types: children 1, data 2, any 3 (a persistent watch: any, the only type 3.8 removes it by).
     w.i32(r.kind == zk::WatchKind::children ? 1 : r.kind == zk::WatchKind::data ? 2 : 3);
     return OpCode::remove_watches;
   }
+}
+
+// A multiRead's ops: each a MultiHeader and a GetDataRequest or GetChildrenRequest without a watch.
+void encode_multi_read(jute::Writer& w, const std::vector<ReadOp>& ops, std::string_view chroot) {
+  for (const auto& op : ops) {
+    const bool data = op.kind == ReadOp::Kind::get_data;
+    w.i32(static_cast<std::int32_t>(data ? OpCode::get_data : OpCode::get_children));
+    w.boolean(false);
+    w.i32(-1);
+    w.buffer(with_chroot(chroot, op.path));
+    w.boolean(false);
+  }
+  w.i32(-1);
+  w.boolean(true);
+  w.i32(-1);
+}
+
+void decode_multi_read(jute::Reader& in, const std::vector<ReadOp>& ops, zk::Reply& reply) {
+  for (;;) {
+    const std::int32_t type = in.i32();
+    const bool done = in.boolean();
+    (void)in.i32();  // the header's err: an error result carries it again
+    if (in.error() || done) break;
+    const auto i = reply.reads.size();
+    if (i >= ops.size()) return in.fail();
+    ReadResult r;
+    const bool data = ops[i].kind == ReadOp::Kind::get_data;
+    if (type == static_cast<std::int32_t>(OpCode::error)) {
+      r.ec = zk_error(in.i32());
+    } else if (data && type == static_cast<std::int32_t>(OpCode::get_data)) {
+      r.data = in.buffer();
+      r.stat = decode_stat(in);
+    } else if (!data && type == static_cast<std::int32_t>(OpCode::get_children)) {
+      r.children = in.strings();  // GetChildrenResponse: no Stat
+    } else {
+      return in.fail();  // a result that does not answer its op
+    }
+    reply.reads.push_back(std::move(r));
+  }
+  if (!in.error() && reply.reads.size() != ops.size()) in.fail();
+}
+
+std::vector<ClientIdentity> decode_identities(jute::Reader& in) {
+  const std::size_t n = in.count(8);  // two string lengths
+  std::vector<ClientIdentity> out;
+  out.reserve(n);
+  for (std::size_t i = 0; i < n && !in.error(); ++i) {
+    ClientIdentity c;
+    c.scheme = in.buffer();
+    c.id = in.buffer();
+    out.push_back(std::move(c));
+  }
+  return out;
 }
 
 void decode_multi(jute::Reader& in, const std::vector<Op>& ops, zk::Reply& reply) {
@@ -254,6 +314,11 @@ void encode_request(jute::Bytes& out, std::int32_t xid, const zk::Request& reque
         if constexpr (std::is_same_v<R, zk::Multi>) {
           encode_multi(w, r.ops, chroot);
           return OpCode::multi;
+        } else if constexpr (std::is_same_v<R, zk::MultiRead>) {
+          encode_multi_read(w, r.ops, chroot);
+          return OpCode::multi_read;
+        } else if constexpr (std::is_same_v<R, zk::WhoAmI>) {
+          return OpCode::who_am_i;  // no record
         } else {
           const auto path = with_chroot(chroot, r.path);
           if constexpr (std::is_same_v<R, zk::Create>) {
@@ -340,8 +405,18 @@ void decode_reply(jute::Reader& in, const zk::Request& request, zk::Reply& reply
           reply.path = in.buffer();
         } else if constexpr (std::is_same_v<R, zk::Multi>) {
           decode_multi(in, r.ops, reply);
+        } else if constexpr (std::is_same_v<R, zk::MultiRead>) {
+          decode_multi_read(in, r.ops, reply);
+        } else if constexpr (std::is_same_v<R, zk::GetEphemerals>) {
+          reply.children = in.strings();
+        } else if constexpr (std::is_same_v<R, zk::GetAllChildrenNumber>) {
+          reply.count = in.i32();
+        } else if constexpr (std::is_same_v<R, zk::WhoAmI>) {
+          reply.identities = decode_identities(in);
         } else {
-          static_assert(std::is_same_v<R, zk::Delete> || std::is_same_v<R, zk::RemoveWatches>);
+          // AddWatch's ErrorResponse repeats the header's err: nothing to read.
+          static_assert(std::is_same_v<R, zk::Delete> || std::is_same_v<R, zk::RemoveWatches> ||
+                        std::is_same_v<R, zk::AddWatch>);
         }
       },
       request);

@@ -36,9 +36,14 @@ enum class OpCode : std::int32_t {
   remove_watches = 18,
   create_container = 19,
   create_ttl = 21,
+  multi_read = 22,
   auth = 100,
   set_watches = 101,
+  get_ephemerals = 103,
+  get_all_children_number = 104,
   set_watches2 = 105,
+  add_watch = 106,
+  who_am_i = 107,
 };
 
 /// The xids the protocol reserves.
@@ -93,7 +98,8 @@ void encode_ping(jute::Bytes& out);
 void encode_auth(jute::Bytes& out, std::string_view scheme, std::string_view auth);
 void encode_close(jute::Bytes& out, std::int32_t xid);
 void encode_set_watches(jute::Bytes& out, std::int32_t xid, const SetWatches& w);
-/// `request` as a frame with `xid`, its paths under `chroot`. A RemoveWatches is sent for its path and kind.
+/// `request` as a frame with `xid`, its paths under `chroot`. A RemoveWatches is sent for its path and kind
+/// (a persistent kind as `any`: a 3.8 server removes persistent watches by no other type).
 void encode_request(jute::Bytes& out, std::int32_t xid, const zk::Request& request, std::string_view chroot);
 
 // Payloads in (one frame's bytes after its length).
@@ -101,7 +107,8 @@ ConnectResponse decode_connect_response(jute::Reader& in);
 ReplyHeader decode_reply_header(jute::Reader& in);
 WatcherEvent decode_watcher_event(jute::Reader& in);
 Stat decode_stat(jute::Reader& in);
-/// The body of a successful (err 0) reply to `request` into `reply`; created paths keep the chroot.
+/// The body of a successful (err 0) reply to `request` into `reply`; created paths and getEphemerals' paths
+/// keep the chroot.
 void decode_reply(jute::Reader& in, const zk::Request& request, zk::Reply& reply);
 
 /// The seam's result for a reply's error code: the one place a wire code becomes the reply's result.

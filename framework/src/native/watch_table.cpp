@@ -14,10 +14,22 @@ std::vector<WatchTable::Kind> kinds_of(zk::WatchKind k) {
       return {K::data, K::exist};
     case zk::WatchKind::children:
       return {K::child};
+    case zk::WatchKind::persistent:
+      return {K::persistent};
+    case zk::WatchKind::persistent_recursive:
+      return {K::persistent_recursive};
     case zk::WatchKind::any:
       break;
   }
-  return {K::data, K::exist, K::child};
+  return {K::data, K::exist, K::child, K::persistent, K::persistent_recursive};
+}
+
+// "/a/b" -> "/a" -> "/"; "/" has none.
+bool to_parent(std::string& path) {
+  if (path.size() <= 1) return false;
+  const auto slash = path.rfind('/');
+  path.resize(slash == 0 ? 1 : slash);
+  return true;
 }
 
 }  // namespace
@@ -44,6 +56,7 @@ std::vector<WatchId> WatchTable::fire(EventType type, const std::string& path) {
       break;
   }
   std::vector<WatchId> fired;
+  if (type == EventType::session_lost) return fired;
   for (Kind k : kinds) {
     auto& t = table(k);
     if (auto it = t.find(path); it != t.end()) {
@@ -51,7 +64,22 @@ std::vector<WatchId> WatchTable::fire(EventType type, const std::string& path) {
       t.erase(it);
     }
   }
+  // The persistent watches stay.
+  auto keep = [&](Kind k, const std::string& p) {
+    const auto& t = table(k);
+    if (auto it = t.find(p); it != t.end()) fired.insert(fired.end(), it->second.begin(), it->second.end());
+  };
+  keep(Kind::persistent, path);
+  if (type == EventType::node_children_changed) return fired;
+  std::string p = path;
+  do {
+    keep(Kind::persistent_recursive, p);
+  } while (to_parent(p));
   return fired;
+}
+
+bool WatchTable::empty() const noexcept {
+  return std::all_of(std::begin(tables_), std::end(tables_), [](const Table& t) { return t.empty(); });
 }
 
 WatchTable::Removal WatchTable::remove(const std::string& path, zk::WatchKind kind, WatchId id) {
@@ -76,8 +104,9 @@ WatchTable::Removal WatchTable::remove(const std::string& path, zk::WatchKind ki
 }
 
 void WatchTable::list(std::string_view chroot, SetWatches& out) const {
-  std::vector<std::string>* lists[] = {&out.data, &out.exist, &out.child};
-  for (int k = 0; k < 3; ++k)
+  std::vector<std::string>* lists[kKinds] = {&out.data, &out.exist, &out.child, &out.persistent,
+                                             &out.persistent_recursive};
+  for (int k = 0; k < kKinds; ++k)
     for (const auto& [path, ids] : tables_[k]) lists[k]->push_back(with_chroot(chroot, path));
 }
 

@@ -92,7 +92,8 @@ void TreeSync::close() {
 }
 
 std::size_t TreeSync::watches() const noexcept {
-  std::size_t n = root_exists_watch_.load() ? 1 : 0;  // written on the I/O thread, read from any
+  // Written on the I/O thread, read from any.
+  std::size_t n = (root_exists_watch_.load() ? 1 : 0) + strategy_->watches();
   std::lock_guard lk(mu_);
   for (auto& [p, node] : nodes_) n += (node.data_watch ? 1 : 0) + (node.child_watch ? 1 : 0);
   return n;

@@ -1,5 +1,6 @@
 // The cache engine's two watch strategies (see WatchStrategy in zkr/recipes/detail/tree_sync.hpp).
 
+#include <atomic>
 #include <boost/asio/post.hpp>
 #include <zkr/recipes/detail/tree_sync.hpp>
 
@@ -24,7 +25,7 @@ class Persistent final : public WatchStrategy {
   bool per_node() const noexcept override { return false; }
   void arm(TreeSync& sync, VoidCallback done) override {
     auto& core = sync.core();
-    if (id_) core.remove_watch(id_);  // a watch of an earlier session, or one the transport is re-adding
+    if (const auto old = id_.exchange(0)) core.remove_watch(old);  // an earlier session's, or being re-added
     const auto mode =
         sync.options().max_depth == 0 ? AddWatchMode::persistent : AddWatchMode::persistent_recursive;
     id_ = core.add_persistent_watch(
@@ -35,12 +36,12 @@ class Persistent final : public WatchStrategy {
         std::move(done));
   }
   void disarm(Core& core) override {
-    if (id_) core.remove_watch(id_);
-    id_ = 0;
+    if (const auto id = id_.exchange(0)) core.remove_watch(id);
   }
+  std::size_t watches() const noexcept override { return id_.load() != 0 ? 1 : 0; }
 
  private:
-  WatchId id_ = 0;
+  std::atomic<WatchId> id_{0};  // written on the I/O thread, read by `watches()` from any
 };
 
 }  // namespace

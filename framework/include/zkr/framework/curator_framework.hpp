@@ -137,8 +137,15 @@ struct DeleteOptions {
 
 /// A client listener of connection states; runs on the client's executor, one state at a time, in order.
 using ConnectionStateListener = std::function<void(ConnectionState)>;
-/// A one-shot watcher; runs on the client's executor.
+/// A watcher (one-shot, or persistent: `CuratorFramework::add_watch`); runs on the client's executor.
 using Watcher = std::function<void(const WatchedEvent&)>;
+
+/// A persistent watch added by `CuratorFramework::add_watch`; `remove_watch` ends it. Empty (false) when
+/// none.
+struct WatchHandle {
+  std::uint64_t id = 0;
+  explicit operator bool() const noexcept { return id != 0; }
+};
 
 namespace detail {
 class CoreImpl;
@@ -422,6 +429,120 @@ class CuratorFramework {
                                });
   }
 
+  // ZooKeeper 3.6+: persistent watches and the newer reads
+  // ------------------------------------------------------------------------------------
+  // Over a transport that lacks them (the ZooKeeper C client, whose newest release still speaks the 3.5
+  // protocol) each of these fails with `errc::unsupported_by_transport`: never a one-shot watch or separate
+  // reads instead. `supports_persistent_watches()` says beforehand. See docs/native-transport.md.
+
+  /// Whether this client's transport speaks ZooKeeper 3.6+'s requests (the native transport does).
+  bool supports_persistent_watches() const noexcept;
+  /// Adds a watch that stays until removed (Curator's `watchers().add().withMode(mode).usingWatcher(w)`):
+  /// `persistent` hears every event of `path` (created, deleted, data and children changed);
+  /// `persistent_recursive` the created, deleted and data-changed events of `path` and of every descendant,
+  /// each with the event's own path. A missing node may be watched. The watch is set again on every new
+  /// connection of the session (events while disconnected are not replayed: read again after RECONNECTED);
+  /// when the session is lost the watcher hears `session_lost` once and the watch is gone. A ZooKeeper 3.8
+  /// server keeps one watch mode per path and session: a one-shot watch this client sets on the same path
+  /// turns the persistent watch there into a one-shot one (ZOOKEEPER-4466, fixed in 3.9). Errors:
+  /// `unsupported_by_transport`, `invalid_path`, and those of the retry loop.
+  WatchHandle add_watch(const std::string& path, AddWatchMode mode, Watcher watcher);
+  WatchHandle add_watch(const std::string& path, AddWatchMode mode, Watcher watcher, error_code& ec);
+  /// `add_watch`, asynchronously. Handler: `void(error_code, WatchHandle)`. Executor: the handler's, else the
+  /// client's completion executor. Cancellation: terminal, partial, total: completes at once with
+  /// `operation_aborted`; a watch the server set after all is removed (the watcher never runs). Errors: as
+  /// `add_watch`. Thread-safety: any thread.
+  template <
+      boost::asio::completion_token_for<void(error_code, WatchHandle)> Token = default_completion_token_t>
+  auto async_add_watch(std::string path, AddWatchMode mode, Watcher watcher, Token&& token = {}) {
+    detail::OpInfo info{"add_watch", path, detail::Cancellation::read};
+    auto id = std::make_shared<detail::WatchId>(0);
+    return detail::async_run<WatchHandle>(
+        core(), std::move(info), std::forward<Token>(token),
+        [this_core = core(), path = std::move(path), mode, w = std::move(watcher), id](
+            auto cb, detail::StopPtr stop) mutable {
+          add_watch_start(this_core, std::move(path), mode, std::move(w), id, std::move(cb), std::move(stop));
+        },
+        forget_watch<WatchHandle>(core(), id));
+  }
+  /// Ends a watch `add_watch` made: its watcher will not run again (one already posted may still run), and
+  /// the server's watch is removed in the background. Unknown or empty handles are ignored.
+  void remove_watch(WatchHandle watch) noexcept;
+
+  /// Several reads in one request (ZooKeeper 3.6+'s multiRead): one result per op, in order, each read
+  /// succeeding or failing on its own (`ReadResult::ec`: `no_node`, `no_auth`, ...). The reads are not one
+  /// snapshot: writes may land between them. An empty list returns an empty list. Errors (of the request,
+  /// not of an op): `unsupported_by_transport`, `invalid_path`, and those of the retry loop.
+  std::vector<ReadResult> multi_read(std::vector<ReadOp> ops);
+  std::vector<ReadResult> multi_read(std::vector<ReadOp> ops, error_code& ec);
+  /// `multi_read`, asynchronously. Handler: `void(error_code, std::vector<ReadResult>)`. Executor: the
+  /// handler's, else the client's completion executor. Cancellation: terminal, partial, total: completes at
+  /// once with `operation_aborted`. Errors: as `multi_read`. Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code, std::vector<ReadResult>)> Token =
+                default_completion_token_t>
+  auto async_multi_read(std::vector<ReadOp> ops, Token&& token = {}) {
+    detail::OpInfo info{"multi_read", ops.empty() ? std::string() : ops.front().path,
+                        detail::Cancellation::read};
+    return detail::async_run<std::vector<ReadResult>>(
+        core(), std::move(info), std::forward<Token>(token),
+        [this_core = core(), ops = std::move(ops)](auto cb, detail::StopPtr stop) mutable {
+          this_core->multi_read(std::move(ops), std::move(cb), {.stop = std::move(stop)});
+        });
+  }
+  /// This session's ephemeral nodes whose path starts with `prefix` (ZooKeeper's getEphemerals: a string
+  /// prefix, so "/a" finds "/a", "/a/x" and "/ab"; "/" finds all), without the namespace. Errors:
+  /// `unsupported_by_transport`, `invalid_path`, and those of the retry loop.
+  std::vector<std::string> get_ephemerals(const std::string& prefix = "/");
+  std::vector<std::string> get_ephemerals(const std::string& prefix, error_code& ec);
+  /// `get_ephemerals`, asynchronously. Handler: `void(error_code, std::vector<std::string>)`. Executor: the
+  /// handler's, else the client's completion executor. Cancellation: terminal, partial, total: completes at
+  /// once with `operation_aborted`. Errors: as `get_ephemerals`. Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code, std::vector<std::string>)> Token =
+                default_completion_token_t>
+  auto async_get_ephemerals(std::string prefix, Token&& token = {}) {
+    detail::OpInfo info{"get_ephemerals", prefix, detail::Cancellation::read};
+    return detail::async_run<std::vector<std::string>>(
+        core(), std::move(info), std::forward<Token>(token),
+        [this_core = core(), prefix = std::move(prefix)](auto cb, detail::StopPtr stop) mutable {
+          this_core->get_ephemerals(std::move(prefix), std::move(cb), {.stop = std::move(stop)});
+        });
+  }
+  /// The number of the node's descendants, all levels (ZooKeeper's getAllChildrenNumber). Errors: `no_node`,
+  /// `unsupported_by_transport`, `invalid_path`, and those of the retry loop.
+  std::int32_t get_all_children_number(const std::string& path);
+  std::int32_t get_all_children_number(const std::string& path, error_code& ec);
+  /// `get_all_children_number`, asynchronously. Handler: `void(error_code, std::int32_t)`. Executor: the
+  /// handler's, else the client's completion executor. Cancellation: terminal, partial, total: completes at
+  /// once with `operation_aborted`. Errors: as `get_all_children_number`. Thread-safety: any thread.
+  template <
+      boost::asio::completion_token_for<void(error_code, std::int32_t)> Token = default_completion_token_t>
+  auto async_get_all_children_number(std::string path, Token&& token = {}) {
+    detail::OpInfo info{"get_all_children_number", path, detail::Cancellation::read};
+    return detail::async_run<std::int32_t>(
+        core(), std::move(info), std::forward<Token>(token),
+        [this_core = core(), path = std::move(path)](auto cb, detail::StopPtr stop) mutable {
+          this_core->get_all_children_number(std::move(path), std::move(cb), {.stop = std::move(stop)});
+        });
+  }
+  /// The identities the server holds for this session (ZooKeeper 3.7+'s whoAmI): the client's address
+  /// (`ip`), and each accepted auth (`digest` user, `x509` subject, `sasl` principal). Errors:
+  /// `unsupported_by_transport`, and those of the retry loop.
+  std::vector<ClientIdentity> who_am_i();
+  std::vector<ClientIdentity> who_am_i(error_code& ec);
+  /// `who_am_i`, asynchronously. Handler: `void(error_code, std::vector<ClientIdentity>)`. Executor: the
+  /// handler's, else the client's completion executor. Cancellation: terminal, partial, total: completes at
+  /// once with `operation_aborted`. Errors: as `who_am_i`. Thread-safety: any thread.
+  template <boost::asio::completion_token_for<void(error_code, std::vector<ClientIdentity>)> Token =
+                default_completion_token_t>
+  auto async_who_am_i(Token&& token = {}) {
+    detail::OpInfo info{"who_am_i", "", detail::Cancellation::read};
+    return detail::async_run<std::vector<ClientIdentity>>(
+        core(), std::move(info), std::forward<Token>(token),
+        [this_core = core()](auto cb, detail::StopPtr stop) {
+          this_core->who_am_i(std::move(cb), {.stop = std::move(stop)});
+        });
+  }
+
   /// Guaranteed deletes still being retried in the background.
   std::size_t pending_guaranteed_deletes() const;
 
@@ -443,6 +564,10 @@ class CuratorFramework {
   static detail::WatchId exists_start(const std::shared_ptr<detail::Core>& core, std::string path, Watcher w,
                                       detail::unique_function<void(error_code, std::optional<Stat>)> cb,
                                       detail::StopPtr stop = {});
+  static void add_watch_start(const std::shared_ptr<detail::Core>& core, std::string path, AddWatchMode mode,
+                              Watcher w, const std::shared_ptr<detail::WatchId>& id,
+                              detail::unique_function<void(error_code, WatchHandle)> cb,
+                              detail::StopPtr stop = {});
   /// The abandon hook of a cancelled read with a watcher: a late success set the watch, so remove it again;
   /// the caller was told the read was cancelled and must not hear from its watcher.
   template <class T>

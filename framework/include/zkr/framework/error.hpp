@@ -70,8 +70,8 @@ enum class errc : int {
   tls_handshake_failed,          ///< a server refused the TLS handshake, failed its checks, or speaks no TLS
   timed_out,                     ///< not acquired within the timeout, where the form has no `false` to say so
                                  ///< (`Locker`'s timed constructor)
-  unsupported_by_transport,  ///< the ZooKeeper transport this build links cannot do it (a 3.6+ request, such
-                             ///< as a persistent watch, over the C client)
+  unsupported_by_transport,      ///< the client's ZooKeeper transport cannot do it (a 3.6+ request, such as a
+                                 ///< persistent watch, over the C client)
   malformed_reply,  ///< the server's bytes break the protocol (the native transport drops the connection)
   transport_unavailable,  ///< the transport asked for (`ClientConfig::transport`, `ZKR_ZOOKEEPER_TRANSPORT`)
                           ///< is not in this build, or the variable names none

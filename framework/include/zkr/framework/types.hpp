@@ -191,6 +191,32 @@ struct OpResult {
   Stat stat;         ///< for set_data
 };
 
+/// One read of a `multi_read` (ZooKeeper 3.6+'s multiRead): a node's data or its children.
+struct ReadOp {
+  enum class Kind { get_data, get_children } kind = Kind::get_data;
+  std::string path;
+
+  static ReadOp get_data(std::string path) { return {Kind::get_data, std::move(path)}; }
+  static ReadOp get_children(std::string path) { return {Kind::get_children, std::move(path)}; }
+};
+
+/// The result of one read of a `multi_read`. Each read succeeds or fails on its own (`ec`: `no_node`,
+/// `no_auth`, ...); the others are unaffected.
+struct ReadResult {
+  error_code ec;
+  std::string data;                   ///< get_data
+  std::vector<std::string> children;  ///< get_children: names, unsorted as the server returns them
+  Stat stat;                          ///< get_data, get_children
+};
+
+/// One identity the server holds for a session (ZooKeeper 3.7+'s whoAmI): the scheme and the id within it,
+/// such as {"ip", "127.0.0.1"}, {"digest", "user"} or {"x509", "CN=client"}.
+struct ClientIdentity {
+  std::string scheme;
+  std::string id;
+  friend bool operator==(const ClientIdentity&, const ClientIdentity&) = default;
+};
+
 /// The largest node data the server accepts by default (jute.maxbuffer is 1 MiB, part of it framing).
 inline constexpr std::size_t default_max_data_size = 1024 * 1024 - 1024;
 

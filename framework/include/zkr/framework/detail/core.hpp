@@ -29,6 +29,10 @@ using DataCallback = unique_function<void(error_code, NodeData)>;
 using ChildrenCallback = unique_function<void(error_code, Children)>;
 using AclCallback = unique_function<void(error_code, AclResult)>;
 using MultiCallback = unique_function<void(error_code, std::vector<OpResult>)>;
+using ReadsCallback = unique_function<void(error_code, std::vector<ReadResult>)>;
+using PathsCallback = unique_function<void(error_code, std::vector<std::string>)>;
+using CountCallback = unique_function<void(error_code, std::int32_t)>;
+using IdentitiesCallback = unique_function<void(error_code, std::vector<ClientIdentity>)>;
 using WatchCallback = unique_function<void(const WatchedEvent&)>;
 using StateCallback = unique_function<void(ConnectionState)>;
 
@@ -140,22 +144,48 @@ class Core {
   virtual void set_acl(std::string path, AclList acl, int version, StatCallback cb,
                        RequestOptions ro = {}) = 0;
   virtual void sync(std::string path, VoidCallback cb, RequestOptions ro = {}) = 0;
-  /// Whether the transport speaks ZooKeeper 3.6+'s persistent watches (`add_persistent_watch`).
+  /// Whether the transport speaks ZooKeeper 3.6+'s requests: persistent watches (`add_persistent_watch`),
+  /// `multi_read`, `get_ephemerals`, `get_all_children_number`, `who_am_i`. Where it does not, each of them
+  /// fails with `errc::unsupported_by_transport`: never a silent one-shot watch or a read split up instead.
   virtual bool supports_persistent_watches() const noexcept { return false; }
   /// Adds a watch that stays until removed (`remove_watch(id)`, which also removes it on the server): every
-  /// event of `path` (and, `persistent_recursive`, of its descendants) runs `watch`, with the event's own
-  /// path. It is re-registered on a new connection of the same session; when the session is lost `watch` gets
-  /// one `session_lost` event and the watch is gone. `cb` runs once the server has it (the id is valid
-  /// before). Where the transport cannot (`supports_persistent_watches()` false), `cb` gets
-  /// `errc::unsupported_by_transport` and 0 is returned: never a silent one-shot watch instead.
+  /// event of `path` (and, `persistent_recursive`, of its descendants, but for children-changed) runs
+  /// `watch`, with the event's own path. It is set again on each new connection of the same session; when
+  /// the session is lost `watch` gets one `session_lost` event and the watch is gone. `cb` runs once the
+  /// server has it (the id is valid before). Returns 0 (and `cb` gets the error) where it cannot.
   virtual WatchId add_persistent_watch(std::string path, AddWatchMode mode, WatchCallback watch,
                                        VoidCallback cb, RequestOptions ro = {}) {
     (void)path;
     (void)mode;
     (void)watch;
     (void)ro;
-    boost::asio::post(io_executor(), [cb = std::move(cb)]() mutable { cb(errc::unsupported_by_transport); });
+    refuse(std::move(cb));
     return 0;
+  }
+  /// Several reads in one request (ZooKeeper 3.6+'s multiRead): one result per op, each read succeeding or
+  /// failing on its own; `cb`'s error is the request's (connection, session), not an op's.
+  virtual void multi_read(std::vector<ReadOp> ops, ReadsCallback cb, RequestOptions ro = {}) {
+    (void)ops;
+    (void)ro;
+    refuse(std::move(cb), std::vector<ReadResult>{});
+  }
+  /// This session's ephemeral nodes whose path starts with `path` (a string prefix, as ZooKeeper matches
+  /// it: "/a" finds "/a", "/a/x" and "/ab"; "/" finds all), un-namespaced.
+  virtual void get_ephemerals(std::string path, PathsCallback cb, RequestOptions ro = {}) {
+    (void)path;
+    (void)ro;
+    refuse(std::move(cb), std::vector<std::string>{});
+  }
+  /// The number of the node's descendants (all levels).
+  virtual void get_all_children_number(std::string path, CountCallback cb, RequestOptions ro = {}) {
+    (void)path;
+    (void)ro;
+    refuse(std::move(cb), std::int32_t{0});
+  }
+  /// The identities the server holds for this session (ZooKeeper 3.7+).
+  virtual void who_am_i(IdentitiesCallback cb, RequestOptions ro = {}) {
+    (void)ro;
+    refuse(std::move(cb), std::vector<ClientIdentity>{});
   }
   /// Forgets a watch: its callback will not run. The server-side registration is removed in the background.
   virtual void remove_watch(WatchId id) = 0;
@@ -166,6 +196,16 @@ class Core {
   /// Internal connection-state listeners, called on the I/O thread in state order.
   virtual std::uint64_t add_state_listener(StateCallback cb) = 0;
   virtual void remove_state_listener(std::uint64_t id) = 0;
+
+ protected:
+  /// Completes `cb` (posted) with `errc::unsupported_by_transport` and `empty`: what a 3.6+ request gets
+  /// from a core whose transport lacks it.
+  template <class Cb, class... Empty>
+  void refuse(Cb cb, Empty... empty) {
+    boost::asio::post(io_executor(), [cb = std::move(cb), ... empty = std::move(empty)]() mutable {
+      cb(errc::unsupported_by_transport, std::move(empty)...);
+    });
+  }
 };
 
 /// `core.remove(path, -1, /*guaranteed=*/true, /*quietly=*/true, ...)` for each of `paths`, all sent at once;

@@ -70,8 +70,8 @@ class BasicCache {
   /// Whether the cache follows the tree with one persistent recursive watch (ZooKeeper 3.6+ transport)
   /// rather than one-shot watches per node. Known once started.
   bool uses_persistent_watch() const;
-  /// Watches the cache holds on the server now (one-shot ones per node and the root's exists watch; 0 with a
-  /// persistent watch, which is one for the whole tree). For tests and diagnostics.
+  /// Watches the cache holds on the server now: one-shot ones per node and the root's exists watch, or the
+  /// one persistent watch for the whole tree. For tests and diagnostics.
   std::size_t watch_count() const;
 
   friend struct detail::access;

@@ -65,6 +65,8 @@ class WatchStrategy {
   virtual void arm(TreeSync& sync, VoidCallback done) = 0;
   /// Removes it (close).
   virtual void disarm(Core& core) = 0;
+  /// The tree-wide watches it holds now (any thread).
+  virtual std::size_t watches() const noexcept { return 0; }
 };
 std::unique_ptr<WatchStrategy> make_one_shot_strategy();
 std::unique_ptr<WatchStrategy> make_persistent_strategy();
