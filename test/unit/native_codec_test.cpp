@@ -440,3 +440,29 @@ TEST_CASE(
   CHECK_FALSE(r.others_left);
   CHECK(t.fire(E::node_created, "/t/z").empty());
 }
+
+TEST_CASE(
+    "native codec: SetWatches goes in batches of at most 128 KiB of paths, persistent ones as SetWatches2",
+    "[native]") {
+  native::SetWatches all;
+  all.relative_zxid = 77;
+  const std::string long_path = "/" + std::string(999, 'p');  // 1000 bytes
+  for (int i = 0; i < 200; ++i) all.data.push_back(long_path);
+  all.child = {"/c"};
+  all.persistent_recursive = {"/r"};
+  const auto batches = native::split_set_watches(all);
+  REQUIRE(batches.size() == 2);  // the 132nd path of 1000 bytes passes 128 KiB
+  CHECK(batches[0].data.size() == 132);
+  CHECK(batches[1].data.size() == 68);
+  CHECK(batches[1].child == std::vector<std::string>{"/c"});
+  CHECK(batches[1].persistent_recursive == std::vector<std::string>{"/r"});
+  CHECK(batches[0].relative_zxid == 77);
+  CHECK(batches[1].relative_zxid == 77);
+  Bytes first, second;
+  native::encode_set_watches(first, 1, batches[0]);
+  native::encode_set_watches(second, 2, batches[1]);
+  CHECK(first[11] == 101);   // SetWatches: no persistent watch in it
+  CHECK(second[11] == 105);  // SetWatches2
+  CHECK(first.size() < static_cast<std::size_t>(jute::max_buffer));
+  CHECK(native::split_set_watches(native::SetWatches{}).empty());
+}

@@ -319,11 +319,13 @@ bool NativeSession::on_handshake(jute::Reader& in) {
     SetWatches sw;
     sw.relative_zxid = last_zxid_;
     watches_.list(cs_.chroot, sw);
-    Pending p;
-    p.xid = next_xid();
-    p.internal = Internal::set_watches;
-    encode_set_watches(out_, p.xid, sw);
-    sent_.push_back(std::move(p));
+    for (const auto& batch : split_set_watches(sw)) {
+      Pending p;
+      p.xid = next_xid();
+      p.internal = Internal::set_watches;
+      encode_set_watches(out_, p.xid, batch);
+      sent_.push_back(std::move(p));
+    }
   }
   auto waiting = std::move(queued_);
   queued_.clear();

@@ -286,6 +286,24 @@ void encode_close(jute::Bytes& out, std::int32_t xid) {
   w.end_frame(at);
 }
 
+std::vector<SetWatches> split_set_watches(const SetWatches& all, std::size_t max_path_bytes) {
+  using List = std::vector<std::string> SetWatches::*;
+  static constexpr List lists[] = {&SetWatches::data, &SetWatches::exist, &SetWatches::child,
+                                   &SetWatches::persistent, &SetWatches::persistent_recursive};
+  std::vector<SetWatches> out;
+  std::size_t bytes = max_path_bytes;  // full: the first path opens a batch
+  for (List list : lists)
+    for (const auto& path : all.*list) {
+      if (bytes >= max_path_bytes) {
+        out.emplace_back().relative_zxid = all.relative_zxid;
+        bytes = 0;
+      }
+      (out.back().*list).push_back(path);
+      bytes += path.size();
+    }
+  return out;
+}
+
 void encode_set_watches(jute::Bytes& out, std::int32_t xid, const SetWatches& s) {
   jute::Writer w(out);
   const auto at = w.begin_frame();

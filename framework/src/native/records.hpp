@@ -87,6 +87,12 @@ struct SetWatches {
   std::vector<std::string> data, exist, child, persistent, persistent_recursive;
 };
 
+/// `all` in batches whose paths sum to at most `max_path_bytes` each (a batch's last path may overshoot, as
+/// Java's client does; every batch has at least one path), lists in the order data, exist, child, persistent,
+/// persistent recursive, each batch with `all`'s zxid. One huge SetWatches would break every reconnect
+/// (ZOOKEEPER-706): the server refuses a frame over `jute.maxbuffer`. No batch for no paths.
+std::vector<SetWatches> split_set_watches(const SetWatches& all, std::size_t max_path_bytes = 128 * 1024);
+
 /// Prepends the connect string's chroot to a path ("/" is the chroot itself).
 std::string with_chroot(std::string_view chroot, std::string_view path);
 /// Strips the chroot from a path the server sent; a path outside it is returned unchanged.
