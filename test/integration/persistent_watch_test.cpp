@@ -122,8 +122,9 @@ TEST_CASE("persistent watches: a recursive watch hears its tree, a persistent on
   c->remove("/m");
 }
 
-TEST_CASE("persistent watches: kept across a server restart; the session's loss ends them with session_lost",
-          "[framework][persistent_watch]") {
+TEST_CASE(
+    "persistent watches: kept across a server restart, ended with session_lost when the session is lost",
+    "[framework][persistent_watch]") {
   if (!on_native_transport()) return;
   zkr::testing::TestingServer server;
   auto c = started(test_builder(server.connect_string()).session_timeout(20s));

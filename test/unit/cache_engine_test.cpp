@@ -72,6 +72,8 @@ struct Replay {
 };
 
 struct Fixture {
+  /// The engine's pause before reading again what failed (500 ms by default).
+  static constexpr std::chrono::milliseconds retry_pause{20};
   std::shared_ptr<FakeCore> core = std::make_shared<FakeCore>();
   Replay replay;
   std::shared_ptr<TreeSync> sync;
@@ -86,6 +88,7 @@ struct Fixture {
 
   void make(TreeSyncOptions o = {}) {
     if (o.root.empty()) o.root = root;
+    o.retry_pause = retry_pause;  // short: the fault runs below wait for it at every step
     sync = std::make_shared<TreeSync>(core, std::move(o), [this](zkr::detail::SyncEvent ev) { replay(ev); });
   }
   void start(TreeSyncOptions o = {}) {
@@ -143,6 +146,22 @@ struct Fixture {
   bool wait_settled() {
     return core->run_until([&] { return sync->initialized(); }, 5s);
   }
+
+  /// Whether the cache and the replayed events hold the server's tree now (what `check_converged` checks).
+  bool matches_server() const {
+    const auto want = server();
+    const auto have = sync->snapshot();
+    if (have.size() != want.size() || replay.nodes.size() != want.size()) return false;
+    for (const auto& c : have) {
+      auto w = want.find(c.path);
+      auto r = replay.nodes.find(c.path);
+      if (w == want.end() || r == replay.nodes.end() || c.stat.mzxid != w->second.stat.mzxid ||
+          c.stat.czxid != w->second.stat.czxid || c.data != w->second.data ||
+          r->second.stat.mzxid != w->second.stat.mzxid)
+        return false;
+    }
+    return true;
+  }
 };
 
 /// How a fault lands at one step.
@@ -181,7 +200,10 @@ void settle_after_fault(Fixture& f) {
   f.core->settle();
   if (!f.core->is_connected()) f.core->reconnect();
   REQUIRE(f.core->run_until([&] { return f.sync->initialized(); }, 5s));
-  f.core->run_for(600ms);  // a retry after a lost reply waits 500 ms
+  // A read again after a lost reply waits the engine's retry_pause: run until the cache has caught up (the
+  // checks after say what differs if it never does), then a little longer for any late, wrong event.
+  (void)f.core->run_until([&] { return f.matches_server(); }, 5s);
+  f.core->run_for(Fixture::retry_pause);
 }
 
 }  // namespace

@@ -505,7 +505,7 @@ void TreeSync::retry_later() {
   if (retry_armed_ || !running_) return;
   if (!retry_timer_) retry_timer_.emplace(core_->io_executor());
   retry_armed_ = true;
-  retry_timer_->expires_after(std::chrono::milliseconds(500));
+  retry_timer_->expires_after(opt_.retry_pause);
   retry_timer_->async_wait([weak = weak_from_this()](error_code ec) {
     auto self = weak.lock();
     if (!self) return;

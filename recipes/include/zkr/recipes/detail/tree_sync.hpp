@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -39,6 +40,9 @@ struct TreeSyncOptions {
   bool keep_on_close = false;
   /// Use one persistent recursive watch where the core supports it (else one-shot watches per node).
   bool allow_persistent_watch = true;
+  /// The pause before a node whose read failed after the client's retry policy gave up is read again (while
+  /// connected; a new connection's resync reads everything anyway).
+  std::chrono::milliseconds retry_pause{500};
 };
 
 /// One thing the engine reports.
