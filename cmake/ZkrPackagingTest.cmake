@@ -2,7 +2,8 @@
 # then configures, builds and runs the consumer in test_package/ against that prefix only.
 #
 # With ZKR_SHARED_SOURCE_DIR set (the `packaging.consumer_shared` test), it first builds the zkrecipes libraries
-# from that source as shared libraries (unoptimized, no debug information: only the packaging is under test)
+# from that source as shared libraries (unoptimized, no debug information, unity sources: only the packaging is
+# under test)
 # into ZKR_BUILD_DIR, and checks that each installed library resolves its dependencies by itself (ldd) and that
 # the SONAMEs carry the version.
 #
@@ -58,7 +59,7 @@ endif()
 if(DEFINED ZKR_SHARED_SOURCE_DIR AND NOT ZKR_SHARED_SOURCE_DIR STREQUAL "")
   message(STATUS "packaging.consumer: building ${ZKR_SHARED_SOURCE_DIR} as shared libraries in ${ZKR_BUILD_DIR}")
   zkr_run(shared-configure "${CMAKE_COMMAND}" -S "${ZKR_SHARED_SOURCE_DIR}" -B "${ZKR_BUILD_DIR}" ${generator_args}
-    ${compiler_args} -DBUILD_SHARED_LIBS=ON -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0"
+    ${compiler_args} -DBUILD_SHARED_LIBS=ON -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0" -DCMAKE_UNITY_BUILD=ON
     -DZKR_BUILD_TESTS=OFF -DZKR_BUILD_TOOLS=OFF -DZKR_BUILD_BENCH=OFF "-DZKR_ZOOKEEPER_CLIENT=${ZKR_ZOOKEEPER_CLIENT}"
     "-DZKR_ZOOKEEPER_TLS=${ZKR_ZOOKEEPER_TLS}" ${zookeeper_args})
   zkr_run(shared-build "${CMAKE_COMMAND}" --build "${ZKR_BUILD_DIR}" --parallel 2)
