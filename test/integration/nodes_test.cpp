@@ -6,12 +6,16 @@
 #include <boost/asio/use_future.hpp>
 #include <catch2/catch.hpp>
 #include <regex>
+#include <zkr/recipes/nodes/group_member.hpp>
 #include <zkr/recipes/nodes/persistent_node.hpp>
+#include <zkr/recipes/nodes/persistent_ttl_node.hpp>
 
+#include "completion_styles.hpp"
 #include "fixture.hpp"
 
 using namespace zkr;
 using namespace zkr::test;
+using zkr::itest::thrown_by;
 
 namespace {
 
@@ -22,6 +26,13 @@ zkr::testing::TestingServer& nodes_server() {
 }
 
 std::unique_ptr<CuratorFramework> nodes_client() { return make_client(nodes_server().connect_string()); }
+
+/// The children of `path`; none when it does not exist (an empty container parent may be reaped any time).
+std::vector<std::string> kids_of(CuratorFramework& c, const std::string& path) {
+  error_code ec;
+  auto k = c.get_children(path, {}, ec);
+  return ec ? std::vector<std::string>{} : k;
+}
 
 std::string data_of(CuratorFramework& c, const std::string& path) {
   error_code ec;
@@ -62,12 +73,12 @@ TEST_CASE("persistent node: re-created with its latest data after a delete and a
     return s && s->ephemeral_owner == c->session_id() && c->session_id() != old_session;
   }));
   CHECK(data_of(*admin, path) == "three");
-  CHECK(admin->get_children("/pn/expiry").size() == 1);  // one node, never a second one (CURATOR-483)
+  CHECK(kids_of(*admin, "/pn/expiry").size() == 1);  // one node, never a second one (CURATOR-483)
   CHECK(node.actual_path() == path);
 
   node.close();
   CHECK_FALSE(admin->exists(path));
-  CHECK(admin->get_children("/pn/expiry").empty());
+  CHECK(kids_of(*admin, "/pn/expiry").empty());
 }
 
 TEST_CASE("persistent node: close while creating leaves no node, an existing node is adopted, async twins",
@@ -85,7 +96,7 @@ TEST_CASE("persistent node: close while creating leaves no node, an existing nod
         node.start();
         node.close();
       }
-  CHECK(admin->get_children("/pn/quick").empty());
+  CHECK(kids_of(*admin, "/pn/quick").empty());
 
   // A persistent node someone else made is adopted: our bytes, deleted by our close (Curator's
   // testQuickCloseNodeExists).
@@ -113,4 +124,72 @@ TEST_CASE("persistent node: close while creating leaves no node, an existing nod
     node.close();
     CHECK_FALSE(admin->exists("/pn/stay/n"));
   }
+}
+
+TEST_CASE("persistent TTL node: touched while open, gone a TTL after close", "[nodes][persistent_ttl_node]") {
+  auto admin = nodes_client();
+  auto c = nodes_client();
+  CHECK(thrown_by([&] { PersistentTtlNode(*c, "/pn/ttl/bad", 0ms, ""); }) == errc::invalid_argument);
+  CHECK(thrown_by([&] { PersistentTtlNode(*c, "/pn/ttl/bad", -5ms, ""); }) == errc::invalid_argument);
+  CHECK(thrown_by([&] { PersistentTtlNode(*c, "/pn/ttl/bad", 5ms, "", "a/b", 2); }) == errc::invalid_path);
+
+  const auto ttl = 1500ms;
+  PersistentTtlNode node(*c, "/pn/ttl/node", ttl, "data");
+  node.start();
+  REQUIRE(node.wait_for_initial_create(20s));
+  CHECK(data_of(*admin, "/pn/ttl/node") == "data");
+  REQUIRE(eventually([&] { return admin->exists(node.child_path()).has_value(); }));
+  const auto first = admin->exists(node.child_path())->ctime;
+  // Alive while touched: the child is touched again and again, well past its TTL from its creation (server
+  // times both), and the container stays.
+  REQUIRE(eventually([&] {
+    auto s = admin->exists(node.child_path());
+    return s && s->mtime > first + 2 * ttl.count();
+  }));
+  CHECK(admin->exists("/pn/ttl/node"));
+  // A deleted child is made again at the next touch (Curator's testForcedDeleteOfTouchNode).
+  admin->remove(node.child_path());
+  REQUIRE(eventually([&] { return admin->exists(node.child_path()).has_value(); }));
+
+  node.close();
+  CHECK(admin->exists("/pn/ttl/node"));  // close deletes nothing: the server does, once the TTL has passed
+  REQUIRE(eventually([&] { return !admin->exists("/pn/ttl/node"); }, 60s));
+}
+
+TEST_CASE("group member: two members join, see each other's data, one leaves when its session ends",
+          "[nodes][group_member]") {
+  auto admin = nodes_client();
+  auto c1 = nodes_client();
+  auto c2 = nodes_client();
+  CHECK(thrown_by([&] { GroupMember(*c1, "/pn/group", "x/y"); }) == errc::invalid_path);
+  CHECK(thrown_by([&] { GroupMember(*c1, "/pn/group", ""); }) == errc::invalid_path);
+  CHECK(thrown_by([&] { GroupMember(*c1, "pn/group", "a"); }) == errc::invalid_path);
+
+  GroupMember a(*c1, "/pn/group", "a", "A");
+  GroupMember b(*c2, "/pn/group", "b", "B");
+  a.start();
+  b.start();
+  using Members = std::map<std::string, std::string>;
+  const Members both{{"a", "A"}, {"b", "B"}};
+  REQUIRE(eventually([&] { return a.get_current_members() == both && b.get_current_members() == both; }));
+  a.set_this_data("A2");
+  REQUIRE(eventually([&] { return b.get_current_members().at("a") == "A2"; }));
+  CHECK(data_of(*admin, "/pn/group/a") == "A2");
+
+  // b's session expires: its node is made again in the new session, and a still sees it.
+  c2->inject_session_expiration();
+  REQUIRE(eventually([&] {
+    auto s = admin->exists("/pn/group/b");
+    return s && s->ephemeral_owner == c2->session_id();
+  }));
+  REQUIRE(eventually([&] { return a.get_current_members().size() == 2; }));
+
+  // b's process ends (its client closes without leaving): its session ends, a sees it leave.
+  c2->close();
+  REQUIRE(eventually([&] { return a.get_current_members() == Members{{"a", "A2"}}; }));
+  b.close();
+  a.close();
+  CHECK(a.get_current_members().empty());
+  CHECK_FALSE(admin->exists("/pn/group/a"));  // (the container parent itself may be reaped by now)
+  CHECK_FALSE(admin->exists("/pn/group/b"));
 }
