@@ -207,3 +207,52 @@ TEST_CASE("persistent node: bad input is a typed error", "[nodes][pnode-unit]") 
   CHECK(code([&] { make(CreateMode::persistent_sequential_with_ttl, "/a/", ms(100)); }) == zkr::error_code{});
   core->shutdown();
 }
+
+namespace {
+
+/// One run of the node's life over `f`: made, its data changed, closed. What it reached.
+struct NodeRun {
+  bool made = false;
+  bool written = false;
+  std::optional<zkr::error_code> closed;
+};
+NodeRun node_life(NodeFixture& f) {
+  NodeRun r;
+  auto node = f.make(CreateMode::ephemeral_sequential, true, "/dir/n-", "one");
+  node->start();
+  r.made = f.core->run_until([&] { return !node->actual_path().empty(); });
+  node->async_set_data("two", [](zkr::error_code) {});
+  r.written = f.core->run_until([&] {
+    auto p = node->actual_path();
+    return !p.empty() && f.core->data(p) == "two";
+  });
+  r.closed = f.close(*node);
+  f.core->settle();
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("persistent node: a connection loss at any step still ends with the node and its data, then none",
+          "[nodes][pnode-unit]") {
+  std::vector<fake::FaultStep> steps;
+  {
+    NodeFixture clean;
+    auto r = node_life(clean);
+    REQUIRE(r.written);
+    steps = fake::fault_steps(*clean.core);
+  }
+  REQUIRE(steps.size() >= 4);  // create, exists, set_data, remove
+  for (const auto& step : steps) {
+    INFO("failing " << fake::to_string(step) << " (of " << steps.size() << " steps)");
+    NodeFixture f;
+    fake::fail(*f.core, step, zkr::zk_errc::connection_loss);
+    auto r = node_life(f);
+    INFO(f.core->describe_log());
+    CHECK(f.core->faults_consumed());
+    CHECK(r.made);
+    CHECK(r.written);  // a failed write is written again once the node is read back
+    CHECK(r.closed == zkr::error_code{});
+    CHECK(f.core->children("/dir").empty());
+  }
+}
