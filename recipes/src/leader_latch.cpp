@@ -6,7 +6,9 @@
 #include <zkr/recipes/detail/lock_internals.hpp>
 #include <zkr/recipes/leader_latch.hpp>
 
+#include "listener_set.hpp"
 #include "retry_pause.hpp"
+#include "start_once.hpp"
 
 namespace asio = boost::asio;
 
@@ -15,18 +17,8 @@ namespace zkr {
 /// The latch's state. Members marked "I/O" are touched on the client's I/O thread only; the rest under `mu`.
 /// Held by `shared_ptr` so that callbacks in flight outlive the `LeaderLatch` object.
 struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
-  struct Listener {
-    LeaderLatchListener callbacks;
-    boost::asio::any_io_executor executor;
-    /// False once removed or silenced: a call already posted is then dropped.
-    std::shared_ptr<std::atomic<bool>> active = std::make_shared<std::atomic<bool>>(true);
-  };
   /// Drops the listeners (under `mu`); `silence` also drops their calls already posted.
-  void drop_listeners(bool silence) {
-    if (silence)
-      for (auto& [i, l] : listeners) *l.active = false;
-    listeners.clear();
-  }
+  void drop_listeners(bool silence) { listeners.clear(silence); }
 
   std::shared_ptr<detail::Core> core;
   std::shared_ptr<detail::LockInternals> engine;
@@ -50,8 +42,7 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
   std::string last_path_is_leader;
   std::int64_t token = 0;
   std::shared_ptr<detail::LeaseCore> granted;  // `lease`'s state, for `lease_status()`
-  std::map<std::uint64_t, Listener> listeners;
-  std::uint64_t next_listener = 0;
+  detail::ListenerSet<LeaderLatchListener> listeners;
   std::map<std::uint64_t, detail::VoidCallback> waiters;  // completed on the I/O thread
   std::uint64_t next_waiter = 0;
 
@@ -73,36 +64,18 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
   /// Changes the flag; runs the listeners of the change (posted) and, on a gain, completes the waiters (I/O
   /// thread for a gain). A gain is refused once the latch is not started.
   void set_leadership(bool v) {
-    struct Call {
-      std::function<void()> f;
-      asio::any_io_executor ex;
-      std::shared_ptr<std::atomic<bool>> active;
-    };
-    std::vector<Call> calls;
     std::map<std::uint64_t, detail::VoidCallback> woken;
     {
       std::lock_guard lk(mu);
       if (leader == v || (v && state != State::started)) return;
       leader = v;
       if (!v) token = 0;
-      for (auto& [i, l] : listeners) {
-        auto& f = v ? l.callbacks.is_leader : l.callbacks.not_leader;
-        if (f) calls.push_back({f, l.executor, l.active});
-      }
+      listeners.post_each(core->logger(), "LeaderLatch", [v](const LeaderLatchListener& l) {
+        if (auto& f = v ? l.is_leader : l.not_leader) f();
+      });
       if (v) woken = std::exchange(waiters, {});
     }
     cv.notify_all();
-    for (auto& [f, ex, active] : calls)
-      asio::post(ex, [f = std::move(f), active = std::move(active), log = core->logger()] {
-        if (!*active) return;
-        try {
-          f();
-        } catch (const std::exception& e) {
-          log->error("LeaderLatch listener threw: {}", e.what());
-        } catch (...) {
-          log->error("LeaderLatch listener threw");
-        }
-      });
     for (auto& [i, w] : woken) w({});
   }
 
@@ -263,17 +236,8 @@ LeaderLatch::~LeaderLatch() {
 }
 
 void LeaderLatch::start(error_code& ec) {
-  ec = {};
-  {
-    std::lock_guard lk(impl_->mu);
-    if (impl_->state != State::latent) {
-      ec = impl_->state == State::closed ? make_error_code(errc::closed)
-                                         : make_error_code(errc::invalid_argument);
-      return;
-    }
-    impl_->state = State::started;
-  }
-  asio::post(impl_->core->io_executor(), [i = impl_] { i->begin(); });
+  ec = detail::start_once(impl_->mu, impl_->state);
+  if (!ec) asio::post(impl_->core->io_executor(), [i = impl_] { i->begin(); });
 }
 void LeaderLatch::start() {
   error_code ec;
@@ -362,16 +326,11 @@ std::uint64_t LeaderLatch::add_listener(LeaderLatchListener listener) {
 }
 std::uint64_t LeaderLatch::add_listener(LeaderLatchListener listener, boost::asio::any_io_executor executor) {
   std::lock_guard lk(impl_->mu);
-  auto id = ++impl_->next_listener;
-  impl_->listeners.emplace(id, Impl::Listener{std::move(listener), std::move(executor)});
-  return id;
+  return impl_->listeners.add(std::move(listener), std::move(executor));
 }
 void LeaderLatch::remove_listener(std::uint64_t id) {
   std::lock_guard lk(impl_->mu);
-  if (auto it = impl_->listeners.find(id); it != impl_->listeners.end()) {
-    *it->second.active = false;
-    impl_->listeners.erase(it);
-  }
+  impl_->listeners.remove(id);
 }
 
 std::vector<Participant> LeaderLatch::get_participants(error_code& ec) const {
