@@ -351,8 +351,9 @@ TEST_CASE("native codec: the newer replies decode (whoAmI, getEphemerals, getAll
   CHECK(lin.error() == zkr::errc::malformed_reply);
 }
 
-TEST_CASE("native codec: a multiRead gives each read its own result; a result of the wrong kind is malformed",
-          "[native]") {
+TEST_CASE(
+    "native codec: a multiRead gives each read its own result, and a result of the wrong kind is malformed",
+    "[native]") {
   const std::vector<zkr::ReadOp> ops{zkr::ReadOp::get_data("/a"), zkr::ReadOp::get_children("/b"),
                                      zkr::ReadOp::get_data("/c")};
   Bytes out;
