@@ -222,6 +222,16 @@ int status_for(const error_code& ec) {
   return exit_status::error;
 }
 
+bool run_until(boost::asio::io_context& ioc, const bool& finished) {
+  while (!finished) {
+    if (ioc.run_one() == 0) {
+      say_error("internal error: the event loop ran out of work");
+      return false;
+    }
+  }
+  return true;
+}
+
 std::string signal_name(int sig) {
   switch (sig) {
     case SIGINT:

@@ -204,7 +204,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "zkr: Apache Curator-compatible ZooKeeper locks and leader election for shell scripts. Runs COMMAND "
       "while holding a lock (fair, FIFO) or leading an election, then releases it; every lock and election "
-      "interoperates with Java Curator on the same path.",
+      "interoperates with Java Curator on the same path. `zkr watch` prints the changes of a node or a tree.",
       "zkr"};
   app.require_subcommand(1);
   app.footer(

@@ -58,12 +58,7 @@ class Runner {
     // Connect first, within --connection-timeout; only then does the --timeout budget start (`-w 0` on a free
     // lock succeeds, and an unreachable ZooKeeper is 69 whatever -w says).
     connect(common_.connection_timeout);
-    while (!finished_) {
-      if (ioc_.run_one() == 0) {
-        say_error("internal error: the event loop ran out of work");
-        return exit_status::error;
-      }
-    }
+    if (!run_until(ioc_, finished_)) return exit_status::error;
     return exit_status_;
   }
 

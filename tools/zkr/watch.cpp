@@ -23,7 +23,7 @@ namespace asio = boost::asio;
 namespace {
 
 /// What zkr prints, whichever cache it came from.
-enum class EventKind { created, changed, deleted, initialized, suspended, reconnected, lost };
+enum class EventKind { created, changed, deleted, suspended, reconnected, lost, initialized };
 
 std::string_view event_name(EventKind k) {
   switch (k) {
@@ -49,47 +49,25 @@ bool is_node_event(EventKind k) {
   return k == EventKind::created || k == EventKind::changed || k == EventKind::deleted;
 }
 
-EventKind kind_of(TreeCacheEvent::Type t) {
-  using T = TreeCacheEvent::Type;
-  switch (t) {
-    case T::node_added:
-      return EventKind::created;
-    case T::node_updated:
-      return EventKind::changed;
-    case T::node_removed:
-      return EventKind::deleted;
-    case T::connection_suspended:
-      return EventKind::suspended;
-    case T::connection_reconnected:
-      return EventKind::reconnected;
-    case T::connection_lost:
-      return EventKind::lost;
-    case T::initialized:
-      break;
-  }
-  return EventKind::initialized;
+/// Both caches' event types list the same seven kinds in EventKind's order (checked below).
+template <class Type>
+constexpr EventKind kind_of(Type t) {
+  return static_cast<EventKind>(static_cast<int>(t));
 }
-
-EventKind kind_of(PathChildrenCacheEvent::Type t) {
-  using T = PathChildrenCacheEvent::Type;
-  switch (t) {
-    case T::child_added:
-      return EventKind::created;
-    case T::child_updated:
-      return EventKind::changed;
-    case T::child_removed:
-      return EventKind::deleted;
-    case T::connection_suspended:
-      return EventKind::suspended;
-    case T::connection_reconnected:
-      return EventKind::reconnected;
-    case T::connection_lost:
-      return EventKind::lost;
-    case T::initialized:
-      break;
-  }
-  return EventKind::initialized;
+template <class Type>
+constexpr bool same_order(Type added, Type updated, Type removed) {
+  return kind_of(added) == EventKind::created && kind_of(updated) == EventKind::changed &&
+         kind_of(removed) == EventKind::deleted &&
+         kind_of(Type::connection_suspended) == EventKind::suspended &&
+         kind_of(Type::connection_reconnected) == EventKind::reconnected &&
+         kind_of(Type::connection_lost) == EventKind::lost &&
+         kind_of(Type::initialized) == EventKind::initialized;
 }
+static_assert(same_order(TreeCacheEvent::Type::node_added, TreeCacheEvent::Type::node_updated,
+                         TreeCacheEvent::Type::node_removed));
+static_assert(same_order(PathChildrenCacheEvent::Type::child_added,
+                         PathChildrenCacheEvent::Type::child_updated,
+                         PathChildrenCacheEvent::Type::child_removed));
 
 /// One line of text: `created /a/b version=0 data_length=5 [data=...]`, `initialized`,
 /// `connection SUSPENDED`.
@@ -148,12 +126,7 @@ class WatchRunner {
         asio::bind_cancellation_slot(cancel_.slot(), [this, alive = alive_](error_code ec, bool connected) {
           if (*alive) on_connected(ec, connected);
         }));
-    while (!finished_) {
-      if (ioc_.run_one() == 0) {
-        say_error("internal error: the event loop ran out of work");
-        return exit_status::error;
-      }
-    }
+    if (!run_until(ioc_, finished_)) return exit_status::error;
     return exit_status_;
   }
 
