@@ -15,7 +15,7 @@ namespace zkr::cli {
 std::string_view exit_status_help() {
   return "Exit status:\n"
          "  COMMAND's own status   when COMMAND ran (128+N when it was killed by signal N)\n"
-         "  0    success (inspect, revoke)\n"
+         "  0    success (inspect, revoke; watch: --count events printed)\n"
          "  64   usage error (bad option, missing argument)\n"
          "  69   could not connect to ZooKeeper within --connection-timeout (or no host could be resolved)\n"
          "  70   could not acquire the lock, or another error\n"
@@ -30,7 +30,8 @@ std::string_view exit_status_help() {
          "  127  COMMAND not found\n"
          "  128+N  zkr received signal N (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM) "
          "while\n"
-         "         waiting for the lock or while releasing it\n";
+         "         waiting for the lock or while releasing it, or while watching (watch: 141 when stdout\n"
+         "         was closed)\n";
 }
 
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view text,
@@ -219,6 +220,41 @@ int status_for(const error_code& ec) {
   if (ec == errc::tls_unsupported || ec == errc::tls_file_error || ec == errc::tls_key_error)
     return exit_status::config;
   return exit_status::error;
+}
+
+bool run_until(boost::asio::io_context& ioc, const bool& finished) {
+  while (!finished) {
+    if (ioc.run_one() == 0) {
+      say_error("internal error: the event loop ran out of work");
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string signal_name(int sig) {
+  switch (sig) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGHUP:
+      return "SIGHUP";
+    case SIGQUIT:
+      return "SIGQUIT";
+    case SIGUSR1:
+      return "SIGUSR1";
+    case SIGUSR2:
+      return "SIGUSR2";
+    case SIGALRM:
+      return "SIGALRM";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGPIPE:
+      return "SIGPIPE";
+    default:
+      return "signal " + std::to_string(sig);
+  }
 }
 
 std::string hex_session(std::int64_t id) {

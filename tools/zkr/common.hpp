@@ -2,9 +2,11 @@
 // Shared pieces of the zkr command-line tool: exit statuses, options common to every command, duration
 // parsing, the client factory and the tool's messages on stderr.
 
+#include <signal.h>
 #include <spdlog/logger.h>
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -112,6 +114,17 @@ int status_for(const error_code& ec);
 /// before (`connect_string_error`), so the client's `invalid_connect_string` there means that no host of it
 /// could be resolved: unavailable (69).
 int report_start_failure(const CommonOptions& o, const Error& e);
+
+/// The signals zkr handles alike: they cancel a wait, are forwarded to COMMAND while it runs, end a release
+/// early, or end `zkr watch`. A signal ignored when zkr started (nohup) is left ignored (`ignored_at_start`).
+inline constexpr int handled_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
+
+/// Runs `ioc` one handler at a time until `finished` is set. False (with an internal error said) when the
+/// loop ran out of work first.
+bool run_until(boost::asio::io_context& ioc, const bool& finished);
+
+/// "SIGINT", "SIGTERM", ... or "signal N".
+std::string signal_name(int sig);
 
 /// "0x" + 16 lower-case hex digits.
 std::string hex_session(std::int64_t id);

@@ -7,12 +7,14 @@
 //   zkr lead [--latch | --selector] [--requeue] [OPTIONS] PATH -- COMMAND [ARGS...]
 //   zkr inspect [OPTIONS] PATH [--json]
 //   zkr revoke [OPTIONS] NODE_PATH
+//   zkr watch [--children | --tree] [--json] [--data] [--count N] [--changes-only] [OPTIONS] PATH
 
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,7 @@
 #include "common.hpp"
 #include "locks.hpp"
 #include "run_locked.hpp"
+#include "watch.hpp"
 
 namespace {
 
@@ -47,6 +50,9 @@ struct RawOptions {
   bool requeue = false;
   std::vector<std::string> paths;
   std::vector<std::string> command;
+  WatchOptions watch;
+  bool watch_children = false;
+  bool watch_tree = false;
 };
 
 /// A DURATION of at most `max` (`max_wait_duration` for -w and --kill-after, `max_client_duration` for the
@@ -198,7 +204,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "zkr: Apache Curator-compatible ZooKeeper locks and leader election for shell scripts. Runs COMMAND "
       "while holding a lock (fair, FIFO) or leading an election, then releases it; every lock and election "
-      "interoperates with Java Curator on the same path.",
+      "interoperates with Java Curator on the same path. `zkr watch` prints the changes of a node or a tree.",
       "zkr"};
   app.require_subcommand(1);
   app.footer(
@@ -288,6 +294,26 @@ int main(int argc, char** argv) {
       ->expected(1);
   add_common(revoke, o);
 
+  auto* watch = app.add_subcommand(
+      "watch",
+      "print each change of a node, of its children (--children) or of its subtree (--tree) as it happens, "
+      "one line per event; a missing node is waited for, nothing is created");
+  watch->add_option("PATH", o.paths, "the node to watch, e.g. /config")->required()->expected(1);
+  auto* children_flag = watch->add_flag("--children", o.watch_children,
+                                        "watch the direct children of PATH (PathChildrenCache)");
+  watch->add_flag("--tree", o.watch_tree, "watch PATH and its whole subtree (TreeCache)")
+      ->excludes(children_flag);
+  watch->add_flag("--json", o.watch.json, "print one JSON object per line (docs/cli.md has the fields)");
+  watch->add_flag("--data", o.watch.data, "print each node's data too (escaped)");
+  watch
+      ->add_option("-c,--count", o.watch.count,
+                   "exit 0 after N created, changed or deleted events (default: run until a signal)")
+      ->check(CLI::Range(std::uint64_t{1}, std::numeric_limits<std::uint64_t>::max()))
+      ->option_text("N");
+  watch->add_flag("--changes-only", o.watch.changes_only,
+                  "do not print the nodes found at start, only `initialized` and the changes after it");
+  add_common(watch, o);
+
   std::vector<const char*> zkr_args;
   auto after_dashes = split_command(argc, argv, zkr_args);
   try {
@@ -357,5 +383,12 @@ int main(int argc, char** argv) {
     return zkr::cli::inspect(o.common, o.paths.front(), kind, o.json);
   }
   if (revoke->parsed()) return zkr::cli::revoke(o.common, o.paths.front());
+  if (watch->parsed()) {
+    o.watch.path = o.paths.front();
+    o.watch.scope = o.watch_tree       ? WatchScope::tree
+                    : o.watch_children ? WatchScope::children
+                                       : WatchScope::node;
+    return zkr::cli::watch(o.common, o.watch);
+  }
   return exit_status::usage;
 }

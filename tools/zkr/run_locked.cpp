@@ -21,33 +21,6 @@ namespace asio = boost::asio;
 
 namespace {
 
-std::string signal_name(int sig) {
-  switch (sig) {
-    case SIGINT:
-      return "SIGINT";
-    case SIGTERM:
-      return "SIGTERM";
-    case SIGHUP:
-      return "SIGHUP";
-    case SIGQUIT:
-      return "SIGQUIT";
-    case SIGUSR1:
-      return "SIGUSR1";
-    case SIGUSR2:
-      return "SIGUSR2";
-    case SIGALRM:
-      return "SIGALRM";
-    case SIGKILL:
-      return "SIGKILL";
-    default:
-      return "signal " + std::to_string(sig);
-  }
-}
-
-/// The signals that cancel the wait, are forwarded to COMMAND while it runs, or end the release early. A
-/// signal ignored when zkr started (nohup) is left ignored.
-constexpr int handled_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
-
 std::string join(const std::vector<std::string>& parts, std::string_view sep) {
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) {
@@ -85,12 +58,7 @@ class Runner {
     // Connect first, within --connection-timeout; only then does the --timeout budget start (`-w 0` on a free
     // lock succeeds, and an unreachable ZooKeeper is 69 whatever -w says).
     connect(common_.connection_timeout);
-    while (!finished_) {
-      if (ioc_.run_one() == 0) {
-        say_error("internal error: the event loop ran out of work");
-        return exit_status::error;
-      }
-    }
+    if (!run_until(ioc_, finished_)) return exit_status::error;
     return exit_status_;
   }
 
