@@ -36,7 +36,7 @@ namespace {
 
 enum class Recipe { selector, latch };
 
-constexpr const char* child_test_name = "election fault helper child participant process";
+constexpr const char* election_child_test_name = "election fault helper child participant process";
 
 const char* recipe_name(Recipe r) { return r == Recipe::selector ? "selector" : "latch"; }
 
@@ -368,7 +368,7 @@ void run_election_faults(Recipe recipe) {
   // (f) freeze a leader process past its session timeout: the others lead meanwhile; once resumed it learns
   // that it lost, its late write is fenced, and it is back in the election.
   {
-    ChildProcess child(child_test_name, {{"ZKR_ELECTION_CHILD_CONNECT", connect},
+    ChildProcess child(election_child_test_name, {{"ZKR_ELECTION_CHILD_CONNECT", connect},
                                          {"ZKR_ELECTION_CHILD_PATH", path},
                                          {"ZKR_ELECTION_CHILD_RECIPE", recipe_name(recipe)}});
     const auto g = freeze_child_holder(child, checker, path, "child leading ", "child",
@@ -430,7 +430,7 @@ class ChildTerm : public LeaderSelectorListenerAdapter {
 // The leader process of scenario (f): run only as a child of the election fault tests (hidden tag). It joins
 // the election, and answers "status" (the loss signal of its first leadership), "rejoined" (it is queued
 // again with a new node) and "quit" (it leaves the election).
-TEST_CASE(child_test_name, "[.fault-child]") {
+TEST_CASE(election_child_test_name, "[.fault-child]") {
   const char* connect = std::getenv("ZKR_ELECTION_CHILD_CONNECT");
   const char* path = std::getenv("ZKR_ELECTION_CHILD_PATH");
   const char* recipe = std::getenv("ZKR_ELECTION_CHILD_RECIPE");

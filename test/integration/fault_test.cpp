@@ -30,7 +30,7 @@ using namespace zkr::test;
 
 namespace {
 
-constexpr const char* child_test_name = "fault helper child holder process";
+constexpr const char* holder_child_test_name = "fault helper child holder process";
 
 /// Client sessions contending on one mutex, one thread each, with short random holds, under the checker. Each
 /// client's SUSPENDED -> RECONNECTED gaps and LOST states are recorded.
@@ -167,7 +167,7 @@ class Contenders {
 }  // namespace
 
 // The holder process of scenario (f): run only as a child of the fault test (hidden tag).
-TEST_CASE(child_test_name, "[.fault-child]") {
+TEST_CASE(holder_child_test_name, "[.fault-child]") {
   const char* connect = std::getenv("ZKR_FAULT_CHILD_CONNECT");
   const char* path = std::getenv("ZKR_FAULT_CHILD_PATH");
   if (!connect || !path) return;
@@ -278,7 +278,7 @@ TEST_CASE(
   }
   // (f) freeze a holder process past its session timeout: its grant is lost and its late write is fenced.
   {
-    ChildProcess child(child_test_name,
+    ChildProcess child(holder_child_test_name,
                        {{"ZKR_FAULT_CHILD_CONNECT", connect}, {"ZKR_FAULT_CHILD_PATH", path}});
     const auto g = freeze_child_holder(child, checker, path, "child acquired ", "child-f",
                                        "SIGSTOP holder process past its session timeout");

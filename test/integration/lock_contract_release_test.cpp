@@ -14,10 +14,12 @@
 #include <vector>
 #include <zkr/recipes/detail/lease_core.hpp>
 
+#include "client_support.hpp"
 #include "fixture.hpp"
 
 using namespace zkr;
 using namespace zkr::test;
+using zkr::itest::sends_from_caller;
 
 TEST_CASE("contract: a blocking release sends its delete from the calling thread and ends released, not lost",
           "[contract][release]") {
