@@ -135,7 +135,7 @@ void SharedValue::start_op(const std::shared_ptr<Impl>& impl, detail::VoidCallba
     if (ec && ec != zk_errc::node_exists) return impl->start_failed(ec, std::move(cb));
     impl->read([impl, cb = std::move(cb)](error_code ec) mutable {
       if (ec) return impl->start_failed(ec, std::move(cb));
-      cb({});
+      cb(impl->check_started());  // `errc::closed` when closed meanwhile
     });
   });
 }

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <boost/asio/use_future.hpp>
 #include <catch2/catch.hpp>
+#include <future>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -13,6 +14,7 @@
 #include <thread>
 #include <vector>
 #include <zkr/recipes/distributed_atomic_number.hpp>
+#include <zkr/recipes/inter_process_semaphore_v2.hpp>
 #include <zkr/recipes/shared_count.hpp>
 
 #include "fixture.hpp"
@@ -206,4 +208,36 @@ TEST_CASE_METHOD(ServerFixture,
     if (promoted) CHECK(promoted_tries > 0);
     CHECK(eventually([&] { return children("/dal/locks/l").empty(); }));
   }
+}
+
+TEST_CASE_METHOD(ServerFixture, "semaphore on a shared count: the number of leases follows the count",
+                 "[counters]") {
+  auto c1 = client();
+  auto c2 = client();
+  SharedCount count(*c1, "/semc/count", 1);
+  count.start();
+  InterProcessSemaphoreV2 sem(*c1, "/semc/sem", count);
+  CHECK(sem.max_leases() == 1);
+  auto first = sem.acquire();
+  REQUIRE(first);
+  // A second acquire waits: its lease node is queued behind the one lease allowed.
+  auto second = sem.async_acquire(boost::asio::use_future);
+  REQUIRE(eventually([&] { return sem.participant_nodes().size() == 2; }));
+  CHECK(second.wait_for(0s) != std::future_status::ready);
+  // Another client raises the count: the waiter is granted without any lease being returned.
+  SharedCount other(*c2, "/semc/count", 0);
+  other.start();
+  other.set_count(2);
+  REQUIRE(second.wait_for(30s) == std::future_status::ready);
+  auto lease = second.get();
+  CHECK(lease);
+  CHECK(sem.max_leases() == 2);
+  CHECK(first);
+  // Lowered: no lease is revoked; a new acquire waits until the holders are below the count.
+  other.set_count(1);
+  CHECK(eventually([&] { return sem.max_leases() == 1; }));
+  CHECK_FALSE(sem.acquire(std::chrono::milliseconds(200)));
+  sem.return_lease(std::move(lease));
+  sem.return_lease(std::move(first));
+  CHECK(sem.acquire(30s));
 }
