@@ -48,9 +48,9 @@ class DistributedAtomicNumber {
   /// `counter_path` (and a promoted lock's path) are validated (`Error` with `errc::invalid_path`); a null
   /// retry policy is `errc::invalid_argument`.
   DistributedAtomicNumber(CuratorFramework& client, std::string counter_path, RetryPolicyPtr retry_policy,
-                          std::optional<PromotedToLock> promoted = std::nullopt)
-      : engine_(std::make_shared<detail::AtomicEngine>(detail::access::core(client), std::move(counter_path),
-                                                       width, std::move(retry_policy), std::move(promoted))) {
+                          std::optional<PromotedToLock> promoted = std::nullopt) {
+    engine_ = std::make_shared<detail::AtomicEngine>(detail::access::core(client), std::move(counter_path),
+                                                     width, std::move(retry_policy), std::move(promoted));
   }
 
   /// The current value (one read; a missing node gives 0, succeeded).

@@ -63,8 +63,9 @@ class SharedValue {
   void start();
   void start(error_code& ec);
   /// `start`, asynchronously. Handler: `void(error_code)`. Executor: the handler's, else the client's
-  /// completion executor. Cancellation: terminal: completes at once with `operation_aborted`; the node may
-  /// still be created and the value is then left latent. Errors: as `start`. Thread-safety: any thread.
+  /// completion executor. Cancellation: terminal: completes at once with `operation_aborted`; the start goes
+  /// on in the background (the value may still end up started). Errors: as `start`. Thread-safety: any
+  /// thread.
   template <boost::asio::completion_token_for<void(error_code)> Token = default_completion_token_t>
   auto async_start(Token&& token = {}) {
     return detail::async_run<>(core(), {"SharedValue::start", path(), detail::Cancellation::write},
