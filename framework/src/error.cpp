@@ -125,6 +125,8 @@ class ZkrCategory final : public boost::system::error_category {
       case errc::transport_unavailable:
         return "the ZooKeeper transport asked for is not in this build of zkrecipes (or "
                "ZKR_ZOOKEEPER_TRANSPORT names none: use c or native)";
+      case errc::corrupted_data:
+        return "the node's data is not a value of the recipe (wrong size: written by someone else)";
     }
     return "unknown zkrecipes error " + std::to_string(ev);
   }

@@ -1,10 +1,14 @@
 #include <algorithm>
+#include <atomic>
 #include <boost/asio/error.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <zkr/framework/paths.hpp>
 #include <zkr/recipes/detail/lease_core.hpp>
 #include <zkr/recipes/inter_process_semaphore_v2.hpp>
+#include <zkr/recipes/shared_count.hpp>
 
 #include "acquire_op.hpp"
 
@@ -17,10 +21,13 @@ struct SemaphoreShared {
   std::shared_ptr<Core> core;
   std::string path;
   std::string leases_path;
-  int max_leases = 1;
+  std::atomic<int> max_leases = 1;               // follows a SharedCount when made on one
   std::shared_ptr<detail::LockInternals> mutex;  // <path>/locks
   std::mutex mu;
   std::optional<std::string> node_data;
+  /// The acquires in flight (under `mu`), woken on the I/O thread when the number of leases changes.
+  std::map<std::uint64_t, std::function<void()>> wakers;
+  std::uint64_t next_waker = 0;
 };
 
 std::shared_ptr<Core> semaphore_core(const std::shared_ptr<SemaphoreShared>& s) { return s->core; }
@@ -37,6 +44,10 @@ struct SemAcquire : AcquireOp<SemAcquire, std::vector<Lease>> {
   SemAcquire(std::shared_ptr<SemaphoreShared> sh, int n, std::optional<Clock::time_point> d,
              std::shared_ptr<CancelState> c, Done dn)
       : AcquireOp(sh->core, d, std::move(c), std::move(dn)), s(std::move(sh)), qty(n) {}
+  ~SemAcquire() {
+    std::lock_guard lk(s->mu);
+    s->wakers.erase(waker);
+  }
 
   std::shared_ptr<SemaphoreShared> s;
   int qty = 1;
@@ -52,10 +63,30 @@ struct SemAcquire : AcquireOp<SemAcquire, std::vector<Lease>> {
   StopPtr create_stop;  // stops the lease create's retry loop (as the engine's create; see interrupt)
   RetryBudget retries;
   WatchId watch = 0;
+  std::uint64_t waker = 0;  // our entry in `s->wakers`
 
   void begin() {
     arm();
+    {
+      std::lock_guard lk(s->mu);
+      waker = ++s->next_waker;
+      s->wakers.emplace(waker, [w = weak_from_this()] {
+        if (auto a = w.lock()) a->on_max_leases_changed();
+      });
+    }
     next();
+  }
+
+  /// The number of leases changed (a semaphore on a SharedCount): look again if waiting for the listing.
+  void on_max_leases_changed() {
+    if (ended()) return;
+    if (step != Step::idle) {
+      woken = true;  // a listing in flight, or the mutex: look again after it
+      return;
+    }
+    if (!watch) return;  // pausing, or between leases: the next listing reads the new number
+    core->remove_watch(watch), watch = 0;
+    check();
   }
 
   void interrupt() {
@@ -196,7 +227,7 @@ struct SemAcquire : AcquireOp<SemAcquire, std::vector<Lease>> {
       if (watch) core->remove_watch(watch), watch = 0;
       return check();  // the create was retried after the listing was sent: list again
     }
-    if ((int)names.size() <= s->max_leases) return got_one();
+    if ((int)names.size() <= s->max_leases.load()) return got_one();
     if (out_of_time()) return stop({});
     if (std::exchange(woken, false)) return check();
     // wait for the children watch
@@ -281,6 +312,26 @@ std::shared_ptr<SemaphoreShared> make_semaphore_shared(std::shared_ptr<Core> cor
 
 InterProcessSemaphoreV2::InterProcessSemaphoreV2(CuratorFramework& client, std::string path, int max_leases)
     : shared_(detail::make_semaphore_shared(detail::access::core(client), std::move(path), max_leases)) {}
+
+InterProcessSemaphoreV2::InterProcessSemaphoreV2(CuratorFramework& client, std::string path,
+                                                 SharedCountReader& count)
+    : shared_(detail::make_semaphore_shared(detail::access::core(client), std::move(path), 1)) {
+  shared_->max_leases = count.count();
+  count.add_listener({[w = std::weak_ptr<detail::SemaphoreShared>(shared_)](std::int32_t n) {
+                        auto s = w.lock();
+                        if (!s) return;
+                        s->max_leases = n;
+                        boost::asio::post(s->core->io_executor(), [s] {
+                          std::vector<std::function<void()>> wake;
+                          {
+                            std::lock_guard lk(s->mu);
+                            for (auto& [id, f] : s->wakers) wake.push_back(f);
+                          }
+                          for (auto& f : wake) f();
+                        });
+                      },
+                      {}});
+}
 
 int InterProcessSemaphoreV2::max_leases() const noexcept { return shared_->max_leases; }
 const std::string& InterProcessSemaphoreV2::path() const noexcept { return shared_->path; }

@@ -14,6 +14,7 @@
 #include <zkr/recipes/cache/node_cache.hpp>
 #include <zkr/recipes/cache/path_children_cache.hpp>
 #include <zkr/recipes/cache/tree_cache.hpp>
+#include <zkr/recipes/distributed_atomic_number.hpp>
 #include <zkr/recipes/inter_process_lock.hpp>
 #include <zkr/recipes/inter_process_multi_lock.hpp>
 #include <zkr/recipes/inter_process_mutex.hpp>
@@ -28,3 +29,5 @@
 #include <zkr/recipes/nodes/persistent_ttl_node.hpp>
 #include <zkr/recipes/participant.hpp>
 #include <zkr/recipes/revoker.hpp>
+#include <zkr/recipes/shared_count.hpp>
+#include <zkr/recipes/shared_value.hpp>

@@ -75,6 +75,8 @@ enum class errc : int {
   malformed_reply,  ///< the server's bytes break the protocol (the native transport drops the connection)
   transport_unavailable,  ///< the transport asked for (`ClientConfig::transport`, `ZKR_ZOOKEEPER_TRANSPORT`)
                           ///< is not in this build, or the variable names none
+  corrupted_data,  ///< a node's data cannot be what the recipe stored there (a shared count or an atomic
+                   ///< counter whose bytes are not 4 or 8 long: written by someone else)
 };
 
 const boost::system::error_category& zk_category() noexcept;

@@ -15,6 +15,8 @@
 
 namespace zkr {
 
+class SharedCountReader;
+
 namespace detail {
 struct SemaphoreShared;
 void semaphore_acquire(std::shared_ptr<SemaphoreShared> s, int qty,
@@ -39,6 +41,13 @@ class InterProcessSemaphoreV2 {
 
   /// Errors: `invalid_path`, `invalid_argument` for max_leases < 1.
   InterProcessSemaphoreV2(CuratorFramework& client, std::string path, int max_leases);
+  /// Curator's `InterProcessSemaphoreV2(client, path, SharedCountReader)`: the number of leases is `count`'s,
+  /// read now (its seed if it is not started) and followed as it changes: a larger count wakes the waiters
+  /// at once; a smaller one revokes no lease held (new acquires wait until the holders are below it). A count
+  /// below 1 lets no one acquire. The count's path is independent of the semaphore's, and the semaphore does
+  /// not start it. As in Curator, the listener stays with the count (it does nothing once the semaphore is
+  /// gone). Errors: `invalid_path`, and `count`'s (`errc::corrupted_data`).
+  InterProcessSemaphoreV2(CuratorFramework& client, std::string path, SharedCountReader& count);
 
   /// One lease, blocking.
   [[nodiscard]] Lease acquire();
@@ -130,6 +139,7 @@ class InterProcessSemaphoreV2 {
     return async_acquire_many(qty, detail::to_timeout(timeout), std::forward<Token>(token));
   }
 
+  /// The number of leases (the count's current value for a semaphore on a `SharedCountReader`).
   int max_leases() const noexcept;
   const std::string& path() const noexcept;
 
