@@ -369,8 +369,8 @@ void run_election_faults(Recipe recipe) {
   // that it lost, its late write is fenced, and it is back in the election.
   {
     ChildProcess child(election_child_test_name, {{"ZKR_ELECTION_CHILD_CONNECT", connect},
-                                         {"ZKR_ELECTION_CHILD_PATH", path},
-                                         {"ZKR_ELECTION_CHILD_RECIPE", recipe_name(recipe)}});
+                                                  {"ZKR_ELECTION_CHILD_PATH", path},
+                                                  {"ZKR_ELECTION_CHILD_RECIPE", recipe_name(recipe)}});
     const auto g = freeze_child_holder(child, checker, path, "child leading ", "child",
                                        "SIGSTOP the leader process past its session timeout");
     CHECK(progress(child_session_timeout + 30s));  // the server expired the frozen session

@@ -17,13 +17,10 @@ constexpr bool is_ttl_mode(CreateMode m) noexcept {
   return m == CreateMode::persistent_with_ttl || m == CreateMode::persistent_sequential_with_ttl;
 }
 
-/// The server's TTL range (ZooKeeper's `EphemeralType.TTL`: 1 .. 2^40-1 ms).
-constexpr std::chrono::milliseconds max_ttl{(std::int64_t{1} << 40) - 1};
-
 void validate(CreateMode mode, const std::string& base_path, std::chrono::milliseconds ttl) {
   if (auto why = path_error(base_path, is_sequential(mode)))
     throw Error(errc::invalid_path, "PersistentNode: " + *why, base_path);
-  if (is_ttl_mode(mode) ? (ttl.count() <= 0 || ttl > max_ttl) : ttl.count() > 0)
+  if (is_ttl_mode(mode) ? (ttl.count() <= 0 || ttl > detail::max_ttl) : ttl.count() > 0)
     throw Error(errc::invalid_argument, "PersistentNode: TTL " + std::to_string(ttl.count()) + " ms",
                 base_path);
 }

@@ -5,7 +5,9 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,6 +19,11 @@
 #include "../listener_set.hpp"
 
 namespace zkr {
+
+namespace detail {
+/// The server's TTL range (ZooKeeper's `EphemeralType.TTL`: 1 .. 2^40-1 ms).
+inline constexpr std::chrono::milliseconds max_ttl{(std::int64_t{1} << 40) - 1};
+}  // namespace detail
 
 struct PersistentNode::Impl : std::enable_shared_from_this<PersistentNode::Impl> {
   /// What a recipe built on a node (PersistentTtlNode) adds to it.

@@ -75,12 +75,10 @@ struct PersistentTtlNode::Impl : std::enable_shared_from_this<PersistentTtlNode:
 
 namespace {
 
-constexpr std::chrono::milliseconds max_ttl{(std::int64_t{1} << 40) - 1};
-
 std::shared_ptr<PersistentTtlNode::Impl> make_touch(const std::shared_ptr<detail::Core>& core,
                                                     const std::string& path, std::chrono::milliseconds ttl,
                                                     const std::string& child, int factor) {
-  if (ttl.count() <= 0 || ttl > max_ttl || factor < 1)
+  if (ttl.count() <= 0 || ttl > detail::max_ttl || factor < 1)
     throw Error(
         errc::invalid_argument,
         "PersistentTtlNode: TTL " + std::to_string(ttl.count()) + " ms, factor " + std::to_string(factor),
