@@ -4,6 +4,7 @@
 # slowed a re-election past the fixture's bound; one at a time, each still runs beside the lighter tests.
 foreach(_zkr_test IN LISTS zkr_integration_tests_TESTS zkr_integration_tests_native_TESTS)
   if(_zkr_test MATCHES "^(integration|native)\\.fault: ")
-    set_tests_properties("${_zkr_test}" PROPERTIES RESOURCE_LOCK zkr_ensemble_faults)
+    # COST: started early (ctest runs the costliest first), so that their chain does not end the run.
+    set_tests_properties("${_zkr_test}" PROPERTIES RESOURCE_LOCK zkr_ensemble_faults COST 50)
   endif()
 endforeach()

@@ -6,7 +6,7 @@
 #include <zkr/recipes/detail/lock_internals.hpp>
 #include <zkr/recipes/leader_latch.hpp>
 
-#include "listener_set.hpp"
+#include "listener_list.hpp"
 #include "retry_pause.hpp"
 #include "start_once.hpp"
 
@@ -17,8 +17,8 @@ namespace zkr {
 /// The latch's state. Members marked "I/O" are touched on the client's I/O thread only; the rest under `mu`.
 /// Held by `shared_ptr` so that callbacks in flight outlive the `LeaderLatch` object.
 struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
-  /// Drops the listeners (under `mu`); `silence` also drops their calls already posted.
-  void drop_listeners(bool silence) { listeners.clear(silence); }
+  /// Drops the listeners; `silence` also drops their calls already posted.
+  void drop_listeners(bool silence) { listeners.close(silence); }
 
   std::shared_ptr<detail::Core> core;
   std::shared_ptr<detail::LockInternals> engine;
@@ -41,17 +41,19 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
   std::string our_path;
   std::string last_path_is_leader;
   std::int64_t token = 0;
-  std::shared_ptr<detail::LeaseCore> granted;  // `lease`'s state, for `lease_status()`
-  detail::ListenerSet<LeaderLatchListener> listeners;
+  std::shared_ptr<detail::LeaseCore> granted;             // `lease`'s state, for `lease_status()`
   std::map<std::uint64_t, detail::VoidCallback> waiters;  // completed on the I/O thread
   std::uint64_t next_waiter = 0;
+
+  detail::ListenerList<LeaderLatchListener> listeners;  // locked itself
 
   Impl(std::shared_ptr<detail::Core> c, std::string path, std::string id_, CloseMode mode)
       : core(std::move(c)),
         engine(std::make_shared<detail::LockInternals>(core, std::move(path), std::string(lock_name), 1,
                                                        nullptr)),
         id(std::move(id_)),
-        close_mode(mode) {}
+        close_mode(mode),
+        listeners(core->logger(), "LeaderLatch") {}
 
   /// The hold of the latch's callbacks: they do not keep it alive.
   detail::CallbackGuard<Impl> guard() { return detail::CallbackGuard<Impl>::weak(shared_from_this()); }
@@ -70,7 +72,7 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
       if (leader == v || (v && state != State::started)) return;
       leader = v;
       if (!v) token = 0;
-      listeners.post_each(core->logger(), "LeaderLatch", [v](const LeaderLatchListener& l) {
+      listeners.post_each([v](const LeaderLatchListener& l) {
         if (auto& f = v ? l.is_leader : l.not_leader) f();
       });
       if (v) woken = std::exchange(waiters, {});
@@ -325,13 +327,9 @@ std::uint64_t LeaderLatch::add_listener(LeaderLatchListener listener) {
   return add_listener(std::move(listener), impl_->core->completion_executor());
 }
 std::uint64_t LeaderLatch::add_listener(LeaderLatchListener listener, boost::asio::any_io_executor executor) {
-  std::lock_guard lk(impl_->mu);
   return impl_->listeners.add(std::move(listener), std::move(executor));
 }
-void LeaderLatch::remove_listener(std::uint64_t id) {
-  std::lock_guard lk(impl_->mu);
-  impl_->listeners.remove(id);
-}
+void LeaderLatch::remove_listener(std::uint64_t id) { impl_->listeners.remove(id); }
 
 std::vector<Participant> LeaderLatch::get_participants(error_code& ec) const {
   return detail::read_participants_blocking(impl_->engine, ec);

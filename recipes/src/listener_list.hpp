@@ -1,6 +1,8 @@
 #pragma once
-// `ListenerList`: the listeners of a recipe object, each called on its own strand of its executor, and
-// silenced at once when removed (a call already posted is dropped). Private to recipes/src.
+// `ListenerList`: the listeners of a recipe object (leader latch, persistent node, shared value), each called
+// on its own strand of its executor, and silenced at once when removed (a call already posted is dropped).
+// Locked: safe to call from any thread, and from under its owner's mutex (it never runs a listener inline).
+// Private to recipes/src.
 
 #include <spdlog/logger.h>
 
@@ -40,11 +42,13 @@ class ListenerList {
     *it->second.active = false;
     entries_.erase(it);
   }
-  /// Drops every listener and their pending calls; later `add`s are ignored.
-  void close() {
+  /// Drops every listener; later `add`s are ignored. `silence` also drops their calls already posted (false:
+  /// a last notification just posted still runs, as a leader latch's NOTIFY_LEADER close wants).
+  void close(bool silence = true) {
     std::lock_guard lk(mu_);
     closed_ = true;
-    for (auto& [id, e] : entries_) *e.active = false;
+    if (silence)
+      for (auto& [id, e] : entries_) *e.active = false;
     entries_.clear();
   }
   /// Posts `call(listener)` to each listener's strand (`call` is copied once per listener).

@@ -179,13 +179,9 @@ std::uint64_t PersistentNode::add_listener(PersistentNodeListener listener) {
 }
 std::uint64_t PersistentNode::add_listener(PersistentNodeListener listener,
                                            boost::asio::any_io_executor executor) {
-  std::lock_guard lk(impl_->mu);
   return impl_->listeners.add(std::move(listener), std::move(executor));
 }
-void PersistentNode::remove_listener(std::uint64_t id) {
-  std::lock_guard lk(impl_->mu);
-  impl_->listeners.remove(id);
-}
+void PersistentNode::remove_listener(std::uint64_t id) { impl_->listeners.remove(id); }
 
 std::shared_ptr<detail::Core> PersistentNode::core() const { return impl_->core; }
 

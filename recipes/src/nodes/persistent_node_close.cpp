@@ -10,7 +10,7 @@ bool PersistentNode::Impl::mark_closed() {
     std::lock_guard lk(mu);
     if (state == State::closed) return false;
     state = State::closed;
-    listeners.clear(/*silence=*/true);
+    listeners.close();
   }
   cv.notify_all();
   return true;

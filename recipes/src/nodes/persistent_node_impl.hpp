@@ -16,7 +16,7 @@
 #include <zkr/recipes/detail/callback_guard.hpp>
 #include <zkr/recipes/nodes/persistent_node.hpp>
 
-#include "../listener_set.hpp"
+#include "../listener_list.hpp"
 
 namespace zkr {
 
@@ -130,7 +130,8 @@ struct PersistentNode::Impl : std::enable_shared_from_this<PersistentNode::Impl>
   std::string actual_path;
   bool initial_created = false;
   error_code failure;
-  detail::ListenerSet<PersistentNodeListener> listeners;
+
+  detail::ListenerList<PersistentNodeListener> listeners;  // locked itself
 };
 
 /// Whether `ec` is a failure that time or a new connection may end (the node tries again): connection loss,

@@ -44,7 +44,8 @@ PersistentNode::Impl::Impl(std::shared_ptr<detail::Core> c, CreateMode m, bool p
       ttl(ttl_),
       use_parent_creation(parents),
       hooks(std::move(h)),
-      data(std::move(d)) {}
+      data(std::move(d)),
+      listeners(core->logger(), "PersistentNode") {}
 
 void PersistentNode::Impl::begin() {
   if (!is_started() || step != Step::idle) return;
@@ -295,9 +296,7 @@ void PersistentNode::Impl::wake_initial_waiters(error_code ec) {
 }
 
 void PersistentNode::Impl::notify_created(const std::string& path) {
-  std::lock_guard lk(mu);
-  listeners.post_each(core->logger(), "PersistentNode",
-                      [path](const PersistentNodeListener& fn) { fn(path); });
+  listeners.post_each([path](const PersistentNodeListener& fn) { fn(path); });
 }
 
 }  // namespace zkr
