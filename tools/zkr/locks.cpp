@@ -2,6 +2,7 @@
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <memory>
+#include <string>
 #include <zkr/recipes/inter_process_multi_lock.hpp>
 #include <zkr/recipes/inter_process_mutex.hpp>
 #include <zkr/recipes/inter_process_read_write_lock.hpp>
@@ -13,6 +14,16 @@ namespace zkr::cli {
 namespace asio = boost::asio;
 
 namespace {
+
+/// One term of a LeaderLatch election as a mutex: the latch's nodes (lock name "latch-", protected
+/// ephemeral-sequential, the first leads, Curator's standard policy as LeaderLatch's own engine), through
+/// the mutex's protected constructor taking a lock name, as a Curator subclass would.
+class LatchTermMutex final : public InterProcessMutex {
+ public:
+  LatchTermMutex(CuratorFramework& client, std::string path)
+      : InterProcessMutex(client, std::move(path), std::string(LeaderLatch::lock_name),
+                          std::make_shared<StandardLockDriver>()) {}
+};
 
 /// The acquire of one InterProcessMutex (or read / write lock), keeping `owner` alive meanwhile.
 template <class Owner>
@@ -113,12 +124,9 @@ SpecFactory leader_spec(std::string path, Election election, LockOptions options
     };
   }
   return [path = std::move(path), options](CuratorFramework& client) {
-    // One term of a LeaderLatch: the latch's node (lock name "latch-", protected ephemeral-sequential, the
-    // first leads, Curator's standard policy as LeaderLatch's own engine) held as a mutex grant, so the term
-    // has a Lease (fencing token, loss signal) and ends with it. The mutex's constructor taking a lock name
-    // is internal (zkrecipes' own recipes use it), hence `detail::access`.
-    std::shared_ptr<InterProcessMutex> m = detail::access::make_unique<InterProcessMutex>(
-        client, path, std::string(LeaderLatch::lock_name), std::make_shared<StandardLockDriver>());
+    // One term of a LeaderLatch held as a mutex grant, so that the term has a Lease (fencing token, loss
+    // signal) and ends with it.
+    auto m = std::make_shared<LatchTermMutex>(client, path);
     if (options.data) m->set_node_data(options.data);
     auto s = mutex_like(m, *m, "leadership of " + path + " (LeaderLatch election)", path);
     s.revocable_kind = false;
