@@ -10,9 +10,11 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
+#include <zkr/recipes/cached_atomic_number.hpp>
 #include <zkr/recipes/distributed_atomic_number.hpp>
 #include <zkr/recipes/inter_process_semaphore_v2.hpp>
 #include <zkr/recipes/shared_count.hpp>
@@ -208,6 +210,38 @@ TEST_CASE_METHOD(ServerFixture,
     if (promoted) CHECK(promoted_tries > 0);
     CHECK(eventually([&] { return children("/dal/locks/l").empty(); }));
   }
+}
+
+TEST_CASE_METHOD(ServerFixture, "cached atomic long: threads of two clients draw unique ids in blocks",
+                 "[counters]") {
+  constexpr int factor = 7, per_thread = 30;
+  auto c1 = client();
+  auto c2 = client();
+  auto retry = std::make_shared<RetryNTimes>(1000, Millis(1));
+  // One CachedAtomicLong per client, shared by its two threads (blocking and async twins mixed).
+  CachedAtomicLong a(DistributedAtomicLong(*c1, "/ids/n", retry), factor);
+  CachedAtomicLong b(DistributedAtomicLong(*c2, "/ids/n", retry), factor);
+  std::mutex m;
+  std::multiset<std::int64_t> drawn;
+  std::vector<std::thread> workers;
+  for (int t = 0; t < 4; ++t)
+    workers.emplace_back([&, t] {
+      auto& ids = t % 2 ? a : b;
+      for (int k = 0; k < per_thread; ++k) {
+        auto r = t < 2 ? ids.next() : ids.async_next(boost::asio::use_future).get();
+        REQUIRE(r.succeeded);
+        std::lock_guard lk(m);
+        drawn.insert(r.pre_value);
+      }
+    });
+  for (auto& w : workers) w.join();
+  REQUIRE(drawn.size() == 4 * per_thread);
+  CHECK(std::set<std::int64_t>(drawn.begin(), drawn.end()).size() == drawn.size());  // no id twice
+  // Every id came out of a block the number gave: each client took whole blocks of 7.
+  const auto taken = DistributedAtomicLong(*admin, "/ids/n", retry).get().post_value;
+  CHECK(taken % factor == 0);
+  CHECK(*drawn.rbegin() < taken);
+  CHECK(taken <= 4 * per_thread + 2 * factor);
 }
 
 TEST_CASE_METHOD(ServerFixture, "semaphore on a shared count: the number of leases follows the count",

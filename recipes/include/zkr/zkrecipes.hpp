@@ -14,6 +14,7 @@
 #include <zkr/recipes/cache/node_cache.hpp>
 #include <zkr/recipes/cache/path_children_cache.hpp>
 #include <zkr/recipes/cache/tree_cache.hpp>
+#include <zkr/recipes/cached_atomic_number.hpp>
 #include <zkr/recipes/distributed_atomic_number.hpp>
 #include <zkr/recipes/inter_process_lock.hpp>
 #include <zkr/recipes/inter_process_multi_lock.hpp>

@@ -151,7 +151,18 @@ class DistributedAtomicNumber {
 
   const std::string& path() const noexcept { return engine_->path(); }
 
+  friend struct detail::access;
+
  private:
+  /// Over a core (`detail::access::make`: the unit tests' fake).
+  DistributedAtomicNumber(std::shared_ptr<detail::Core> core, std::string counter_path,
+                          RetryPolicyPtr retry_policy, std::optional<PromotedToLock> promoted) {
+    engine_ = std::make_shared<detail::AtomicEngine>(std::move(core), std::move(counter_path), width,
+                                                     std::move(retry_policy), std::move(promoted));
+  }
+  /// The engine, for the recipes built on this number (`detail::access::engine`: `CachedAtomicLong`).
+  const std::shared_ptr<detail::AtomicEngine>& internals() const noexcept { return engine_; }
+
   static constexpr T negate(T d) noexcept {
     return static_cast<T>(detail::wrap_to_width(std::uint64_t{0} - static_cast<std::uint64_t>(d), width));
   }
