@@ -14,7 +14,8 @@ namespace {
 constexpr const char* usage_head =
     "usage: zkr_bench --connect HOSTS --scenario S --path P [--clients K] [--ops N] [--waiters W]\n"
     "                 [--warmup N] [--session-timeout-ms MS] [--timeout-s S] [--mntr HOST:PORT]\n"
-    "                 [--lock-driver default|standard] [--recipe latch|selector] [--mode close|kill]\n"
+    "                 [--lock-driver default|standard] [--recipe latch|selector]\n"
+    "                 [--mode close|kill|optimistic|promoted]\n"
     "                 [--handler-executor io|thread|strand]\n"
     "                 [--tls-ca FILE --tls-cert FILE --tls-key FILE [--tls-key-password TEXT]]\n"
     "\n";
@@ -31,7 +32,9 @@ constexpr const char* usage_options =
     "  --timeout-s S         watchdog: exit 3 after S seconds [600]\n"
     "  --lock-driver D       the plain mutexes' LockDriver: default (PrewatchLockDriver) or standard\n"
     "  --recipe R            failover: latch (LeaderLatch) or selector (LeaderSelector) [latch]\n"
-    "  --mode M              failover: close (the leader closes) or kill (SIGKILL to its process) [close]\n"
+    "  --mode M              failover: close (the leader closes) or kill (SIGKILL to its process) [close];\n"
+    "                        increments: optimistic (retried versioned writes) or promoted (one try, then\n"
+    "                        under PromotedToLock on P-lock) [optimistic]\n"
     "  --handler-executor E  the sessions' handler executor: io (their I/O thread), thread (a thread of its\n"
     "                        own per session) or strand (a strand of 2 threads of its own per session) [io]\n"
     "  --mntr HOST:PORT      read ZooKeeper's mntr counters just before and after the measured part\n"
@@ -128,7 +131,8 @@ Options parse_options(int argc, char** argv) {
       if (v != "latch" && v != "selector") die(2, "--recipe: latch or selector, not " + v);
       a.recipe = v;
     } else if (k == "--mode") {
-      if (v != "close" && v != "kill") die(2, "--mode: close or kill, not " + v);
+      if (v != "close" && v != "kill" && v != "optimistic" && v != "promoted")
+        die(2, "--mode: close, kill, optimistic or promoted, not " + v);
       a.mode = v;
     } else if (k == "--handler-executor") {
       if (v != "io" && v != "thread" && v != "strand")
@@ -144,6 +148,12 @@ Options parse_options(int argc, char** argv) {
     std::cerr << usage();
     std::exit(2);
   }
+  const bool counter_mode = a.mode == "optimistic" || a.mode == "promoted";
+  if (a.scenario == "increments" && !counter_mode) {
+    if (a.mode != "close") die(2, "--mode: increments takes optimistic or promoted, not " + a.mode);
+    a.mode = "optimistic";  // the default (Options::mode's "close" is failover's)
+  }
+  if (a.scenario == "failover" && counter_mode) die(2, "--mode: failover takes close or kill, not " + a.mode);
   if ((!a.tls_cert.empty() || !a.tls_key.empty() || !a.tls_key_password.empty()) && !a.tls())
     die(2, "--tls-cert, --tls-key and --tls-key-password need --tls-ca");
   if (a.tls() && !zkr::tls_supported())

@@ -16,10 +16,10 @@ struct Options {
   int warmup = -1;
   int session_timeout_ms = 30000;
   int timeout_s = 600;
-  std::string mntr;                                         // host:port, empty = none
-  bool standard = false;                                    // --lock-driver standard
-  std::string recipe = "latch";                             // failover: latch | selector
-  std::string mode = "close";                               // failover: close | kill
+  std::string mntr;              // host:port, empty = none
+  bool standard = false;         // --lock-driver standard
+  std::string recipe = "latch";  // failover: latch | selector
+  std::string mode = "close";    // failover: close | kill; increments: optimistic | promoted (parse sets it)
   std::string handler_executor = "io";                      // io | thread | strand
   std::string tls_ca, tls_cert, tls_key, tls_key_password;  // --tls-*; TLS when tls_ca is given
 

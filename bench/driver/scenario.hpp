@@ -39,5 +39,6 @@ Scenario async10k_scenario();
 Scenario failover_scenario();
 Scenario async_scenario();
 Scenario slow_handler_scenario();
+Scenario increments_scenario();
 
 }  // namespace zkr_bench

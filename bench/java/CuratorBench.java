@@ -26,6 +26,10 @@
  *                    takeLeadership; extra lists the samples (failover_ms, notice_ms, end_to_notice_ms: see
  *                    bench/driver/scenarios/failover.cpp). Kill mode: the leaders start spread over the
  *                    server's 2 s tick.
+ *   increments       (issue 40) K [8] sessions, one thread each, looping increment() on one
+ *                    DistributedAtomicLong at P until N [2000] increments in total; latency = one increment;
+ *                    --mode optimistic (RetryNTimes(1000, 1 ms)) or promoted (one try, then PromotedToLock
+ *                    on P-lock under that policy); the counter is checked at the end (CounterScenario).
  * --warmup: unmeasured pairs/handoffs before the measured part [100; drain 0]; for rwlock it is
  * milliseconds of unmeasured running [500].
  *
@@ -77,7 +81,7 @@ public final class CuratorBench {
     int timeoutS = 600;
     String mntrAddress; // host:port of a server whose `mntr` is read around the measured part
     String recipe = "latch"; // failover: latch | selector
-    String mode = "close";   // failover: close | kill
+    String mode = "close";   // failover: close | kill; increments: optimistic | promoted (parse sets it)
 
     static void die(int status, String message) {
         System.err.println("CuratorBench: " + message);
@@ -111,8 +115,9 @@ public final class CuratorBench {
                         recipe = v;
                         break;
                     case "--mode":
-                        if (!v.equals("close") && !v.equals("kill")) {
-                            die(2, "--mode: close or kill, not " + v);
+                        if (!v.equals("close") && !v.equals("kill") && !v.equals("optimistic")
+                            && !v.equals("promoted")) {
+                            die(2, "--mode: close, kill, optimistic or promoted, not " + v);
                         }
                         mode = v;
                         break;
@@ -125,7 +130,17 @@ public final class CuratorBench {
         if (connect == null || scenario == null || path == null) {
             die(2, "usage: CuratorBench --connect HOSTS --scenario S --path P [--clients K] [--ops N]"
                    + " [--waiters W] [--warmup N] [--session-timeout-ms MS] [--timeout-s S] [--mntr HOST:PORT]"
-                   + " [--recipe latch|selector] [--mode close|kill]");
+                   + " [--recipe latch|selector] [--mode close|kill|optimistic|promoted]");
+        }
+        boolean counterMode = mode.equals("optimistic") || mode.equals("promoted");
+        if (scenario.equals("increments") && !counterMode) {
+            if (!mode.equals("close")) {
+                die(2, "--mode: increments takes optimistic or promoted, not " + mode);
+            }
+            mode = "optimistic"; // the default ("close" is failover's)
+        }
+        if (scenario.equals("failover") && counterMode) {
+            die(2, "--mode: failover takes close or kill, not " + mode);
         }
     }
 
@@ -345,6 +360,7 @@ public final class CuratorBench {
             case "rwlock": r = locks.rwlock(); break;
             case "multilock": r = locks.multilock(); break;
             case "failover": r = failover.failover(); break;
+            case "increments": r = new CounterScenario(this).increments(); break;
             default:
                 die(2, "unsupported scenario " + scenario);
                 return;

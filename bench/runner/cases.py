@@ -4,6 +4,9 @@ from .common import DEFAULT_LIBRARIES, TLS_LIBRARIES, WITH_STANDARD
 
 
 FAILOVER_LIBRARIES = ["zkrecipes", "curator"]
+# The distributed atomic long's contended increments (issue 40): kazoo's Counter is left out (its retries are the
+# client's command retry, backing off from 100 ms, and it stores text): docs/counters.md.
+COUNTER_LIBRARIES = ["zkrecipes", "curator"]
 # The leader's session timeout in kill mode: the least a server with tickTime=2000 (ours) grants.
 FAILOVER_SESSION_TIMEOUT_MS = 4000
 
@@ -59,6 +62,12 @@ def cases(quick):
                 {"clients": 4, "_reps": 1, "_ladder": [50, 200] if quick else [1000, 2500, 5000, async_ops],
                  "_timeout_s": 120 if quick else 1200},
                 ["curator"]))
+    # K=8 sessions increment one DistributedAtomicLong: optimistic (RetryNTimes(1000, 1 ms)), or one try and
+    # then PromotedToLock under the same policy. Each driver checks the counter at the end.
+    incs, inc_warm = (40, 8) if quick else (2000, 100)
+    for mode, suffix, how in (("optimistic", "", "optimistic"), ("promoted", "-promoted", "promoted to a lock")):
+        out.append(("increments-8" + suffix, "increments", "atomic long increments, K=8, %s" % how,
+                    {"clients": 8, "ops": incs, "warmup": inc_warm, "mode": mode}, COUNTER_LIBRARIES))
     return out
 
 

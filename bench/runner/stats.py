@@ -67,6 +67,11 @@ def rows_of(case, lib, runs):
         xs = [x for x in xs if isinstance(x, (int, float))]
         return max(xs) if xs else None
 
+    def extra_median(key):  # the scenario's own figures (increments: tries per increment)
+        xs = [(r["result"].get("extra") or {}).get(key) for r in ok]
+        xs = [x for x in xs if isinstance(x, (int, float))]
+        return median(xs) if xs else None
+
     def agg(name, rate, p50, p99):
         rates = [rate(r["result"]) for r in ok]
         rates = [x for x in rates if x is not None]
@@ -93,6 +98,8 @@ def rows_of(case, lib, runs):
             "fifo_ok": fifo,
             "peak_rss_mb": worst("peak_rss_mb"),
             "max_threads": worst("max_threads"),
+            "optimistic_tries_per_op": extra_median("optimistic_tries_per_op"),
+            "promoted_tries_per_op": extra_median("promoted_tries_per_op"),
         }
 
     if scenario == "rwlock":

@@ -66,13 +66,31 @@ def failover_table(rows):
     return "\n".join(lines)
 
 
+def counters_table(rows):
+    """The increments rows' own figures: tries per increment (medians over the reps); None without such rows."""
+    rows = [r for r in rows if r["scenario"] == "increments" and r["reps"]]
+    if not rows:
+        return None
+    lines = ["| increments | library | optimistic tries / increment | promoted tries / increment |",
+             "|---|---|---:|---:|"]
+    last = None
+    for r in rows:
+        lines.append("| %s | %s | %s | %s |" % (r["row"] if r["row"] != last else "", r["library"],
+                                              fmt(r["optimistic_tries_per_op"], 2),
+                                              fmt(r["promoted_tries_per_op"], 2)))
+        last = r["row"]
+    return "\n".join(lines)
+
+
 def write_csv(path, rows):
     cols = ["case", "scenario", "row", "library", "reps", "failures", "ops_per_sec", "ops_min", "ops_max",
             "ratio_vs_curator", "p50_us", "p99_us", "cpu_us_per_op", "reads_per_op", "writes_per_op",
             "watches_per_op", "packets_per_op", "requests_source", "fifo_ok", "peak_rss_mb", "max_threads",
             # failover rows only (p50_us / p99_us: from the leader's end to the next leader)
             "failovers", "mode", "session_timeout_ms", "min_ms", "max_ms", "notice_p50_ms", "notice_p99_ms",
-            "end_to_notice_p50_ms", "end_to_notice_p99_ms"]
+            "end_to_notice_p50_ms", "end_to_notice_p99_ms",
+            # increments rows only
+            "optimistic_tries_per_op", "promoted_tries_per_op"]
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(cols)
