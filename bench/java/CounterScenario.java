@@ -2,9 +2,6 @@
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.curator.RetryPolicy;
@@ -62,52 +59,20 @@ final class CounterScenario {
         for (int i = 0; i < k; ++i) {
             lats.add(new Samples());
         }
-        AtomicInteger warmLeft = new AtomicInteger(warm);
-        AtomicInteger left = new AtomicInteger(n);
         AtomicLong optimisticTries = new AtomicLong();
         AtomicLong promotedTries = new AtomicLong();
-        CountDownLatch warmDone = new CountDownLatch(k);
-        CountDownLatch go = new CountDownLatch(1);
-        Crew crew = new Crew();
-        crew.start(k, "incrementer", i -> () -> {
-            DistributedAtomicLong c = counters.get(i);
-            while (warmLeft.getAndDecrement() > 0) {
-                increment(c);
-            }
-            warmDone.countDown();
-            go.await();
-            Samples lat = lats.get(i);
-            while (left.getAndDecrement() > 0) {
-                long s = System.nanoTime();
-                AtomicValue<Long> v = increment(c);
-                lat.add(System.nanoTime() - s);
-                optimisticTries.addAndGet(v.getStats().getOptimisticTries());
-                promotedTries.addAndGet(v.getStats().getPromotedLockTries());
-            }
+        Result r = Crew.warmThenMeasure(b, k, warm, n, "incrementer", i -> increment(counters.get(i)), i -> {
+            long s = System.nanoTime();
+            AtomicValue<Long> v = increment(counters.get(i));
+            lats.get(i).add(System.nanoTime() - s);
+            optimisticTries.addAndGet(v.getStats().getOptimisticTries());
+            promotedTries.addAndGet(v.getStats().getPromotedLockTries());
         });
-        long deadline = b.deadline();
-        while (!warmDone.await(100, TimeUnit.MILLISECONDS)) {
-            crew.check();
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("warmup did not finish in time");
-            }
-        }
-        b.markStart();
-        long cpu0 = CuratorBench.cpuNanos();
-        long t0 = System.nanoTime();
-        go.countDown();
-        crew.join(deadline);
-        long t1 = System.nanoTime();
-        b.markEnd();
         long finalValue = counters.get(0).get().postValue();
         if (finalValue - startValue != (long) warm + n) {
             throw new IllegalStateException("counter went from " + startValue + " to " + finalValue + " after "
                                             + (warm + n) + " increments");
         }
-        Result r = new Result();
-        r.cpuNs = CuratorBench.cpuNanos() - cpu0;
-        r.ops = n;
-        r.seconds = (t1 - t0) / 1e9;
         r.latNs = Samples.merge(lats);
         r.extra.put("sessions", k);
         r.extra.put("total_ops", n + warm);

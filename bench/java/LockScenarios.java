@@ -97,45 +97,17 @@ final class LockScenarios {
         for (int i = 0; i < k; ++i) {
             lats.add(new Samples());
         }
-        AtomicInteger warmLeft = new AtomicInteger(warm);
-        AtomicInteger left = new AtomicInteger(n);
-        CountDownLatch warmDone = new CountDownLatch(k);
-        CountDownLatch go = new CountDownLatch(1);
-        Crew crew = new Crew();
-        crew.start(k, "contender", i -> () -> {
+        Result r = Crew.warmThenMeasure(b, k, warm, n, "contender", i -> {
             InterProcessMutex m = locks.get(i);
-            while (warmLeft.getAndDecrement() > 0) {
-                m.acquire();
-                m.release();
-            }
-            warmDone.countDown();
-            go.await();
-            Samples lat = lats.get(i);
-            while (left.getAndDecrement() > 0) {
-                long s = System.nanoTime();
-                m.acquire();
-                lat.add(System.nanoTime() - s);
-                m.release();
-            }
+            m.acquire();
+            m.release();
+        }, i -> {
+            InterProcessMutex m = locks.get(i);
+            long s = System.nanoTime();
+            m.acquire();
+            lats.get(i).add(System.nanoTime() - s);
+            m.release();
         });
-        long deadline = b.deadline();
-        while (!warmDone.await(100, TimeUnit.MILLISECONDS)) {
-            crew.check();
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("warmup did not finish in time");
-            }
-        }
-        b.markStart();
-        long cpu0 = CuratorBench.cpuNanos();
-        long t0 = System.nanoTime();
-        go.countDown();
-        crew.join(deadline);
-        long t1 = System.nanoTime();
-        b.markEnd();
-        Result r = new Result();
-        r.cpuNs = CuratorBench.cpuNanos() - cpu0;
-        r.ops = n;
-        r.seconds = (t1 - t0) / 1e9;
         r.latNs = Samples.merge(lats);
         r.extra.put("sessions", k);
         r.extra.put("total_ops", n + warm);

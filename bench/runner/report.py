@@ -217,6 +217,11 @@ def write_markdown(path, table, meta, notes, plot_note, png_name, rows=(), ftabl
     if table and not ftable and failover_report.exists():
         lines += ["Leader failover times (LeaderLatch, LeaderSelector; close and kill -9) against Curator: "
                   "[benchmarks-failover.md](benchmarks-failover.md) (`bench/run_bench.py --only failover`).", ""]
+    counters_report = Path(path).parent / "benchmarks-counters.md"
+    if table and counters_report.exists() and Path(path).name != counters_report.name:
+        lines += ["Contended increments of a DistributedAtomicLong (K=8, optimistic and promoted to a lock) against "
+                  "Curator: [benchmarks-counters.md](benchmarks-counters.md) (`bench/run_bench.py --only "
+                  "increments`).", ""]
     if notes:
         lines += ["Notes:", ""] + ["- " + n for n in notes] + [""]
     if not table:

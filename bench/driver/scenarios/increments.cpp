@@ -5,19 +5,14 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
 #include <zkr/recipes/distributed_atomic_number.hpp>
 
+#include "../crew.hpp"
 #include "../scenario.hpp"
-#include "../sync.hpp"
 
 namespace zkr_bench {
 
 namespace {
-
-using namespace std::chrono_literals;
 
 /// The retry policy of both modes and both libraries (CuratorBench's CounterScenario uses the same).
 zkr::RetryPolicyPtr quick_retries() { return std::make_shared<zkr::RetryNTimes>(1000, zkr::Millis(1)); }
@@ -47,54 +42,18 @@ Result run(Context& ctx) {
   for (int i = 0; i < k; ++i) counters.push_back(counter(ctx.new_session(), a.path, promoted));
   const std::int64_t start_value = counters[0]->get().post_value;
   std::vector<std::vector<std::int64_t>> lats(static_cast<std::size_t>(k));
-  std::atomic<long> warm_left{warm}, left{n}, optimistic_tries{0}, promoted_tries{0};
-  Countdown warm_done(k);
-  std::mutex go_m;
-  std::condition_variable go_cv;
-  bool go = false;
-  Failure failure;
-  std::vector<std::thread> crew;
-  for (int i = 0; i < k; ++i) {
-    crew.emplace_back([&, i] {
-      try {
-        auto& c = *counters[std::size_t(i)];
-        while (warm_left.fetch_sub(1) > 0) increment(c);
-        warm_done.count_down();
-        {
-          std::unique_lock lk(go_m);
-          go_cv.wait(lk, [&] { return go; });
-        }
-        auto& lat = lats[std::size_t(i)];
-        lat.reserve(std::size_t(n / k + 16));
-        while (left.fetch_sub(1) > 0) {
-          auto s = now_ns();
-          auto stats = increment(c);
-          lat.push_back(now_ns() - s);
-          optimistic_tries += stats.optimistic_tries;
-          promoted_tries += stats.promoted_lock_tries;
-        }
-      } catch (const std::exception& e) {
-        failure.set(e.what());
-        warm_done.count_down();
-      }
-    });
-  }
-  auto dl = ctx.deadline();
-  while (!warm_done.wait_for(100ms)) {
-    if (auto f = failure.get()) ctx.fatal("worker failed: " + *f);
-    if (Clock::now() > dl) ctx.fatal("warmup did not finish in time");
-  }
-  sample_threads();
+  for (auto& lat : lats) lat.reserve(std::size_t(n / k + 16));
+  std::atomic<long> optimistic_tries{0}, promoted_tries{0};
   Result r;
-  ctx.mark_start();
-  {
-    std::lock_guard lk(go_m);
-    go = true;
-  }
-  go_cv.notify_all();
-  for (auto& t : crew) t.join();  // the SIGALRM watchdog bounds this
-  ctx.mark_end(r);
-  if (auto f = failure.get()) ctx.fatal("worker failed: " + *f);
+  run_crew(
+      ctx, r, k, warm, n, [&](int i) { increment(*counters[std::size_t(i)]); },
+      [&](int i) {
+        auto s = now_ns();
+        auto stats = increment(*counters[std::size_t(i)]);
+        lats[std::size_t(i)].push_back(now_ns() - s);
+        optimistic_tries += stats.optimistic_tries;
+        promoted_tries += stats.promoted_lock_tries;
+      });
   const std::int64_t final_value = counters[0]->get().post_value;
   if (final_value - start_value != std::int64_t(warm) + n)
     ctx.fatal("counter went from " + std::to_string(start_value) + " to " + std::to_string(final_value) +
