@@ -21,10 +21,11 @@ constexpr const char* usage_head =
     "\n";
 
 constexpr const char* usage_options =
-    "  --clients K           sessions (contended [8], drain [min(8,W)], zkr_async10k [4, clamped to 4..8],\n"
-    "                        async [1]),\n"
+    "  --clients K           sessions (contended, increments [8], drain [min(8,W)], zkr_async10k [4, "
+    "clamped\n"
+    "                        to 4..8], async [1]),\n"
     "                        or mutex paths (multilock [4])\n"
-    "  --ops N               measured pairs/handoffs; rwlock: measured milliseconds [5000];\n"
+    "  --ops N               measured pairs/handoffs/increments; rwlock: measured milliseconds [5000];\n"
     "                        zkr_async10k: async waiters [10000]; failover: failovers [10]\n"
     "  --waiters W           drain: waiters [200]\n"
     "  --warmup N            unmeasured pairs/handoffs [100; drain 0]; rwlock: milliseconds [500]\n"

@@ -49,7 +49,8 @@
  * 3 the --timeout-s watchdog [600] fired.
  *
  * Built by bench/run_bench.py with plain javac against the Debian Curator jars, with the other classes of
- * this directory: LockScenarios and FailoverScenario (the scenarios), Samples, Result, Crew and Json.
+ * this directory: LockScenarios, CounterScenario and FailoverScenario (the scenarios), Samples, Result, Crew
+ * and Json.
  */
 
 import java.lang.management.ManagementFactory;

@@ -5,7 +5,7 @@ from .common import DEFAULT_LIBRARIES, TLS_LIBRARIES, WITH_STANDARD
 
 FAILOVER_LIBRARIES = ["zkrecipes", "curator"]
 # The distributed atomic long's contended increments (issue 40): kazoo's Counter is left out (its retries are the
-# client's command retry, backing off from 100 ms, and it stores text): docs/counters.md.
+# client's command retry, backing off from 100 ms by default; no promoted mode; text data): docs/counters.md.
 COUNTER_LIBRARIES = ["zkrecipes", "curator"]
 # The leader's session timeout in kill mode: the least a server with tickTime=2000 (ours) grants.
 FAILOVER_SESSION_TIMEOUT_MS = 4000
