@@ -75,8 +75,9 @@ TEST_CASE("transport: automatic follows ZKR_ZOOKEEPER_TRANSPORT, and refuses wha
   CHECK(start_error(cfg) != zkr::errc::transport_unavailable);
 }
 
-TEST_CASE("transport: a transport the build lacks, or TLS over the native one, is refused at start()",
-          "[transport]") {
+TEST_CASE(
+    "transport: a transport the build lacks, or TLS where the transport has none, is refused at start()",
+    "[transport]") {
   using zkr::Transport;
   TransportEnv env(nullptr);
   for (auto t : {Transport::c_client, Transport::native}) {
