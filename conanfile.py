@@ -14,7 +14,8 @@ zkrecipes runs over either flavour of the ZooKeeper C client (docs/architecture.
 * ``zookeeper_client=system-st``: links the system's single-threaded libzookeeper_st (Debian/Ubuntu:
   libzookeeper-st-dev), found by cmake/FindZooKeeper.cmake, driven from zkrecipes' own event loop.
 * ``zookeeper_client=native``: no ZooKeeper C client at all: the native transport on Boost.Asio
-  (docs/native-transport.md; ``ZKR_ZOOKEEPER_CLIENT=native``). No TLS yet (``tls=True`` is refused).
+  (docs/native-transport.md; ``ZKR_ZOOKEEPER_CLIENT=native``). With ``tls=True`` it speaks TLS over
+  Conan Center's ``openssl``.
 
 Either C-client choice carries the native transport too (``ZKR_NATIVE_TRANSPORT``), chosen per client with
 ``ClientConfig::transport`` or the environment variable ``ZKR_ZOOKEEPER_TRANSPORT``.
@@ -25,6 +26,8 @@ About TLS
 rather than building without it), so that ``ClientConfig::tls`` works and ``zkr::tls_supported()`` is true.
 With ``tls=False`` (default) the build is the plain one (``ZKR_ZOOKEEPER_TLS=OFF``), whatever client is found.
 
+* With ``native``, it requires ``openssl``: the native transport speaks TLS itself (docs/tls.md), and the
+  framework component links ``openssl::ssl`` and ``openssl::crypto``.
 * With ``conan-mt``, it builds Conan Center's ``zookeeper-client-c`` with ``with_openssl=True`` (validate()
   refuses a graph where that option is False) and requires ``openssl`` itself: zkrecipes checks certificates
   and keys with OpenSSL (framework/src/tls/), and the framework component links ``openssl::ssl`` and
@@ -107,6 +110,9 @@ class ZkrecipesConan(ConanFile):
                 # openssl::ssl and openssl::crypto, which needs a direct requirement. The same range as
                 # zookeeper-client-c's, so that both resolve to one openssl.
                 self.requires("openssl/[>=1.1 <4]")
+        elif self.options.zookeeper_client == "native" and self.options.tls:
+            # The native transport's TLS (framework/src/native/tls_stream.cpp) is OpenSSL through Asio.
+            self.requires("openssl/[>=1.1 <4]")
 
     def build_requirements(self):
         self.test_requires("catch2/2.13.10")
@@ -116,9 +122,6 @@ class ZkrecipesConan(ConanFile):
         if self.settings.os != "Linux":
             # zkrecipes::testing spawns ZooKeeper servers with fork/exec and PR_SET_PDEATHSIG.
             raise ConanInvalidConfiguration("zkrecipes supports Linux only")
-        if self.options.tls and self.options.zookeeper_client == "native":
-            raise ConanInvalidConfiguration(
-                "zkrecipes/*:tls=True needs a C client: the native transport has no TLS yet")
         if self.options.tls and self.options.zookeeper_client == "conan-mt":
             # configure() asks for it, but a profile or the command line can still say otherwise.
             if not self.dependencies["zookeeper-client-c"].options.with_openssl:
@@ -169,6 +172,9 @@ class ZkrecipesConan(ConanFile):
         if self.options.zookeeper_client == "conan-mt":
             # The framework's private dependency; no public header includes <zookeeper.h>.
             framework.requires.append("zookeeper-client-c::zookeeper-client-c")
+            if self.options.tls:
+                framework.requires.extend(["openssl::ssl", "openssl::crypto"])
+        elif self.options.zookeeper_client == "native":
             if self.options.tls:
                 framework.requires.extend(["openssl::ssl", "openssl::crypto"])
         elif self.options.zookeeper_client == "system-st":

@@ -11,18 +11,32 @@
 # configured for TLS fails at start() with errc::tls_unsupported: it never falls back to plain text.
 #
 # `native` (issue 38) links no C client: the framework speaks the protocol itself (framework/src/native/).
+#
+# The native transport's TLS (framework/src/native/tls_stream.cpp) needs OpenSSL only: ZKR_NATIVE_TLS_ENABLED
+# is set where the build carries the native transport (ZKR_ZOOKEEPER_CLIENT=native, or ZKR_NATIVE_TRANSPORT)
+# and OpenSSL is found, unless ZKR_ZOOKEEPER_TLS is OFF; a native-only build with ZKR_ZOOKEEPER_TLS=ON
+# requires OpenSSL.
+macro(zkr_native_tls)
+  set(ZKR_NATIVE_TLS_ENABLED OFF)
+  if((ZKR_ZOOKEEPER_CLIENT STREQUAL "native" OR ZKR_NATIVE_TRANSPORT) AND NOT ZKR_ZOOKEEPER_TLS STREQUAL "OFF")
+    find_package(OpenSSL QUIET)
+    if(OpenSSL_FOUND)
+      set(ZKR_NATIVE_TLS_ENABLED ON)
+    elseif(ZKR_ZOOKEEPER_CLIENT STREQUAL "native" AND ZKR_ZOOKEEPER_TLS STREQUAL "ON")
+      message(FATAL_ERROR "ZKR_ZOOKEEPER_TLS=ON: the native transport's TLS needs OpenSSL (libssl-dev)")
+    endif()
+  endif()
+  message(STATUS "zkrecipes: TLS over the native transport: ${ZKR_NATIVE_TLS_ENABLED}")
+endmacro()
 if(NOT ZKR_ZOOKEEPER_CLIENT MATCHES "^(auto|st|mt|native)$")
   message(FATAL_ERROR "ZKR_ZOOKEEPER_CLIENT is '${ZKR_ZOOKEEPER_CLIENT}': use st, mt, native or auto")
 endif()
 
 if(ZKR_ZOOKEEPER_CLIENT STREQUAL "native")
   set(ZKR_ZOOKEEPER_FLAVOUR native)
-  if(ZKR_ZOOKEEPER_TLS STREQUAL "ON")
-    message(FATAL_ERROR "ZKR_ZOOKEEPER_TLS=ON: the native transport has no TLS yet (issue 38, step 4)")
-  endif()
-  set(ZKR_ZOOKEEPER_TLS_ENABLED OFF)
+  set(ZKR_ZOOKEEPER_TLS_ENABLED OFF)  # the C client's
   message(STATUS "zkrecipes: ZooKeeper transport: native (no C client linked)")
-  message(STATUS "zkrecipes: TLS to the ensemble: OFF")
+  zkr_native_tls()
   return()
 endif()
 
@@ -55,4 +69,5 @@ endif()
 if(NOT ZKR_ZOOKEEPER_TLS STREQUAL "OFF" AND ZooKeeper_${ZKR_ZOOKEEPER_FLAVOUR}_TLS)
   set(ZKR_ZOOKEEPER_TLS_ENABLED ON)
 endif()
-message(STATUS "zkrecipes: TLS to the ensemble: ${ZKR_ZOOKEEPER_TLS_ENABLED}")
+message(STATUS "zkrecipes: TLS to the ensemble over the C client: ${ZKR_ZOOKEEPER_TLS_ENABLED}")
+zkr_native_tls()

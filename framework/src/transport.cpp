@@ -65,6 +65,7 @@ bool tls_supported(Transport t) noexcept {
     if (!resolved) return false;
     t = *resolved;
   }
+  if (t == Transport::native) return ZKR_HAVE_NATIVE_TRANSPORT != 0 && ZKR_NATIVE_TLS != 0;
   return t == Transport::c_client && detail::c_client_speaks_tls();
 }
 
@@ -73,6 +74,8 @@ bool tls_supported() noexcept { return tls_supported(Transport::automatic); }
 }  // namespace zkr
 
 namespace zkr::detail {
+
+bool c_client_speaks_tls() noexcept { return ZKR_C_CLIENT_TLS != 0; }
 
 std::optional<Transport> resolve_transport(Transport asked) noexcept {
   if (asked == Transport::automatic) return default_transport();

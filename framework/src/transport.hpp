@@ -1,6 +1,6 @@
 #pragma once
 // The transport choice inside the framework: resolving `ClientConfig::transport`, and whether the linked C
-// client speaks TLS (defined by tls/tls_checks.cpp or tls/tls_unsupported.cpp).
+// client speaks TLS.
 
 #include <optional>
 #include <zkr/framework/transport.hpp>

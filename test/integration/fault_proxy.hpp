@@ -39,7 +39,10 @@ using Clock = std::chrono::steady_clock;
 ///    the connection is cut on both sides. The client sees a connection loss exactly between request and
 ///    reply.
 ///  * `set_refuse(true)`: new connections are accepted and closed at once (an ensemble that is down);
-///    `drop_connections()` cuts the existing ones.
+///    `drop_connections()` cuts the existing ones; `set_upstream(port)` sends new ones to another server.
+///
+/// Over TLS the frames cannot be seen: a proxy made with `frames` false relays the bytes as they come (no cut
+/// on create, no trace).
 ///
 /// Observation: `record(true)` keeps a trace of the frames as they pass, in order: each request forwarded to
 /// the server (its xid and opcode) and each reply forwarded to the client (its xid), so a test can tell what
@@ -57,7 +60,8 @@ class FaultProxy {
   };
 
  public:
-  explicit FaultProxy(std::uint16_t upstream_port) : upstream_port_(upstream_port) {
+  explicit FaultProxy(std::uint16_t upstream_port, bool frames = true)
+      : upstream_port_(upstream_port), frames_(frames) {
     listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     REQUIRE(listen_fd_ >= 0);
     int one = 1;
@@ -88,6 +92,7 @@ class FaultProxy {
   FaultProxy& operator=(const FaultProxy&) = delete;
 
   std::string connect_string() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::uint16_t port() const { return port_; }
 
   /// Cuts the connection after the next create whose path contains `match` (or the next transaction with such
   /// a path in it): the request is forwarded (`forward`) or swallowed, the server's replies are swallowed for
@@ -119,6 +124,7 @@ class FaultProxy {
   bool cut_done() const { return cut_done_; }
   void set_refuse(bool refuse) { refuse_ = refuse; }
   void drop_connections() { ++drop_epoch_; }
+  void set_upstream(std::uint16_t port) { upstream_port_ = port; }
   /// Connections accepted so far.
   int connections() const { return accepted_; }
   /// Starts (clearing the trace) or stops recording the frames that pass.
@@ -184,7 +190,7 @@ class FaultProxy {
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(upstream_port_);
+    a.sin_port = htons(upstream_port_.load());
     if (::connect(server, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
       ::close(server);
       ::close(client);
@@ -214,7 +220,7 @@ class FaultProxy {
         auto n = ::recv(server, buf, sizeof buf, 0);
         if (n <= 0) break;
         if (!cut_at) {
-          trace_replies(outbuf, first_reply, buf, static_cast<std::size_t>(n));
+          if (frames_) trace_replies(outbuf, first_reply, buf, static_cast<std::size_t>(n));
           if (!write_all(client, buf, static_cast<std::size_t>(n))) break;
         }
       }
@@ -222,6 +228,10 @@ class FaultProxy {
       if (ps[1].revents & (POLLIN | POLLHUP | POLLERR)) {
         auto n = ::recv(client, buf, sizeof buf, 0);
         if (n <= 0) break;
+        if (!frames_) {
+          if (!write_all(server, buf, static_cast<std::size_t>(n))) break;
+          continue;
+        }
         std::size_t fresh_from = inbuf.size();  // bytes of inbuf before this offset came in earlier reads
         inbuf.append(buf, static_cast<std::size_t>(n));
         while (inbuf.size() >= 4) {
@@ -284,7 +294,8 @@ class FaultProxy {
     ::close(server);
   }
 
-  std::uint16_t upstream_port_;
+  std::atomic<std::uint16_t> upstream_port_;
+  const bool frames_;
   std::uint16_t port_ = 0;
   int listen_fd_ = -1;
   std::atomic<bool> stop_{false};

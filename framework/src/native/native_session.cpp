@@ -6,9 +6,7 @@
 #include <poll.h>
 
 #include <algorithm>
-#include <boost/asio/connect.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/write.hpp>
 #include <limits>
 #include <random>
 
@@ -33,7 +31,7 @@ NativeSession::NativeSession(asio::io_context& ioc, const ClientConfig& config, 
       cfg_(config),
       log_(log),
       events_(events),
-      sock_(ioc),
+      stream_(ioc),
       resolver_(ioc),
       attempt_timer_(ioc),
       tick_timer_(ioc),
@@ -53,6 +51,11 @@ bool NativeSession::open() {
     return false;
   }
   std::shuffle(cs_.hosts.begin(), cs_.hosts.end(), std::mt19937(std::random_device{}()));
+  // The TLS context once per client: the files were checked at start() and again when this session opened.
+  if (cfg_.tls && !stream_.tls() && !stream_.use_tls(*cfg_.tls, ec)) {
+    log_.error("TLS settings refused: the files do not load: {}", ec.message());
+    return false;
+  }
   open_ = true;
   ++open_gen_;
   dead_rc_ = 0;
@@ -62,7 +65,7 @@ bool NativeSession::open() {
   last_zxid_ = 0;
   seen_rw_ = false;
   next_host_ = failed_in_pass_ = 0;
-  attempts_abandoned_ = 0;
+  attempts_abandoned_ = tls_refusals_ = 0;
   watches_.clear();
   connect_next();
   return true;
@@ -89,22 +92,23 @@ void NativeSession::close_on_wire() {
   const std::int32_t xid = next_xid();
   encode_close(out_, xid);
   error_code ec;
-  sock_.cancel(ec);  // the pending read and write complete as aborted, after this (their generation is old)
+  // The pending read and write complete as aborted, after this (their generation is old).
+  stream_.socket().cancel(ec);
   ++gen_;
   // A write in flight has almost always left already (Asio writes at once when it can): only what was never
   // handed to the socket goes now, so that no frame is sent twice.
   jute::Bytes all = std::move(out_);
   writing_.clear();
   writing_now_ = false;
-  asio::write(sock_, asio::buffer(all), ec);
+  stream_.write(asio::buffer(all), ec);
   const auto deadline = Clock::now() + kCloseWait;
   while (!ec) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) break;
-    pollfd p{sock_.native_handle(), POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+    pollfd p{stream_.socket().native_handle(), POLLIN, 0};
+    if (!stream_.input_pending() && ::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
     if (in_.size() < in_len_ + kReadChunk) in_.resize(in_len_ + kReadChunk);
-    const std::size_t n = sock_.read_some(asio::buffer(in_.data() + in_len_, in_.size() - in_len_), ec);
+    const std::size_t n = stream_.read_some(asio::buffer(in_.data() + in_len_, in_.size() - in_len_), ec);
     if (ec) break;
     in_len_ += n;
     // The close's reply ends the wait; earlier replies complete their requests as usual.
@@ -182,7 +186,7 @@ void NativeSession::connect_next() {
   resolver_.async_resolve(hp.host, hp.port, [this, g](error_code ec, tcp::resolver::results_type results) {
     if (g != gen_) return;
     if (ec) return attempt_failed("cannot resolve the host");
-    asio::async_connect(sock_, results, [this, g](error_code cec, const tcp::endpoint&) {
+    stream_.async_connect(results, [this, g](error_code cec, const tcp::endpoint&) {
       if (g != gen_) return;
       if (cec) return attempt_failed("cannot connect");
       on_tcp_connected();
@@ -194,8 +198,7 @@ void NativeSession::connect_next() {
 // and connection timeout see the ensemble's state; then the next host, after a pause once every host failed.
 void NativeSession::attempt_failed(const char* why) {
   if (log_.should_log(spdlog::level::debug))
-    log_.debug("connection attempt to {} failed: {}", cs_.hosts[(next_host_ - 1) % cs_.hosts.size()].host,
-               why);
+    log_.debug("connection attempt to {} failed: {}", current_host().host, why);
   shut_socket();
   phase_ = Phase::connecting;
   fail(queued_, code(zk_errc::connection_loss));
@@ -209,9 +212,38 @@ void NativeSession::attempt_failed(const char* why) {
   });
 }
 
+const HostPort& NativeSession::current_host() const { return cs_.hosts[(next_host_ - 1) % cs_.hosts.size()]; }
+
+// Over TLS, the TLS handshake first (within the attempt's bound, which the attempt timer keeps): a server
+// refused there is given up like any failed attempt, never spoken to in plain text.
 void NativeSession::on_tcp_connected() {
   error_code ec;
-  sock_.set_option(tcp::no_delay(true), ec);
+  stream_.socket().set_option(tcp::no_delay(true), ec);
+  if (!stream_.tls()) return on_stream_ready();
+  stream_.async_handshake(current_host().host, cfg_.tls->verify_host_name,
+                          [this, g = gen_](error_code hec, std::string why) {
+                            if (g != gen_) return;
+                            if (hec == errc::tls_handshake_failed) return tls_refused(why);
+                            if (hec) return attempt_failed("TLS handshake cut off");
+                            on_stream_ready();
+                          });
+}
+
+// Logged at ERROR (the first refusal in a row, then every tenth: a server that keeps refusing is retried at
+// the pace of the attempts), with the cause; nothing of the TLS settings but the host is named.
+void NativeSession::tls_refused(const std::string& why) {
+  ++tls_refusals_;
+  if (tls_refusals_ == 1 || tls_refusals_ % 10 == 0) {
+    const auto& hp = current_host();
+    log_.error(
+        "TLS handshake with {}:{} failed ({}): {}; trying the next server{}", hp.host, hp.port,
+        error_code(errc::tls_handshake_failed).message(), why,
+        tls_refusals_ > 1 ? " (" + std::to_string(tls_refusals_) + " refusals in a row)" : std::string());
+  }
+  attempt_failed("TLS handshake refused");
+}
+
+void NativeSession::on_stream_ready() {
   phase_ = Phase::handshake;
   ConnectRequest req;
   req.last_zxid_seen = last_zxid_;
@@ -232,13 +264,17 @@ void NativeSession::on_tcp_connected() {
 
 void NativeSession::read_some() {
   if (in_.size() < in_len_ + kReadChunk) in_.resize(in_len_ + kReadChunk);
-  sock_.async_read_some(
-      asio::buffer(in_.data() + in_len_, in_.size() - in_len_),
-      [this, g = gen_](error_code ec, std::size_t n) {
-        if (g != gen_) return;
-        if (ec) return drop(ec == asio::error::eof ? "the server closed the connection" : "read error");
-        on_read(n);
-      });
+  stream_.async_read_some(asio::buffer(in_.data() + in_len_, in_.size() - in_len_),
+                          [this, g = gen_](error_code ec, std::size_t n) {
+                            if (g != gen_) return;
+                            if (!ec) return on_read(n);
+                            if (phase_ == Phase::handshake)
+                              if (auto why = stream_.refusal_after_handshake(ec); !why.empty())
+                                return tls_refused(why);
+                            const bool closed =
+                                ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
+                            drop(closed ? "the server closed the connection" : "read error");
+                          });
 }
 
 void NativeSession::on_read(std::size_t n) {
@@ -297,7 +333,7 @@ bool NativeSession::on_handshake(jute::Reader& in) {
     return true;
   }
   attempt_timer_.cancel();
-  attempts_abandoned_ = 0;
+  attempts_abandoned_ = tls_refusals_ = 0;
   failed_in_pass_ = 0;
   if (session_id_ != 0 && resp.session_id != session_id_) {
     // A session first made on a read-only server, not resumed: the old one is gone.
@@ -429,12 +465,11 @@ void NativeSession::end_session(SessionState state, std::int32_t rc) {
 
 void NativeSession::shut_socket() {
   ++gen_;
-  error_code ec;
   attempt_timer_.cancel();
   tick_timer_.cancel();
   retry_timer_.cancel();
   resolver_.cancel();
-  if (sock_.is_open()) sock_.close(ec);
+  stream_.close();
   out_.clear();
   writing_.clear();
   writing_now_ = false;
@@ -488,11 +523,11 @@ void NativeSession::schedule_flush() {
 }
 
 void NativeSession::flush() {
-  if (writing_now_ || out_.empty() || !sock_.is_open()) return;
+  if (writing_now_ || out_.empty() || !stream_.is_open()) return;
   writing_.swap(out_);
   writing_now_ = true;
   last_send_ = Clock::now();
-  asio::async_write(sock_, asio::buffer(writing_), [this, g = gen_](error_code ec, std::size_t) {
+  stream_.async_write(asio::buffer(writing_), [this, g = gen_](error_code ec, std::size_t) {
     if (g != gen_) return;
     writing_now_ = false;
     writing_.clear();

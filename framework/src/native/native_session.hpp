@@ -5,8 +5,9 @@
 // its id and password on another server after a loss; an expired session reported as such), the auth
 // packets, the one-shot watches set again with SetWatches, pings at a third of the negotiated timeout and the
 // read timeout at two thirds, requests pipelined with ascending xids and the requests of one I/O turn written
-// together, replies matched to requests in order. The bytes are records.hpp's; this file only frames, times
-// and routes.
+// together, replies matched to requests in order. Over TLS when the client is configured for it: the
+// connection is tls_stream.hpp's, which checks the server of every connection. The bytes are records.hpp's;
+// this file only frames, times and routes.
 
 #include <spdlog/logger.h>
 
@@ -21,6 +22,7 @@
 #include "../session.hpp"
 #include "connect_string.hpp"
 #include "records.hpp"
+#include "tls_stream.hpp"
 #include "watch_table.hpp"
 
 namespace zkr::detail::native {
@@ -59,6 +61,9 @@ class NativeSession final : public Session {
   void connect_next();
   void attempt_failed(const char* why);
   void on_tcp_connected();
+  void on_stream_ready();
+  void tls_refused(const std::string& why);
+  const HostPort& current_host() const;
   void read_some();
   void on_read(std::size_t n);
   /// One frame's payload; false when it breaks the protocol (the connection is then dropped).
@@ -88,13 +93,14 @@ class NativeSession final : public Session {
   const ClientConfig& cfg_;
   spdlog::logger& log_;
   SessionEvents& events_;
-  boost::asio::ip::tcp::socket sock_;
+  Stream stream_;
   boost::asio::ip::tcp::resolver resolver_;
   boost::asio::steady_timer attempt_timer_, tick_timer_, retry_timer_;
 
   ConnectString cs_;
   std::size_t next_host_ = 0, failed_in_pass_ = 0;
   int attempts_abandoned_ = 0;
+  int tls_refusals_ = 0;        // TLS handshakes refused in a row
   std::uint64_t gen_ = 0;       // the connection's generation: handlers of an older one do nothing
   std::uint64_t open_gen_ = 0;  // the session's: events posted before a close are dropped
   Phase phase_ = Phase::idle;

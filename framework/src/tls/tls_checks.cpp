@@ -1,5 +1,5 @@
 // The TLS settings checked with OpenSSL the way the ZooKeeper C client will load them (tls_checks.hpp). Built
-// when the C client speaks TLS (ZKR_ZOOKEEPER_TLS); tls_unsupported.cpp otherwise.
+// with TLS (the C client's, ZKR_ZOOKEEPER_TLS, or the native transport's); tls_unsupported.cpp otherwise.
 
 #include "tls_checks.hpp"
 
@@ -15,11 +15,7 @@
 #include <memory>
 #include <sstream>
 
-#include "../transport.hpp"
-
 namespace zkr::detail {
-
-bool c_client_speaks_tls() noexcept { return true; }
 
 namespace {
 

@@ -1,9 +1,7 @@
-// The TLS preflight (tls_preflight.hpp), over Asio's OpenSSL streams. Built when the C client speaks TLS.
+// The TLS preflight (tls_preflight.hpp), over Asio's OpenSSL streams. Built with TLS (the C client's or the
+// native transport's).
 
 #include "tls_preflight.hpp"
-
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
 
 #include <array>
 #include <boost/asio/connect.hpp>
@@ -16,6 +14,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <vector>
+
+#include "tls_context.hpp"
 
 namespace asio = boost::asio;
 namespace ssl = boost::asio::ssl;
@@ -44,12 +44,6 @@ std::vector<HostPort> servers_of(std::string_view cs) {
     cs.remove_prefix(comma + 1);
   }
   return out;
-}
-
-bool is_ip_address(const std::string& host) {
-  error_code ec;
-  (void)asio::ip::make_address(host, ec);
-  return !ec;
 }
 
 }  // namespace
@@ -83,8 +77,6 @@ struct TlsPreflight::Round : std::enable_shared_from_this<TlsPreflight::Round> {
     p.stream.next_layer().async_connect(p.endpoint, [this, self, &p](error_code ec) {
       if (finished) return;
       if (ec) return result(p, TlsVerdict::Outcome::unreachable, {}, "cannot connect: " + ec.message());
-      SSL* s = p.stream.native_handle();
-      if (!is_ip_address(p.host)) SSL_set_tlsext_host_name(s, p.host.c_str());
       p.stream.async_handshake(ssl::stream_base::client, [this, self, &p](error_code ec) {
         if (finished) return;
         if (ec) return handshake_failed(p, ec);
@@ -104,29 +96,19 @@ struct TlsPreflight::Round : std::enable_shared_from_this<TlsPreflight::Round> {
   }
 
   void handshake_failed(Probe& p, error_code ec) {
-    const long verify = SSL_get_verify_result(p.stream.native_handle());
-    if (verify != X509_V_OK) {
-      std::string why = X509_verify_cert_error_string(verify);
-      if (verify == X509_V_ERR_HOSTNAME_MISMATCH || verify == X509_V_ERR_IP_ADDRESS_MISMATCH)
-        why = "its certificate does not name the host '" + p.host + "' (" + why + ")";
-      else
-        why = "its certificate failed verification against ca_file: " + why;
-      return result(p, TlsVerdict::Outcome::refused, errc::tls_handshake_failed, why);
-    }
-    if (ec == ssl::error::stream_truncated || ec == asio::error::eof || ec == asio::error::connection_reset)
-      return result(p, TlsVerdict::Outcome::suspect, errc::tls_handshake_failed,
-                    "it closed the connection during the TLS handshake (a plain-text port?)");
-    if (ec.category() == asio::error::get_ssl_category())
-      return result(p, TlsVerdict::Outcome::refused, errc::tls_handshake_failed,
-                    "the TLS handshake failed: " + ec.message());
-    result(p, TlsVerdict::Outcome::unreachable, {}, "TLS handshake: " + ec.message());
+    using Kind = HandshakeFailure::Kind;
+    auto f = describe_handshake_failure(p.stream.native_handle(), ec, p.host);
+    if (f.kind == Kind::refused)
+      return result(p, TlsVerdict::Outcome::refused, errc::tls_handshake_failed, std::move(f.reason));
+    if (f.kind == Kind::no_tls)
+      return result(p, TlsVerdict::Outcome::suspect, errc::tls_handshake_failed, std::move(f.reason));
+    result(p, TlsVerdict::Outcome::unreachable, {}, std::move(f.reason));
   }
 
   void after_handshake_failed(Probe& p, error_code ec) {
     // A TLS 1.3 server checks our certificate after our side of the handshake: its refusal is an alert here.
-    if (ec.category() == asio::error::get_ssl_category() && ec != ssl::error::stream_truncated)
-      return result(p, TlsVerdict::Outcome::refused, errc::tls_handshake_failed,
-                    "it refused our client certificate: " + ec.message());
+    if (auto why = refusal_after_handshake(ec); !why.empty())
+      return result(p, TlsVerdict::Outcome::refused, errc::tls_handshake_failed, std::move(why));
     result(p, TlsVerdict::Outcome::unreachable, {},
            "no answer after the TLS handshake: " + (ec ? ec.message() : std::string("end of stream")));
   }
@@ -203,22 +185,15 @@ void TlsPreflight::run(std::chrono::milliseconds bound, unique_function<void(Tls
   cancel();
   const TlsConfig& tls = *cfg_.tls;
   // The files again (check_tls_settings passed them at start): a context that trusts ca_file only.
-  ssl::context ctx(ssl::context::tls_client);
   error_code ec;
-  ctx.set_verify_mode(ssl::verify_peer, ec);
-  if (!ec) ctx.load_verify_file(tls.ca_file, ec);
-  if (!ec) ctx.use_certificate_chain_file(tls.cert_file, ec);
-  if (!ec)
-    ctx.set_password_callback(
-        [pw = tls.key_password](std::size_t, ssl::context::password_purpose) { return pw; }, ec);
-  if (!ec) ctx.use_private_key_file(tls.key_file, ssl::context::pem, ec);
-  if (ec) {
+  auto ctx = make_tls_client_context(tls, ec);
+  if (!ctx) {
     asio::post(ioc_, [done = std::move(done), why = ec.message()]() mutable {
       done({TlsVerdict::Outcome::refused, errc::tls_file_error, {}, "the TLS files no longer load: " + why});
     });
     return;
   }
-  auto round = std::make_shared<Round>(ioc_, std::move(ctx));
+  auto round = std::make_shared<Round>(ioc_, std::move(*ctx));
   round->bound = bound;
   round->done = std::move(done);
   round_ = round;
@@ -239,16 +214,7 @@ void TlsPreflight::run(std::chrono::milliseconds bound, unique_function<void(Tls
       p->label = s.host + ":" + s.port;
       if (p->endpoint.address().to_string() != s.host)
         p->label += " (" + p->endpoint.address().to_string() + ")";
-      SSL* h = p->stream.native_handle();
-      if (tls.verify_host_name) {
-        X509_VERIFY_PARAM* param = SSL_get0_param(h);
-        if (is_ip_address(s.host)) {
-          X509_VERIFY_PARAM_set1_ip_asc(param, s.host.c_str());
-        } else {
-          X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
-          X509_VERIFY_PARAM_set1_host(param, s.host.c_str(), 0);
-        }
-      }
+      expect_peer_name(p->stream.native_handle(), s.host, tls.verify_host_name);
       round->probes.push_back(std::move(p));
     }
   }

@@ -1,17 +1,15 @@
-// Built when the ZooKeeper C client has no TLS support (ZKR_ZOOKEEPER_TLS off): a client configured for TLS
-// fails at start() with errc::tls_unsupported, and never falls back to plain text.
+// Built when no transport of this build speaks TLS (the C client has no TLS support, and the native transport
+// is not carried or has no OpenSSL): a client configured for TLS fails at start() with errc::tls_unsupported,
+// and never falls back to plain text.
 
 #include <spdlog/logger.h>
 
 #include <boost/asio/post.hpp>
 
-#include "../transport.hpp"
 #include "tls_checks.hpp"
 #include "tls_preflight.hpp"
 
 namespace zkr::detail {
-
-bool c_client_speaks_tls() noexcept { return false; }
 
 TlsProblem check_tls_settings(const TlsConfig&) {
   return {errc::tls_unsupported, "TLS",

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <fstream>
 #include <zkr/testing/java.hpp>
 #include <zkr/testing/server_options.hpp>
@@ -108,8 +109,7 @@ class Pki {
   fs::path openssl_;
 };
 
-constexpr const char* server_extensions =
-    "subjectAltName=DNS:localhost,IP:127.0.0.1\n"
+constexpr const char* server_usage =
     "extendedKeyUsage=serverAuth,clientAuth\n"
     "keyUsage=critical,digitalSignature,keyEncipherment";
 constexpr const char* client_extensions =
@@ -129,7 +129,8 @@ TestCertificates::TestCertificates(std::optional<fs::path> dir)
   Pki pki(dir_->path());
   pki.make_ca("ca", "zkr test CA");
   pki.make_ca("foreign-ca", "zkr foreign CA");
-  pki.issue("server", "ca", std::string(organization) + "/CN=localhost", server_extensions, "");
+  pki.issue("server", "ca", std::string(organization) + "/CN=localhost",
+            std::string("subjectAltName=DNS:localhost,IP:127.0.0.1\n") + server_usage, "");
   pki.key_store("server", "ca", "");
   pki.trust_store("ca");
   client("probe");
@@ -164,6 +165,28 @@ TlsServerOptions TestCertificates::server_options() {
                           .trust_store = dir_->path() / "truststore.p12",
                           .store_password = store_password,
                           .probe = client("probe")};
+}
+
+TlsServerOptions TestCertificates::server_options_for(const std::string& name) {
+  const bool valid = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
+  });
+  if (!valid)
+    throw TestingError("TestCertificates::server_options_for: invalid name '" + name +
+                       "' (letters, digits, '-' and '.')");
+  auto options = server_options();
+  std::lock_guard lock(mutex_);
+  auto it = server_stores_.find(name);
+  if (it == server_stores_.end()) {
+    const std::string file = "server-" + name;
+    Pki pki(dir_->path());
+    pki.issue(file, "ca", std::string(organization) + "/CN=" + name,
+              "subjectAltName=DNS:" + name + "\n" + server_usage, "");
+    pki.key_store(file, "ca", "");
+    it = server_stores_.emplace(name, pki.file(file + ".p12")).first;
+  }
+  options.key_store = it->second;
+  return options;
 }
 
 fs::path TestCertificates::ca_file() const { return dir_->path() / "ca.pem"; }

@@ -67,14 +67,16 @@ struct TlsConfig {
   /// The passphrase of an encrypted key; empty for a plain one. Never logged.
   std::string key_password;
   /// Whether zkrecipes's own handshake checks that a server's certificate names the host it was reached by
-  /// (its subjectAltName DNS or IP entry, as in the connect string). Turn it off only for an ensemble whose
-  /// certificates do not name their hosts; the chain is still checked against `ca_file`.
+  /// (its subjectAltName DNS or IP entry, as in the connect string): at the session's opening over the C
+  /// client, on every connection over the native transport (docs/tls.md). Turn it off only for an ensemble
+  /// whose certificates do not name their hosts; the chain is still checked against `ca_file`.
   bool verify_host_name = true;
 };
 
 /// Whether the default transport (`default_transport()`, transport.hpp) speaks TLS: the ZooKeeper C client
-/// where this build links a TLS-capable one (`ZKR_ZOOKEEPER_TLS`). Without it, `start()` of a client
-/// configured for TLS fails with `errc::tls_unsupported`.
+/// where this build links a TLS-capable one (`ZKR_ZOOKEEPER_TLS`), the native transport where the build
+/// carries it with OpenSSL. Without it, `start()` of a client configured for TLS fails with
+/// `errc::tls_unsupported`.
 bool tls_supported() noexcept;
 
 /// Everything a client is built from (Curator's `CuratorFrameworkFactory.Builder`).

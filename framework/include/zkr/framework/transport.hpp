@@ -36,7 +36,8 @@ Transport build_default_transport() noexcept;
 std::optional<Transport> default_transport() noexcept;
 
 /// Whether the transport speaks TLS to the ensemble: the C client where this build links a TLS-capable one
-/// (`ZKR_ZOOKEEPER_TLS`), the native transport not yet. `automatic` asks of `default_transport()`.
+/// (`ZKR_ZOOKEEPER_TLS`), the native transport wherever the build carries it with OpenSSL (unless
+/// `ZKR_ZOOKEEPER_TLS` is OFF). `automatic` asks of `default_transport()`.
 bool tls_supported(Transport t) noexcept;
 
 }  // namespace zkr

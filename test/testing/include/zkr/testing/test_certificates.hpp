@@ -58,6 +58,11 @@ class TestCertificates {
   /// TLS settings for `ServerOptions::tls`: the server's stores, client certificates of the test CA
   /// required, the plain port kept (set `plain_port` to false to close it), and "probe" as the probe.
   TlsServerOptions server_options();
+  /// As `server_options()`, but the server presents a certificate of the test CA for the DNS name `name`
+  /// alone (no address), made at the first call for that name (`server-<name>.p12`): a server that a client
+  /// dialling it by another name must refuse. `name`: letters, digits, `-` and `.`.
+  /// \throws TestingError as the constructor, and for an invalid name.
+  TlsServerOptions server_options_for(const std::string& name);
 
   /// The test CA's certificate (PEM).
   std::filesystem::path ca_file() const;
@@ -70,6 +75,7 @@ class TestCertificates {
   std::unique_ptr<detail::ScratchDir> dir_;
   std::mutex mutex_;
   std::map<std::string, TlsClientFiles> clients_;
+  std::map<std::string, std::filesystem::path> server_stores_;
 };
 
 }  // namespace zkr::testing
