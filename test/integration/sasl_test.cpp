@@ -6,10 +6,16 @@
 #include <spdlog/sinks/ostream_sink.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 #include <zkr/testing/server_options.hpp>
 
 #include "fixture.hpp"
@@ -77,6 +83,79 @@ std::unique_ptr<CuratorFramework> connected(const ClientConfig& c) {
   if (!client->block_until_connected(20s)) throw std::runtime_error("SASL client did not connect");
   return client;
 }
+
+/// A TCP relay to a server that passes every byte from the client, but of the server's only its answer to the
+/// session handshake (the first frame): the SASL exchange then waits for an answer that never comes.
+class SaslSilencer {
+ public:
+  explicit SaslSilencer(std::uint16_t target) : target_(boost::asio::ip::make_address("127.0.0.1"), target) {
+    accept();
+    thread_ = std::thread([this] { ioc_.run(); });
+  }
+  ~SaslSilencer() {
+    ioc_.stop();
+    thread_.join();
+  }
+  std::string connect_string() const {
+    return "127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port());
+  }
+  std::atomic<int> connections{0};
+
+ private:
+  using tcp = boost::asio::ip::tcp;
+  struct Pair {
+    explicit Pair(boost::asio::io_context& ioc) : in(ioc), out(ioc) {}
+    tcp::socket in, out;
+    std::array<char, 4096> up{}, down{};
+    std::size_t down_left = 4;  // the server's bytes still to pass: its first frame's length, then the frame
+    bool length_known = false;
+    std::array<unsigned char, 4> length{};
+  };
+  void accept() {
+    auto p = std::make_shared<Pair>(ioc_);
+    acceptor_.async_accept(p->in, [this, p](boost::system::error_code ec) {
+      if (ec) return;
+      ++connections;
+      boost::system::error_code cec;
+      p->out.connect(target_, cec);
+      if (!cec) {
+        pump_up(p);
+        pump_down(p);
+      }
+      accept();
+    });
+  }
+  void pump_up(const std::shared_ptr<Pair>& p) {
+    p->in.async_read_some(boost::asio::buffer(p->up), [this, p](boost::system::error_code ec, std::size_t n) {
+      if (ec) return p->out.close();
+      boost::system::error_code wec;
+      boost::asio::write(p->out, boost::asio::buffer(p->up.data(), n), wec);
+      if (!wec) pump_up(p);
+    });
+  }
+  void pump_down(const std::shared_ptr<Pair>& p) {
+    p->out.async_read_some(
+        boost::asio::buffer(p->down), [this, p](boost::system::error_code ec, std::size_t n) {
+          if (ec) return p->in.close();
+          std::size_t pass = 0;
+          for (std::size_t i = 0; i < n && p->down_left > 0; ++i, ++pass) {
+            if (!p->length_known) p->length[4 - p->down_left] = static_cast<unsigned char>(p->down[i]);
+            if (--p->down_left == 0 && !p->length_known) {
+              p->length_known = true;
+              p->down_left = (std::size_t(p->length[0]) << 24) | (std::size_t(p->length[1]) << 16) |
+                             (std::size_t(p->length[2]) << 8) | std::size_t(p->length[3]);
+            }
+          }
+          boost::system::error_code wec;
+          if (pass > 0) boost::asio::write(p->in, boost::asio::buffer(p->down.data(), pass), wec);
+          if (!wec) pump_down(p);
+        });
+  }
+  boost::asio::io_context ioc_;
+  tcp::acceptor acceptor_{ioc_, tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0)};
+  tcp::endpoint target_;
+  std::thread thread_;
+};
 
 }  // namespace
 
@@ -195,4 +274,30 @@ TEST_CASE("sasl: the session is authenticated again after a server restart", "[s
   CHECK(alice->session_id() == session);
   const auto ids = alice->who_am_i();
   CHECK(std::find(ids.begin(), ids.end(), ClientIdentity{"sasl", "alice"}) != ids.end());
+}
+
+TEST_CASE("sasl: a server that never answers the exchange is given up within the attempt bound", "[sasl]") {
+  SaslServer f;
+  if (!sasl_or_refusal_checked(f)) return;
+  SaslSilencer relay(f.server.port());
+  std::ostringstream out;
+  auto logger =
+      std::make_shared<spdlog::logger>("sasl-silent", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
+  logger->set_level(spdlog::level::debug);
+  ClientOptions o = quick(logger);
+  o.connection_timeout = 2s;
+  ClientConfig c = client_config(relay.connect_string(), o);
+  c.sasl = f.settings("alice", alice_password);
+  c.handshake_timeout = 200ms;
+  CuratorFramework client(c);
+  client.start();
+  // Not connected, never anonymous: the operation fails at the connection timeout, each attempt having been
+  // given up at its bound and made again.
+  error_code ec;
+  (void)client.exists("/", {}, ec);
+  CHECK(ec);
+  CHECK_FALSE(client.block_until_connected(0ms));
+  CHECK(eventually([&] { return relay.connections.load() >= 2; }, 20s));
+  logger->flush();
+  CHECK(out.str().find("no answer to SASL within the bound") != std::string::npos);
 }
