@@ -25,7 +25,10 @@ packages=(
   zookeeper default-jre-headless default-jdk-headless libcurator-recipes-java
   python3-kazoo python3 procps iproute2 gnuplot-nox
   openssl libssl-dev dpkg-dev clang-format
+  libsasl2-dev libsasl2-modules libsasl2-modules-gssapi-mit krb5-kdc krb5-admin-server krb5-user
 )
+# libsasl2-dev and libsasl2-modules: Cyrus SASL, which the native transport's SASL (DIGEST-MD5) is built on
+# (docs/sasl.md); the GSSAPI module and the krb5 packages: the test KDC of the Kerberos tests to come.
 # openssl, libssl-dev and dpkg-dev: the TLS test servers' certificates, and the TLS-capable C client the tests
 # build from Debian's source package (tools/build-zookeeper-tls.sh).
 #

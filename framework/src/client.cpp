@@ -14,6 +14,7 @@
 #include <cstdlib>
 
 #include "core_impl.hpp"
+#include "sasl/sasl_settings.hpp"
 #include "tls/tls_checks.hpp"
 #include "transport.hpp"
 
@@ -172,6 +173,14 @@ error_code CoreImpl::start(std::string* subject) {
     if (problem.ec) {
       log_->error("TLS settings refused: {}: {}", problem.subject, problem.reason);
       if (subject) *subject = problem.subject;
+      return problem.ec;
+    }
+  }
+  if (cfg_.sasl) {
+    auto problem = check_sasl_settings(*cfg_.sasl, *transport);
+    if (problem.ec) {
+      log_->error("SASL settings refused: {}", problem.reason);
+      if (subject) *subject = "SASL";
       return problem.ec;
     }
   }

@@ -136,6 +136,9 @@ class CoreImpl final : public Core,
   void on_session_state(SessionState state) override;
   void on_watch_event(WatchId id, EventType type, const std::string& path) override;
   void on_auth_failed() override { handle_auth_failed(); }
+  void on_refused(error_code ec, const std::string& why) override {
+    if (!life_.ended() && session_->is_open()) give_up(ec, why);
+  }
   bool believes_connected() const override { return connected_; }
   /// What a request gets when there is no session: the client closed, auth failed, or the session is being
   /// replaced after a loss.

@@ -127,6 +127,13 @@ class ZkrCategory final : public boost::system::error_category {
                "ZKR_ZOOKEEPER_TRANSPORT names none: use c or native)";
       case errc::corrupted_data:
         return "the node's data is not a value of the recipe (wrong size: written by someone else)";
+      case errc::sasl_unsupported:
+        return "SASL was asked for, but the transport or this build has no SASL for the mechanism";
+      case errc::sasl_config_error:
+        return "the SASL settings are incomplete, or a SASL credential file is missing or unreadable";
+      case errc::sasl_auth_failed:
+        return "the ZooKeeper server refused the SASL authentication (wrong password, unknown user or no "
+               "common mechanism)";
     }
     return "unknown zkrecipes error " + std::to_string(ev);
   }
@@ -164,7 +171,7 @@ bool is_session_lost(const error_code& ec) noexcept {
            ec.value() == static_cast<int>(zk_errc::closing);
   // A client that gave its session up for good after a TLS refusal (as for an auth failure).
   return ec == errc::closed || ec == errc::tls_handshake_failed || ec == errc::tls_file_error ||
-         ec == errc::tls_key_error;
+         ec == errc::tls_key_error || ec == errc::sasl_auth_failed || ec == errc::sasl_config_error;
 }
 
 bool is_connection_loss(const error_code& ec) noexcept {

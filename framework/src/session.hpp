@@ -156,6 +156,14 @@ class SessionEvents {
   virtual void on_watch_event(WatchId watch, EventType type, const std::string& path) = 0;
   /// The server refused our auth info: the session is over for good (called from inside the session's work).
   virtual void on_auth_failed() = 0;
+  /// The connection's authentication was refused for good with a reason of the library's own (SASL:
+  /// `errc::sasl_auth_failed`, `errc::sasl_config_error`): the client gives up with `ec`, logging `why`
+  /// (never a secret). Posted by the session, as `on_session_state` is.
+  virtual void on_refused(error_code ec, const std::string& why) {
+    (void)ec;
+    (void)why;
+    on_auth_failed();
+  }
   /// Whether the framework counts the session as connected now (the session reports a silent disconnect).
   virtual bool believes_connected() const = 0;
   /// What a request gets while there is no session: `errc::closed` (the client closed), the reason the

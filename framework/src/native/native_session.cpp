@@ -306,6 +306,7 @@ void NativeSession::on_read(std::size_t n) {
 bool NativeSession::on_frame(jute::ByteSpan payload) {
   jute::Reader in(payload);
   if (phase_ == Phase::handshake) return on_handshake(in);
+  if (phase_ == Phase::sasl) return on_sasl_reply(in);
   const auto h = decode_reply_header(in);
   if (in.error()) return false;
   if (h.xid == xid::notification) {
@@ -332,9 +333,6 @@ bool NativeSession::on_handshake(jute::Reader& in) {
     end_session(SessionState::expired, code(zk_errc::session_expired));
     return true;
   }
-  attempt_timer_.cancel();
-  attempts_abandoned_ = tls_refusals_ = 0;
-  failed_in_pass_ = 0;
   if (session_id_ != 0 && resp.session_id != session_id_) {
     // A session first made on a read-only server, not resumed: the old one is gone.
     end_session(SessionState::expired, code(zk_errc::session_expired));
@@ -344,11 +342,23 @@ bool NativeSession::on_handshake(jute::Reader& in) {
   passwd_ = resp.passwd;
   timeout_ms_ = resp.timeout_ms;
   if (!resp.read_only) seen_rw_ = true;
+  if (cfg_.sasl) {
+    begin_sasl(resp.read_only);
+    return true;
+  }
+  connected(resp.read_only);
+  return true;
+}
+
+void NativeSession::connected(bool read_only) {
+  attempt_timer_.cancel();
+  attempts_abandoned_ = tls_refusals_ = 0;
+  failed_in_pass_ = 0;
   phase_ = Phase::connected;
   if (log_.should_log(spdlog::level::info))
     log_.info("session 0x{:x} connected (timeout {} ms{})", session_id_, timeout_ms_,
-              resp.read_only ? ", read-only" : "");
-  report(resp.read_only ? SessionState::read_only : SessionState::connected);
+              read_only ? ", read-only" : "");
+  report(read_only ? SessionState::read_only : SessionState::connected);
   // The connection's own packets first (auth, then the watches to set again), then what waited.
   for (const auto& a : cfg_.auth) encode_auth(out_, a.scheme, a.auth);
   if (!watches_.empty()) {
@@ -368,7 +378,6 @@ bool NativeSession::on_handshake(jute::Reader& in) {
   for (auto& p : waiting) send(std::move(p));
   schedule_flush();
   arm_tick();
-  return true;
 }
 
 bool NativeSession::on_reply(const ReplyHeader& h, jute::Reader& in) {
@@ -441,7 +450,8 @@ void NativeSession::on_notification(jute::Reader& in) {
 // stay to be set again, and the next host is tried.
 void NativeSession::drop(const char* why) {
   const bool was_connected = phase_ == Phase::connected;
-  if (phase_ == Phase::handshake || phase_ == Phase::connecting) return attempt_failed(why);
+  if (phase_ == Phase::handshake || phase_ == Phase::sasl || phase_ == Phase::connecting)
+    return attempt_failed(why);
   if (!was_connected) return;
   log_.info("connection of session 0x{:x} lost: {}", session_id_, why);
   shut_socket();
@@ -470,6 +480,7 @@ void NativeSession::shut_socket() {
   retry_timer_.cancel();
   resolver_.cancel();
   stream_.close();
+  sasl_.reset();
   out_.clear();
   writing_.clear();
   writing_now_ = false;

@@ -17,11 +17,13 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <zkr/framework/curator_framework.hpp>
 
 #include "../session.hpp"
 #include "connect_string.hpp"
 #include "records.hpp"
+#include "sasl_exchange.hpp"
 #include "tls_stream.hpp"
 #include "watch_table.hpp"
 
@@ -48,7 +50,7 @@ class NativeSession final : public Session {
 
  private:
   using Clock = std::chrono::steady_clock;
-  enum class Phase { idle, connecting, handshake, connected, dead };
+  enum class Phase { idle, connecting, handshake, sasl, connected, dead };
   enum class Internal { none, set_watches, close };
   struct Pending {
     std::int32_t xid = 0;
@@ -69,6 +71,12 @@ class NativeSession final : public Session {
   /// One frame's payload; false when it breaks the protocol (the connection is then dropped).
   bool on_frame(jute::ByteSpan payload);
   bool on_handshake(jute::Reader& in);
+  /// The connection is up (and authenticated): report it, send its own packets and what waited.
+  void connected(bool read_only);
+  // SASL (ClientConfig::sasl): between the connect response and `connected`, every other packet held.
+  void begin_sasl(bool read_only);
+  bool on_sasl_reply(jute::Reader& in);
+  void sasl_step(const SaslExchange::Step& step);
   bool on_reply(const ReplyHeader& h, jute::Reader& in);
   void on_notification(jute::Reader& in);
   void drop(const char* why);
@@ -122,6 +130,9 @@ class NativeSession final : public Session {
   std::size_t in_len_ = 0;
   Clock::time_point last_recv_{}, last_send_{};
   WatchTable watches_;
+  std::unique_ptr<SaslExchange> sasl_;  // this connection's exchange, while it runs
+  std::int32_t sasl_xid_ = 0;
+  bool sasl_read_only_ = false;
 };
 
 }  // namespace zkr::detail::native

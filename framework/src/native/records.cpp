@@ -279,6 +279,16 @@ void encode_auth(jute::Bytes& out, std::string_view scheme, std::string_view aut
   w.end_frame(at);
 }
 
+void encode_sasl(jute::Bytes& out, std::int32_t xid, std::string_view token) {
+  jute::Writer w(out);
+  const auto at = w.begin_frame();
+  header(w, xid, OpCode::sasl);
+  w.buffer(token);
+  w.end_frame(at);
+}
+
+std::string decode_sasl_response(jute::Reader& in) { return in.buffer(); }
+
 void encode_close(jute::Bytes& out, std::int32_t xid) {
   jute::Writer w(out);
   const auto at = w.begin_frame();

@@ -39,6 +39,7 @@ enum class OpCode : std::int32_t {
   multi_read = 22,
   auth = 100,
   set_watches = 101,
+  sasl = 102,
   get_ephemerals = 103,
   get_all_children_number = 104,
   set_watches2 = 105,
@@ -103,6 +104,8 @@ void encode(jute::Bytes& out, const ConnectRequest& r);
 void encode_ping(jute::Bytes& out);
 void encode_auth(jute::Bytes& out, std::string_view scheme, std::string_view auth);
 void encode_close(jute::Bytes& out, std::int32_t xid);
+/// A SASL token (GetSASLRequest) with a normal xid.
+void encode_sasl(jute::Bytes& out, std::int32_t xid, std::string_view token);
 void encode_set_watches(jute::Bytes& out, std::int32_t xid, const SetWatches& w);
 /// `request` as a frame with `xid`, its paths under `chroot`. A RemoveWatches is sent for its path and kind
 /// (a persistent kind as `any`: a 3.8 server removes persistent watches by no other type).
@@ -112,6 +115,8 @@ void encode_request(jute::Bytes& out, std::int32_t xid, const zk::Request& reque
 ConnectResponse decode_connect_response(jute::Reader& in);
 ReplyHeader decode_reply_header(jute::Reader& in);
 WatcherEvent decode_watcher_event(jute::Reader& in);
+/// The server's SASL token (SetSASLResponse) after a reply header with err 0.
+std::string decode_sasl_response(jute::Reader& in);
 Stat decode_stat(jute::Reader& in);
 /// The body of a successful (err 0) reply to `request` into `reply`; created paths and getEphemerals' paths
 /// keep the chroot.

@@ -93,7 +93,8 @@ ServerInstance::ServerInstance(const ServerOptions& options, fs::path java, std:
       force_sync_(options.force_sync),
       jvm_flags_(options.jvm_flags),
       extra_config_(options.extra_config),
-      tls_(options.tls) {
+      tls_(options.tls),
+      sasl_(options.sasl) {
   if (tls_) check_tls_options(*tls_);
   if (options.class_data_sharing) cds_.emplace(java_, classpath_);
 }
@@ -137,6 +138,7 @@ void ServerInstance::write_config() const {
   if (config_.client_port != 0)
     cfg << "clientPort=" << config_.client_port << '\n' << "clientPortAddress=127.0.0.1\n";
   if (tls_) write_tls_config(cfg);
+  if (sasl_) write_sasl_config(cfg);
   cfg << "maxClientCnxns=0\n"
       << "4lw.commands.whitelist=*\n"
       << "extendedTypesEnabled=true\n"
@@ -169,6 +171,22 @@ void ServerInstance::write_tls_config(std::ostream& cfg) const {
       << "authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider\n";
 }
 
+// Unknown zoo.cfg keys become zookeeper.* system properties: enforce.auth.* is zookeeper.enforce.auth.*.
+void ServerInstance::write_sasl_config(std::ostream& cfg) const {
+  cfg << "authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider\n"
+      << "enforce.auth.enabled=true\n"
+      << "enforce.auth.schemes=sasl\n";
+  std::string jaas = "Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule required";
+  for (const auto& [user, password] : sasl_->digest_users) {
+    if (user.find_first_of("\"\\ =") != std::string::npos ||
+        password.find_first_of("\"\\") != std::string::npos)
+      throw TestingError("ServerOptions::sasl: the user '" + user +
+                         "' or its password holds a character JAAS cannot take");
+    jaas += "\n  user_" + user + "=\"" + password + "\"";
+  }
+  write_file(config_.dir / "jaas.conf", jaas + ";\n};\n");
+}
+
 void ServerInstance::launch() {
   std::lock_guard control(control_mutex_);
   if (auto c = child(); c && c->running()) return;
@@ -196,6 +214,7 @@ void ServerInstance::launch() {
     const auto cds = cds_->flags();
     argv.insert(argv.end(), cds.begin(), cds.end());
   }
+  if (sasl_) argv.push_back("-Djava.security.auth.login.config=" + (config_.dir / "jaas.conf").string());
   argv.insert(
       argv.end(),
       {"-cp", classpath_, "-Djava.net.preferIPv4Stack=true", "-Dzookeeper.admin.enableServer=false",

@@ -94,6 +94,7 @@ class ServerInstance {
   std::shared_ptr<ChildProcess> child() const;
   void write_config() const;
   void write_tls_config(std::ostream& cfg) const;
+  void write_sasl_config(std::ostream& cfg) const;
   bool tls_ruok(std::chrono::milliseconds timeout) const;
   void wait_for_state(bool stopped) const;
 
@@ -107,6 +108,7 @@ class ServerInstance {
   std::vector<std::string> jvm_flags_;
   std::vector<std::string> extra_config_;
   std::optional<TlsServerOptions> tls_;
+  std::optional<SaslServerOptions> sasl_;
   std::optional<ClassDataSharing> cds_;  // ServerOptions::class_data_sharing
 
   std::mutex control_mutex_;        // serializes start/stop/kill/pause/resume

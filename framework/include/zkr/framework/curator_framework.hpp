@@ -31,6 +31,7 @@
 #include <zkr/framework/error.hpp>
 #include <zkr/framework/paths.hpp>
 #include <zkr/framework/retry.hpp>
+#include <zkr/framework/sasl.hpp>
 #include <zkr/framework/transport.hpp>
 #include <zkr/framework/types.hpp>
 #include <zkr/framework/with_diagnostics.hpp>
@@ -112,6 +113,8 @@ struct ClientConfig {
   std::vector<AuthInfo> auth;
   /// TLS to the ensemble; empty = plain text.
   std::optional<TlsConfig> tls;
+  /// SASL authentication on every connection (sasl.hpp, docs/sasl.md); empty = none.
+  std::optional<SaslConfig> sasl;
   /// The logger (the C client's log is routed into it too); null = a private stderr logger at `warn`.
   std::shared_ptr<spdlog::logger> logger;
   /// Executor for handlers without an associated executor and for connection-state listeners; empty = the
@@ -643,6 +646,10 @@ class CuratorFrameworkFactory {
     }
     Builder& tls(TlsConfig v) {
       c_.tls = std::move(v);
+      return *this;
+    }
+    Builder& sasl(SaslConfig v) {
+      c_.sasl = std::move(v);
       return *this;
     }
     Builder& logger(std::shared_ptr<spdlog::logger> v) {

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include <zkr/testing/sasl_options.hpp>
 #include <zkr/testing/tls_options.hpp>
 
 namespace zkr::testing {
@@ -50,6 +51,8 @@ struct ServerOptions {
   /// When set, the server also (or, with `plain_port` off, only) serves TLS clients on a secure port; see
   /// `TlsServerOptions` and `TestCertificates`, which makes the stores and client certificates.
   std::optional<TlsServerOptions> tls;
+  /// When set, the server requires SASL of every client; see `SaslServerOptions`.
+  std::optional<SaslServerOptions> sasl;
 };
 
 /// Thrown for every set-up or control failure of a test server: Java or the ZooKeeper jars missing, a port in

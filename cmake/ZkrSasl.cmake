@@ -1,0 +1,25 @@
+# Cyrus SASL for the native transport's SASL (docs/sasl.md). ZKR_SASL: auto (on when the native transport is
+# built and libsasl2 with its headers is found), ON (required: an error without it) or OFF. Sets
+# ZKR_SASL_ENABLED, ZKR_SASL_LIBRARY and ZKR_SASL_INCLUDE_DIR. The library is linked by its path, so that the
+# installed package needs no target of its own for it.
+set(ZKR_SASL_ENABLED OFF)
+if(NOT ZKR_SASL MATCHES "^(auto|AUTO|ON|on|OFF|off)$")
+  message(FATAL_ERROR "ZKR_SASL is '${ZKR_SASL}': use auto, ON or OFF")
+endif()
+set(_zkr_sasl_native OFF)
+if(ZKR_ZOOKEEPER_FLAVOUR STREQUAL "native" OR ZKR_NATIVE_TRANSPORT)
+  set(_zkr_sasl_native ON)
+endif()
+if(NOT ZKR_SASL MATCHES "^(OFF|off)$" AND _zkr_sasl_native)
+  find_path(ZKR_SASL_INCLUDE_DIR sasl/sasl.h)
+  find_library(ZKR_SASL_LIBRARY NAMES sasl2)
+  if(ZKR_SASL_INCLUDE_DIR AND ZKR_SASL_LIBRARY)
+    set(ZKR_SASL_ENABLED ON)
+  elseif(ZKR_SASL MATCHES "^(ON|on)$")
+    message(FATAL_ERROR "ZKR_SASL=ON: Cyrus SASL (sasl/sasl.h, libsasl2) not found (Debian: libsasl2-dev)")
+  endif()
+elseif(ZKR_SASL MATCHES "^(ON|on)$")
+  message(FATAL_ERROR "ZKR_SASL=ON needs the native transport (ZKR_NATIVE_TRANSPORT)")
+endif()
+message(STATUS "zkrecipes: SASL (native transport, Cyrus SASL): ${ZKR_SASL_ENABLED}")
+unset(_zkr_sasl_native)

@@ -1,0 +1,30 @@
+#pragma once
+// The SASL settings (ClientConfig::sasl) checked before a client starts, and the password file read at each
+// connection: what the transports share. The exchange itself is the native transport's
+// (native/sasl_exchange.hpp).
+
+#include <optional>
+#include <string>
+#include <zkr/framework/error.hpp>
+#include <zkr/framework/sasl.hpp>
+
+namespace zkr::detail {
+
+/// A refusal of the settings: the code, and a reason naming the setting (never a secret).
+struct SaslProblem {
+  error_code ec;
+  std::string reason;
+};
+
+/// Whether `transport` (resolved, not automatic) can authenticate `cfg` with SASL, and whether `cfg` is
+/// complete for its mechanism with a readable password file. Empty `ec` = fine.
+SaslProblem check_sasl_settings(const SaslConfig& cfg, Transport transport);
+
+/// The password in `path`, without one trailing newline (and carriage return); empty with `problem` set
+/// when the file cannot be read.
+std::string read_sasl_password(const std::string& path, SaslProblem& problem);
+
+/// The host name the exchange names the server by: `cfg.server_host`, else the mechanism's default.
+std::string sasl_server_host(const SaslConfig& cfg);
+
+}  // namespace zkr::detail

@@ -1,0 +1,130 @@
+// Unit tests for SASL's parts without a server (docs/sasl.md): the GetSASLRequest / SetSASLResponse records
+// byte for byte, the settings refused at start() with their typed errors, the password file's reading, and
+// the classification of the new codes.
+
+#include "sasl/sasl_settings.hpp"
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "native/jute.hpp"
+#include "native/records.hpp"
+
+namespace {
+
+namespace native = zkr::detail::native;
+namespace jute = zkr::detail::native::jute;
+namespace fs = std::filesystem;
+
+/// A file with `content` under the system's temporary directory, removed at the end of the case.
+struct TempFile {
+  explicit TempFile(const std::string& content)
+      : path(fs::temp_directory_path() /
+             ("zkr-sasl-unit-" + std::to_string(::getpid()) + "-" + std::to_string(counter++))) {
+    std::ofstream(path, std::ios::binary) << content;
+  }
+  ~TempFile() {
+    std::error_code ec;
+    fs::remove(path, ec);
+  }
+  fs::path path;
+  static inline int counter = 0;
+};
+
+zkr::SaslConfig digest(const std::string& password_file) {
+  zkr::SaslConfig c;
+  c.user = "alice";
+  c.password_file = password_file;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("sasl records: GetSASLRequest is opcode 102 with a normal xid, SetSASLResponse is a buffer",
+          "[sasl]") {
+  jute::Bytes out;
+  native::encode_sasl(out, 3, "tok");
+  CHECK(out == jute::Bytes{0, 0, 0, 15, 0, 0, 0, 3, 0, 0, 0, 102, 0, 0, 0, 3, 't', 'o', 'k'});
+  out.clear();
+  native::encode_sasl(out, 1, "");
+  CHECK(out == jute::Bytes{0, 0, 0, 12, 0, 0, 0, 1, 0, 0, 0, 102, 0, 0, 0, 0});
+
+  const jute::Bytes reply{0, 0, 0, 2, 'o', 'k'};
+  jute::Reader in(reply);
+  CHECK(native::decode_sasl_response(in) == "ok");
+  CHECK_FALSE(in.error());
+  const jute::Bytes short_reply{0, 0, 0, 9, 'o', 'k'};
+  jute::Reader bad(short_reply);
+  (void)native::decode_sasl_response(bad);
+  CHECK(bad.error() == zkr::errc::malformed_reply);
+}
+
+TEST_CASE("sasl settings: incomplete settings and unreadable files are sasl_config_error", "[sasl]") {
+  using zkr::Transport;
+  TempFile pw("secret\n");
+  const bool native_sasl = zkr::sasl_supported(Transport::native);
+  if (!native_sasl) {
+    CHECK(zkr::detail::check_sasl_settings(digest(pw.path.string()), Transport::native).ec ==
+          zkr::errc::sasl_unsupported);
+    return;
+  }
+  CHECK_FALSE(zkr::detail::check_sasl_settings(digest(pw.path.string()), Transport::native).ec);
+
+  auto no_user = digest(pw.path.string());
+  no_user.user.clear();
+  CHECK(zkr::detail::check_sasl_settings(no_user, Transport::native).ec == zkr::errc::sasl_config_error);
+  auto no_file = digest("");
+  CHECK(zkr::detail::check_sasl_settings(no_file, Transport::native).ec == zkr::errc::sasl_config_error);
+  auto missing = digest((fs::temp_directory_path() / "zkr-sasl-unit-no-such-file").string());
+  const auto problem = zkr::detail::check_sasl_settings(missing, Transport::native);
+  CHECK(problem.ec == zkr::errc::sasl_config_error);
+  CHECK(problem.reason.find("zkr-sasl-unit-no-such-file") != std::string::npos);
+  auto no_service = digest(pw.path.string());
+  no_service.service.clear();
+  CHECK(zkr::detail::check_sasl_settings(no_service, Transport::native).ec == zkr::errc::sasl_config_error);
+
+  auto gssapi = digest(pw.path.string());
+  gssapi.mechanism = zkr::SaslMechanism::gssapi;
+  CHECK(zkr::detail::check_sasl_settings(gssapi, Transport::native).ec == zkr::errc::sasl_unsupported);
+}
+
+TEST_CASE("sasl settings: the C client has no SASL, the refusal names no secret", "[sasl]") {
+  TempFile pw("c-client-secret");
+  const auto problem = zkr::detail::check_sasl_settings(digest(pw.path.string()), zkr::Transport::c_client);
+  CHECK(problem.ec == zkr::errc::sasl_unsupported);
+  CHECK(problem.reason.find("c-client-secret") == std::string::npos);
+  CHECK_FALSE(zkr::sasl_supported(zkr::Transport::c_client));
+}
+
+TEST_CASE("sasl settings: the password file loses one trailing newline only", "[sasl]") {
+  const auto [content, expected] = GENERATE(table<std::string, std::string>(
+      {{"pw", "pw"}, {"pw\n", "pw"}, {"pw\r\n", "pw"}, {"pw\n\n", "pw\n"}, {" pw ", " pw "}, {"", ""}}));
+  TempFile f(content);
+  zkr::detail::SaslProblem problem;
+  CHECK(zkr::detail::read_sasl_password(f.path.string(), problem) == expected);
+  CHECK_FALSE(problem.ec);
+}
+
+TEST_CASE("sasl settings: the server host defaults to DIGEST-MD5's zk-sasl-md5", "[sasl]") {
+  zkr::SaslConfig c;
+  CHECK(zkr::detail::sasl_server_host(c) == "zk-sasl-md5");
+  c.server_host = "zk1.example";
+  CHECK(zkr::detail::sasl_server_host(c) == "zk1.example");
+  CHECK(zkr::to_string(zkr::SaslMechanism::digest_md5) == "DIGEST-MD5");
+  CHECK(zkr::to_string(zkr::SaslMechanism::gssapi) == "GSSAPI");
+}
+
+TEST_CASE("sasl errors: a refusal ends the session, with its own message", "[sasl]") {
+  for (auto e : {zkr::errc::sasl_auth_failed, zkr::errc::sasl_config_error}) {
+    CHECK(zkr::is_session_lost(make_error_code(e)));
+    CHECK_FALSE(zkr::is_retryable(make_error_code(e)));
+  }
+  CHECK_FALSE(zkr::is_session_lost(make_error_code(zkr::errc::sasl_unsupported)));
+  CHECK(make_error_code(zkr::errc::sasl_auth_failed).message().find("SASL") != std::string::npos);
+  CHECK(make_error_code(zkr::errc::sasl_unsupported).message().find("SASL") != std::string::npos);
+}
