@@ -21,6 +21,7 @@
 #include <zkr/testing/server_options.hpp>
 
 #include "fixture.hpp"
+#include "tls_support.hpp"
 
 using namespace zkr;
 using namespace zkr::test;
@@ -274,6 +275,27 @@ TEST_CASE("sasl: the session is authenticated again after a server restart", "[s
   CHECK(alice->session_id() == session);
   const auto ids = alice->who_am_i();
   CHECK(std::find(ids.begin(), ids.end(), ClientIdentity{"sasl", "alice"}) != ids.end());
+}
+
+TEST_CASE("sasl: DIGEST-MD5 over TLS, on the server's secure port only", "[sasl]") {
+  if (!sasl_or_refusal_checked() || !tls_available()) return;
+  zkr::testing::TestCertificates certs;
+  zkr::testing::ServerOptions so = SaslServer::options();
+  so.tls = certs.server_options();
+  so.tls->plain_port = false;
+  zkr::testing::TestingServer server(so);
+  const auto password_file = server.data_dir() / "alice.password";
+  std::ofstream(password_file) << alice_password << '\n';
+  ClientConfig c = client_config(server.secure_connect_string(), {});
+  c.tls = tls_settings(certs.client("client-a"));
+  c.sasl = SaslConfig{};
+  c.sasl->user = "alice";
+  c.sasl->password_file = password_file.string();
+  auto alice = connected(c);
+  const auto ids = alice->who_am_i();
+  CHECK(std::find(ids.begin(), ids.end(), ClientIdentity{"sasl", "alice"}) != ids.end());
+  alice->create("/owned", {.acl = AclList{Acl{perms::all, {"sasl", "alice"}}}, .data = std::string("mine")});
+  CHECK(alice->get_data("/owned").data == "mine");
 }
 
 TEST_CASE("sasl: a server that never answers the exchange is given up within the attempt bound", "[sasl]") {

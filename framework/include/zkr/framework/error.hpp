@@ -75,10 +75,10 @@ enum class errc : int {
   malformed_reply,  ///< the server's bytes break the protocol (the native transport drops the connection)
   transport_unavailable,  ///< the transport asked for (`ClientConfig::transport`, `ZKR_ZOOKEEPER_TRANSPORT`)
                           ///< is not in this build, or the variable names none
-  corrupted_data,  ///< a node's data cannot be what the recipe stored there (a shared count or an atomic
-                   ///< counter whose bytes are not 4 or 8 long: written by someone else)
-  sasl_unsupported,  ///< SASL was asked for, but the transport or this build has none for the mechanism
-                     ///< (the C client; a build without Cyrus SASL; GSSAPI, not yet done: docs/sasl.md)
+  corrupted_data,     ///< a node's data cannot be what the recipe stored there (a shared count or an atomic
+                      ///< counter whose bytes are not 4 or 8 long: written by someone else)
+  sasl_unsupported,   ///< SASL was asked for, but the transport or this build has none for the mechanism
+                      ///< (the C client; a build without Cyrus SASL; GSSAPI, not yet done: docs/sasl.md)
   sasl_config_error,  ///< the SASL settings are incomplete, or the password file is missing or unreadable
   sasl_auth_failed,   ///< the server refused the SASL authentication (wrong password, unknown user, no
                       ///< common mechanism), or the exchange failed on the client's side
