@@ -1,6 +1,6 @@
 """The benchmark cases: what each runs (scenario, driver options, libraries) at full and --quick sizes."""
 
-from .common import DEFAULT_LIBRARIES, TLS_LIBRARIES, WITH_STANDARD
+from .common import DEFAULT_LIBRARIES, NATIVE_LIBRARY, TLS_LIBRARIES, WITH_STANDARD
 
 
 FAILOVER_LIBRARIES = ["zkrecipes", "curator"]
@@ -73,10 +73,13 @@ def cases(quick):
 
 def case_libraries(case):
     """The libraries a case runs: those it names (or DEFAULT_LIBRARIES), and the TLS library of each plain one
-    among them (only the lock cases: not failover, whose drivers spawn leaders of their own, nor the ladder)."""
+    among them and the native transport beside zkrecipes (only the lock cases: not failover, whose drivers spawn
+    leaders of their own, nor the ladder). A library runs only where the run has its driver (--libraries)."""
     libs = list(case[4] or DEFAULT_LIBRARIES)
     if case[1] != "failover" and "_ladder" not in case[3]:
         libs += [tls for tls, plain in TLS_LIBRARIES.items() if plain in libs]
+        if "zkrecipes" in libs:
+            libs.append(NATIVE_LIBRARY)
     return libs
 
 

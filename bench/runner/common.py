@@ -13,12 +13,16 @@ CLIENT_JARS = ["curator-recipes", "curator-framework", "curator-client", "zookee
 # "zkrecipes-mt": a zkr_bench built on the multi-threaded ZooKeeper C client (--zkr-bench-mt), beside
 # "zkrecipes" on the single-threaded one (docs/architecture.md, "Two C clients").
 LIBRARIES = ["zkrecipes", "zkrecipes-mt", "zkrecipes-standard", "curator", "kazoo"]
+# "zkrecipes-native": the --zkr-bench driver on the native transport (ZKR_ZOOKEEPER_TRANSPORT=native, the same
+# binary: a C-client build carries it, docs/native-transport.md). Only when --libraries names it; it then runs in
+# every lock case that runs "zkrecipes".
+NATIVE_LIBRARY = "zkrecipes-native"
 # "zkrecipes-tls" / "curator-tls": "zkrecipes" / "curator" connecting over TLS to the server's secureClientPort
 # (--tls only). Each runs in the lock cases that run its plain counterpart.
 TLS_LIBRARIES = {"zkrecipes-tls": "zkrecipes", "curator-tls": "curator"}
 # The order of the libraries in a case (the reps rotate from it) and in the table: each TLS library beside its
 # plain counterpart. Without --tls it is LIBRARIES'.
-ORDER = ["zkrecipes", "zkrecipes-tls", "zkrecipes-mt", "zkrecipes-standard", "curator", "curator-tls", "kazoo"]
+ORDER = ["zkrecipes", "zkrecipes-tls", "zkrecipes-mt", "zkrecipes-native", "zkrecipes-standard", "curator", "curator-tls", "kazoo"]
 DEFAULT_LIBRARIES = ["zkrecipes", "zkrecipes-mt", "curator", "kazoo"]  # the libraries of a case that names none
 WITH_STANDARD = ["zkrecipes", "zkrecipes-mt", "zkrecipes-standard", "curator", "kazoo"]
 WATCH_KEYS = ("zk_sum_node_created_watch_count", "zk_sum_node_deleted_watch_count",

@@ -9,7 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .common import BENCH, CLIENT_JARS, REPO, TLS_LIBRARIES, SetupError, log
+from .common import BENCH, CLIENT_JARS, NATIVE_LIBRARY, REPO, TLS_LIBRARIES, SetupError, log
 
 
 class Driver:
@@ -105,6 +105,11 @@ def make_drivers(args, notes):
             if "zkrecipes-standard" in wanted and "--lock-driver" in help_text:
                 drivers["zkrecipes-standard"] = Driver("zkrecipes-standard", d.argv + ["--lock-driver", "standard"],
                                                        d.supports_mntr)
+    if NATIVE_LIBRARY in wanted:
+        d, _ = zkr_driver(NATIVE_LIBRARY, args.zkr_bench, notes, "--zkr-bench")
+        if d:
+            drivers[NATIVE_LIBRARY] = Driver(NATIVE_LIBRARY, ["env", "ZKR_ZOOKEEPER_TRANSPORT=native"] + d.argv,
+                                             d.supports_mntr)
     if "zkrecipes-mt" in wanted:
         d, _ = zkr_driver("zkrecipes-mt", args.zkr_bench_mt, notes, "--zkr-bench-mt")
         if d:

@@ -190,7 +190,9 @@ def write_markdown(path, table, meta, notes, plot_note, png_name, rows=(), ftabl
         "trying the largest W first and smaller ones only while a run fails (one rep each); its peak RSS and "
         "thread count stand beside the zkrecipes case's in the targets below.",
         "- zkrecipes is built on the single-threaded ZooKeeper C client, zkrecipes-mt on the multi-threaded one "
-        "(the same source; `--zkr-bench-mt`, docs/architecture.md \"Two C clients\").",
+        "(the same source; `--zkr-bench-mt`, docs/architecture.md \"Two C clients\"); zkrecipes-native is "
+        "zkrecipes's driver on the native transport (`ZKR_ZOOKEEPER_TRANSPORT=native`, docs/native-transport.md), "
+        "no C client in its path.",
         "- zkrecipes-standard: zkrecipes with `StandardLockDriver` (Curator's request pattern: re-list after each "
         "wake-up) instead of the mutexes' default `PrewatchLockDriver`; run only where the pre-watch changes a "
         "hand-off (K=8, K=32, the long drain).",
