@@ -15,6 +15,8 @@
 #include <memory>
 #include <sstream>
 
+#include "tls_context.hpp"
+
 namespace zkr::detail {
 
 namespace {
@@ -63,15 +65,6 @@ bool whole_file_contains(const std::string& file, const char* text) {
   return ss.str().find(text) != std::string::npos;
 }
 
-/// OpenSSL's password callback: the configured password, never a prompt on the terminal (OpenSSL's default
-/// callback, which the C client leaves in place, reads one from the terminal when it has no password).
-int give_password(char* buf, int size, int, void* userdata) {
-  const auto* pw = static_cast<const std::string*>(userdata);
-  if (pw->empty() || static_cast<int>(pw->size()) > size) return 0;
-  std::memcpy(buf, pw->data(), pw->size());
-  return static_cast<int>(pw->size());
-}
-
 TlsProblem check_certificate_dates(const std::string& file) {
   std::unique_ptr<std::FILE, FileClose> f(std::fopen(file.c_str(), "rb"));
   if (!f) return file_problem(file, std::strerror(errno));
@@ -118,7 +111,7 @@ TlsProblem check_tls_settings(const TlsConfig& tls) {
   {
     std::unique_ptr<std::FILE, FileClose> f(std::fopen(tls.key_file.c_str(), "rb"));
     if (!f) return file_problem(tls.key_file, std::strerror(errno));
-    key.reset(PEM_read_PrivateKey(f.get(), nullptr, give_password, &password));
+    key.reset(PEM_read_PrivateKey(f.get(), nullptr, pem_password, &password));
   }
   if (!key) {
     const auto reason = openssl_reason();

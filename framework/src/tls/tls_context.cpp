@@ -24,14 +24,6 @@ bool is_ip_address(const std::string& host) {
   return !ec;
 }
 
-/// OpenSSL's password callback while the key loads: the password `userdata` points to.
-int give_password(char* buf, int size, int, void* userdata) {
-  const auto* pw = static_cast<const std::string*>(userdata);
-  if (pw == nullptr || pw->empty() || static_cast<int>(pw->size()) > size) return 0;
-  std::memcpy(buf, pw->data(), pw->size());
-  return static_cast<int>(pw->size());
-}
-
 /// Afterwards: no password, and no prompt on the terminal (OpenSSL's default callback's).
 int no_password(char*, int, int, void*) { return 0; }
 
@@ -43,6 +35,13 @@ error_code last_openssl_error() {
 
 }  // namespace
 
+int pem_password(char* buf, int size, int, void* userdata) {
+  const auto* pw = static_cast<const std::string*>(userdata);
+  if (pw == nullptr || pw->empty() || static_cast<int>(pw->size()) > size) return 0;
+  std::memcpy(buf, pw->data(), pw->size());
+  return static_cast<int>(pw->size());
+}
+
 std::optional<ssl::context> make_tls_client_context(const TlsConfig& tls, error_code& ec) {
   ssl::context ctx(ssl::context::tls_client);
   ec = {};
@@ -53,7 +52,7 @@ std::optional<ssl::context> make_tls_client_context(const TlsConfig& tls, error_
   if (!ec) ctx.use_certificate_chain_file(tls.cert_file, ec);
   if (ec) return std::nullopt;
   std::string password = tls.key_password;
-  SSL_CTX_set_default_passwd_cb(native, give_password);
+  SSL_CTX_set_default_passwd_cb(native, pem_password);
   SSL_CTX_set_default_passwd_cb_userdata(native, &password);
   ERR_clear_error();
   const bool key_loaded = SSL_CTX_use_PrivateKey_file(native, tls.key_file.c_str(), SSL_FILETYPE_PEM) == 1 &&

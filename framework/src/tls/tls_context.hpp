@@ -19,6 +19,10 @@ namespace zkr::detail {
 /// says which and why).
 std::optional<boost::asio::ssl::context> make_tls_client_context(const TlsConfig& tls, error_code& ec);
 
+/// OpenSSL's PEM password callback: the password `userdata` points to (a `const std::string*`), never a
+/// prompt on the terminal (OpenSSL's default callback reads one when it has no password).
+int pem_password(char* buf, int size, int rwflag, void* userdata);
+
 /// Prepares connection `ssl`, before its handshake, for a server reached as `host` (a name or an address,
 /// as in the connect string): SNI for a name and, with `verify_host_name`, the name or address its
 /// certificate must carry (subjectAltName; no partial wildcards).
