@@ -118,7 +118,7 @@ if [ "$quick" -eq 1 ]; then
 else
   # shellcheck disable=SC2046
   if step mt-configure cmake -S . -B build-mt $(generator_for build-mt) -DCMAKE_BUILD_TYPE=Debug \
-    -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DZKR_WERROR=ON -DZKR_ZOOKEEPER_CLIENT=mt -DZKR_ZOOKEEPER_TLS=OFF \
+    -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DZKR_WERROR=ON -DZKR_ZOOKEEPER_CLIENT=mt -DZKR_ZOOKEEPER_TLS=auto \
     -DZKR_BUILD_TESTS=OFF -DZKR_BUILD_BENCH=OFF &&
     step mt-build cmake --build build-mt -j2 --target zkr_demo; then
     step mt-demo build-mt/tools/zkr_demo
