@@ -264,17 +264,15 @@ void NativeSession::on_stream_ready() {
 
 void NativeSession::read_some() {
   if (in_.size() < in_len_ + kReadChunk) in_.resize(in_len_ + kReadChunk);
-  stream_.async_read_some(asio::buffer(in_.data() + in_len_, in_.size() - in_len_),
-                          [this, g = gen_](error_code ec, std::size_t n) {
-                            if (g != gen_) return;
-                            if (!ec) return on_read(n);
-                            if (phase_ == Phase::handshake)
-                              if (auto why = stream_.refusal_after_handshake(ec); !why.empty())
-                                return tls_refused(why);
-                            const bool closed =
-                                ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
-                            drop(closed ? "the server closed the connection" : "read error");
-                          });
+  stream_.async_read_some(
+      asio::buffer(in_.data() + in_len_, in_.size() - in_len_),
+      [this, g = gen_](error_code ec, std::size_t n) {
+        if (g != gen_) return;
+        if (!ec) return on_read(n);
+        if (phase_ == Phase::handshake)
+          if (auto why = stream_.refusal_after_handshake(ec); !why.empty()) return tls_refused(why);
+        drop(Stream::closed_by_peer(ec) ? "the server closed the connection" : "read error");
+      });
 }
 
 void NativeSession::on_read(std::size_t n) {

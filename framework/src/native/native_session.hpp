@@ -24,7 +24,7 @@
 #include "connect_string.hpp"
 #include "records.hpp"
 #include "sasl_exchange.hpp"
-#include "tls_stream.hpp"
+#include "stream.hpp"
 #include "watch_table.hpp"
 
 namespace zkr::detail::native {

@@ -59,6 +59,10 @@ class Stream {
   /// Why the first read after the handshake failed with `ec`, when it is the server refusing our
   /// certificate (TLS 1.3 servers say so then); empty otherwise, and over plain text.
   std::string refusal_after_handshake(const error_code& ec) const;
+  /// Whether a read's `ec` says the server closed the connection (with or without TLS's close_notify).
+  static bool closed_by_peer(const error_code& ec) noexcept {
+    return ec == boost::asio::error::eof || ec == boost::asio::ssl::error::stream_truncated;
+  }
 
   tcp::socket& socket() noexcept { return tls_ ? tls_->next_layer() : plain_; }
   bool is_open() const noexcept { return tls_ ? tls_->next_layer().is_open() : plain_.is_open(); }
