@@ -2,6 +2,8 @@
 // What every scenario runs on: the options, the sessions it opens (each its own CuratorFramework), the
 // measured part's clocks and mntr window, and the way out on a failure.
 
+#include <spdlog/logger.h>
+
 #include <boost/asio/thread_pool.hpp>
 #include <cstdint>
 #include <memory>

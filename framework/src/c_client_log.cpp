@@ -2,6 +2,8 @@
 
 #include "c_client_log.hpp"
 
+#include <spdlog/logger.h>
+
 #include <algorithm>
 #include <iterator>
 #include <mutex>

@@ -1,6 +1,8 @@
 #pragma once
 // The session over the ZooKeeper C client flavour this build links (st_session.cpp or mt_session.cpp).
 
+#include <spdlog/logger.h>
+
 #include <memory>
 
 #include "session.hpp"

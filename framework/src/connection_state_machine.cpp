@@ -3,6 +3,8 @@
 // replaced after a loss, the auth failure (or TLS refusal) that ends the client; the listeners of those
 // states; and the waits for the connection that the retry loop and block_until_connected use.
 
+#include <spdlog/logger.h>
+
 #include "core_impl.hpp"
 
 namespace zkr::detail {

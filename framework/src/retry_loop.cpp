@@ -2,6 +2,8 @@
 // and on a retryable code let the policy decide and sleep, on one of the client's pauses (pauses.hpp), which
 // a close or a give-up ends at once.
 
+#include <spdlog/logger.h>
+
 #include "core_impl.hpp"
 
 namespace zkr::detail {

@@ -14,6 +14,8 @@
 // request cut off by the end of its session: `zk_errc::closing`); a request sent while there is no session
 // gets `SessionEvents::no_session_ec()`.
 
+#include <spdlog/logger.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>

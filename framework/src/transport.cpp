@@ -3,6 +3,8 @@
 
 #include "transport.hpp"
 
+#include <spdlog/logger.h>
+
 #include <cstdlib>
 #include <string_view>
 

@@ -1,5 +1,7 @@
 #include "atomic_update.hpp"
 
+#include <spdlog/logger.h>
+
 #include <boost/asio/bind_executor.hpp>
 #include <zkr/recipes/detail/lock_internals.hpp>
 #include <zkr/recipes/detail/number_codec.hpp>

@@ -1,3 +1,5 @@
+#include <spdlog/logger.h>
+
 #include <algorithm>
 #include <atomic>
 #include <boost/asio/error.hpp>

@@ -1,3 +1,5 @@
+#include <spdlog/logger.h>
+
 #include <atomic>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>

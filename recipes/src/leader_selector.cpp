@@ -1,3 +1,5 @@
+#include <spdlog/logger.h>
+
 #include <boost/asio/post.hpp>
 #include <future>
 #include <zkr/recipes/detail/lock_internals.hpp>

@@ -1,3 +1,5 @@
+#include <spdlog/logger.h>
+
 #include <algorithm>
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>

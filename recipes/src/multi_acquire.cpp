@@ -3,6 +3,8 @@
 // gives back its places in the later locks before waiting for a taken one, and hands that wait to the engine.
 // The algorithm and why it cannot deadlock: docs/multi-lock.md.
 
+#include <spdlog/logger.h>
+
 #include <algorithm>
 #include <boost/asio/error.hpp>
 #include <boost/asio/steady_timer.hpp>

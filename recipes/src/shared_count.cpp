@@ -1,3 +1,5 @@
+#include <spdlog/logger.h>
+
 #include <zkr/recipes/shared_count.hpp>
 
 namespace zkr {

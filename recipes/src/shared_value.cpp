@@ -1,3 +1,5 @@
+#include <spdlog/logger.h>
+
 #include <zkr/framework/paths.hpp>
 #include <zkr/recipes/detail/callback_guard.hpp>
 #include <zkr/recipes/shared_value.hpp>

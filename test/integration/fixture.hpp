@@ -3,6 +3,8 @@
 // client's I/O thread held or drained, and bounded waiting (`eventually`, from test/support: never a hang,
 // never a timing assertion).
 
+#include <spdlog/logger.h>
+
 #include <boost/asio/post.hpp>
 #include <chrono>
 #include <functional>

@@ -13,6 +13,7 @@
 // the client gave up unanswered (ClientConfig::handshake_timeout), and exits non-zero if any gap exceeded
 // --max-gap or the session was lost.
 
+#include <spdlog/logger.h>
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/ringbuffer_sink.h>
 #include <unistd.h>

@@ -25,6 +25,8 @@
 ///    clean-ups the real core promises (a guaranteed delete after a retryable failure; the deletion of a
 ///    protected node left by a failed create), as background requests in the log.
 
+#include <spdlog/logger.h>
+
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <cstdint>

@@ -2,6 +2,8 @@
 
 #include "fake_session.hpp"
 
+#include <spdlog/logger.h>
+
 #include <boost/asio/post.hpp>
 #include <type_traits>
 #include <utility>

@@ -1,6 +1,7 @@
 #include "run_locked.hpp"
 
 #include <signal.h>
+#include <spdlog/logger.h>
 #include <sys/wait.h>
 #include <unistd.h>
 

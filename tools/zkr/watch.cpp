@@ -1,5 +1,7 @@
 #include "watch.hpp"
 
+#include <spdlog/logger.h>
+
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/io_context.hpp>

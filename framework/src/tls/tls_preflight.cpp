@@ -3,6 +3,8 @@
 
 #include "tls_preflight.hpp"
 
+#include <spdlog/logger.h>
+
 #include <array>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/address.hpp>

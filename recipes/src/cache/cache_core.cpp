@@ -1,5 +1,7 @@
 // CacheCore: state, listeners and initialized-waiters of every cache (see detail/cache_core.hpp).
 
+#include <spdlog/logger.h>
+
 #include <boost/asio/post.hpp>
 #include <zkr/recipes/detail/cache_core.hpp>
 

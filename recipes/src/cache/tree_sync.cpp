@@ -1,5 +1,7 @@
 // TreeSync: the cache engine (see zkr/recipes/detail/tree_sync.hpp and docs/caches.md).
 
+#include <spdlog/logger.h>
+
 #include <algorithm>
 #include <chrono>
 #include <zkr/framework/paths.hpp>

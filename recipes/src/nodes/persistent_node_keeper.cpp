@@ -2,6 +2,8 @@
 // same name again), adopts an existing one by writing our bytes to it, then reads it back with an exists
 // watch; the watch, the connection states and a pause after a failure start the next round.
 
+#include <spdlog/logger.h>
+
 #include <boost/asio/post.hpp>
 #include <zkr/framework/paths.hpp>
 

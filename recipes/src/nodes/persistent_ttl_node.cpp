@@ -1,6 +1,8 @@
 // PersistentTtlNode: a container PersistentNode that keeps its node on close, and the touch of its TTL
 // child (set its data; create it when missing), on a timer and whenever the container is made.
 
+#include <spdlog/logger.h>
+
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <zkr/framework/paths.hpp>

@@ -16,7 +16,7 @@
 /// `zkr::Error` with the operation and the path; the handler never runs inside the initiating call. The
 /// contract (executors, cancellation per operation, late results) is in docs/async.md.
 
-#include <spdlog/logger.h>
+#include <spdlog/fwd.h>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <chrono>

@@ -6,7 +6,7 @@
 ///
 /// All paths are *un-namespaced*; the core applies the client's namespace.
 
-#include <spdlog/logger.h>
+#include <spdlog/fwd.h>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/io_context.hpp>
