@@ -103,8 +103,10 @@ void CoreImpl::delete_children_then(std::string path, int version, bool guarante
                  auto step = std::make_shared<unique_function<void(std::size_t)>>();
                  *step = [this, path, version, quietly, names, stop, weak = std::weak_ptr(step),
                           cb = std::move(cb)](std::size_t i) mutable {
+                   // The listing proved the node there: gone now, it was deleted as asked (a container
+                   // parent is reaped by the server once its last child goes, often before this delete).
                    if (i == names->size())
-                     return remove(path, version, false, quietly, std::move(cb), {.stop = stop});
+                     return remove(path, version, false, true, std::move(cb), {.stop = stop});
                    auto self = weak.lock();
                    delete_children_then(
                        make_path(path, (*names)[i]), -1, false, true,

@@ -212,6 +212,15 @@ class FakeClient {
     });
     return out;
   }
+  /// A delete of `path` and its children (DeleteOptions::deleting_children), not guaranteed.
+  std::shared_ptr<Outcome<>> remove_tree(std::string path, bool quietly = false) {
+    auto out = std::make_shared<Outcome<>>();
+    io([this, out, path = std::move(path), quietly]() mutable {
+      core_->delete_children_then(
+          std::move(path), -1, false, quietly, [out](zkr::error_code ec) { out->set(ec); }, nullptr);
+    });
+    return out;
+  }
   std::shared_ptr<Outcome<zkr::NodeData>> get_data(std::string path, zkr::detail::RequestOptions ro = {}) {
     auto out = std::make_shared<Outcome<zkr::NodeData>>();
     io([this, out, path = std::move(path), ro]() mutable {

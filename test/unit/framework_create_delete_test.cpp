@@ -344,3 +344,30 @@ TEST_CASE("framework guaranteed delete: a delete the caller's thread cannot send
   CHECK(out->done());
   CHECK(c.session().sent() == 0);
 }
+
+TEST_CASE("framework delete with children: a node gone once its children are counts as deleted",
+          "[framework][delete]") {
+  // A container parent is reaped by the server when its last child goes, often before the client's own
+  // delete of it arrives: the caller asked for the tree gone, and it is.
+  FakeClient c(with_retries(0));
+  c.connect();
+  auto out = c.remove_tree("/c");
+  REQUIRE(c.session().reply(c.expect<zk::GetChildren>("/c"), fake::with_children({"x"})));
+  REQUIRE(c.session().reply(c.expect<zk::GetChildren>("/c/x"), fake::with_children({})));
+  REQUIRE(c.session().reply(c.expect<zk::Delete>("/c/x"), zk_errc::ok));
+  REQUIRE(c.session().reply(c.expect<zk::Delete>("/c"), zk_errc::no_node));
+  REQUIRE(out->wait());
+  CHECK(out->ec() == zkr::error_code{});
+
+  // A node that is not there when the delete begins is still "no node" (unless quietly).
+  auto missing = c.remove_tree("/m");
+  REQUIRE(c.session().reply(c.expect<zk::GetChildren>("/m"), zk_errc::no_node));
+  REQUIRE(missing->wait());
+  CHECK(missing->ec() == zk_errc::no_node);
+  // Any other refusal of the top delete is the caller's.
+  auto versioned = c.remove_tree("/v");
+  REQUIRE(c.session().reply(c.expect<zk::GetChildren>("/v"), fake::with_children({})));
+  REQUIRE(c.session().reply(c.expect<zk::Delete>("/v"), zk_errc::not_empty));
+  REQUIRE(versioned->wait());
+  CHECK(versioned->ec() == zk_errc::not_empty);
+}

@@ -134,7 +134,9 @@ struct DeleteOptions {
   int version = -1;
   /// Keep retrying in the background after a retryable failure, until success or close.
   bool guaranteed = false;
-  /// Delete the children first (Curator's `deletingChildrenIfNeeded`).
+  /// Delete the children first (Curator's `deletingChildrenIfNeeded`). A node that was there when the delete
+  /// began and is gone once its children are (a container parent, which the server reaps when it is empty;
+  /// another deleter) counts as deleted, not as "no node".
   bool deleting_children = false;
   /// Treat "no node" as success (Curator's `quietly`).
   bool quietly = false;
