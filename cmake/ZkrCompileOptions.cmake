@@ -40,6 +40,11 @@ function(zkr_set_library_properties target)
     VERSION ${PROJECT_VERSION}
     SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}
     INSTALL_RPATH "$ORIGIN")
+  # ZKR_UNITY_LIBRARIES: up to 8 sources per compile (about half the CPU time from scratch, measured on the
+  # sanitizer build); off by default, so that a developer's build checks each source on its own.
+  if(ZKR_UNITY_LIBRARIES)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+  endif()
 endfunction()
 
 if(ZKR_SANITIZE)

@@ -9,8 +9,8 @@
 #   2. build-asan/  Debug with AddressSanitizer + UndefinedBehaviorSanitizer (ZKR_SANITIZE=ON), a native-only
 #                   build (ZKR_ZOOKEEPER_CLIENT=native: it links no ZooKeeper C client); the unit tests, with
 #                   leak detection
-#   build-asan/ and build-mt/ compile the libraries as unity sources too (CMAKE_UNITY_BUILD: about half the
-#   compile time; build/ keeps one object per source, so that each file is still checked on its own).
+#   Every build here compiles the libraries as unity sources (ZKR_UNITY_LIBRARIES, as the test programs always
+#   are: about half the compile time); a developer's build checks each source on its own.
 #   The integration tests start real ZooKeeper JVMs on a 2-core machine. No test is re-run: a test that fails
 #   on a loaded machine is a bug in the library or in the test's bounds, and fails the run.
 #   3. build-mt/    the demo on Debian's multi-threaded C client (unoptimized): it builds, and takes locks
@@ -87,7 +87,7 @@ export ZKR_REQUIRE_CURATOR_PEER=1
 # Debian's cached.
 tls_prefix=$PWD/build-tls-client/prefix
 if step configure cmake -S . -B build $(generator_for build) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZKR_WERROR=ON \
-  -DZKR_ZOOKEEPER_CLIENT=st -DZKR_ZOOKEEPER_TLS=ON "-DCMAKE_PREFIX_PATH=$tls_prefix" \
+  -DZKR_ZOOKEEPER_CLIENT=st -DZKR_ZOOKEEPER_TLS=ON -DZKR_UNITY_LIBRARIES=ON "-DCMAKE_PREFIX_PATH=$tls_prefix" \
   "-DZooKeeper_INCLUDE_DIR=$tls_prefix/include" "-DZooKeeper_ST_LIBRARY=$tls_prefix/lib/libzookeeper_st.a" &&
   step build cmake --build build -j2; then
   step ctest ctest --test-dir build --output-on-failure --no-tests=error -j3
@@ -101,7 +101,7 @@ if [ "$quick" -eq 1 ]; then
 else
   # shellcheck disable=SC2046
   if step asan-configure cmake -S . -B build-asan $(generator_for build-asan) -DCMAKE_BUILD_TYPE=Debug \
-    -DZKR_SANITIZE=ON -DZKR_BUILD_BENCH=OFF -DZKR_WERROR=ON -DZKR_ZOOKEEPER_CLIENT=native -DCMAKE_UNITY_BUILD=ON &&
+    -DZKR_SANITIZE=ON -DZKR_BUILD_BENCH=OFF -DZKR_WERROR=ON -DZKR_ZOOKEEPER_CLIENT=native -DZKR_UNITY_LIBRARIES=ON &&
     step asan-build cmake --build build-asan -j2 --target zkr_unit_tests; then
     step asan-ctest env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
       LSAN_OPTIONS="suppressions=$PWD/test/lsan.supp" \
@@ -122,7 +122,7 @@ else
   # shellcheck disable=SC2046
   if step mt-configure cmake -S . -B build-mt $(generator_for build-mt) -DCMAKE_BUILD_TYPE=Debug \
     -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DZKR_WERROR=ON -DZKR_ZOOKEEPER_CLIENT=mt -DZKR_ZOOKEEPER_TLS=OFF \
-    -DZKR_BUILD_TESTS=OFF -DZKR_BUILD_BENCH=OFF -DCMAKE_UNITY_BUILD=ON &&
+    -DZKR_BUILD_TESTS=OFF -DZKR_BUILD_BENCH=OFF -DZKR_UNITY_LIBRARIES=ON &&
     step mt-build cmake --build build-mt -j2 --target zkr_demo; then
     step mt-demo build-mt/tools/zkr_demo
   else
