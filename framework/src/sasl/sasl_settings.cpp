@@ -23,6 +23,7 @@ bool sasl_supported(Transport t) noexcept {
     if (!resolved) return false;
     t = *resolved;
   }
+  if (t == Transport::c_client) return ZKR_HAVE_C_CLIENT_SASL && transport_available(Transport::c_client);
   return t == Transport::native && ZKR_HAVE_SASL && transport_available(Transport::native);
 }
 
@@ -59,7 +60,8 @@ SaslProblem check_sasl_settings(const SaslConfig& cfg, Transport transport) {
     return {errc::sasl_unsupported, transport == Transport::native
                                         ? "this build of zkrecipes has no Cyrus SASL (ZKR_SASL, docs/sasl.md)"
                                         : "the " + std::string(to_string(transport)) +
-                                              " transport has no SASL support (docs/sasl.md)"};
+                                              " transport has no SASL support (a C client built without "
+                                              "Cyrus SASL: docs/sasl.md)"};
   }
   if (cfg.mechanism == SaslMechanism::gssapi)
     return {errc::sasl_unsupported, "GSSAPI (Kerberos) is not supported yet (docs/sasl.md)"};
