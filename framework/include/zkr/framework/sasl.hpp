@@ -43,10 +43,7 @@ struct SaslConfig {
 };
 
 /// Whether the transport can authenticate with SASL: the native transport where this build links Cyrus SASL
-/// (`ZKR_SASL`), and the C client where the one linked was built with Cyrus SASL (`zookeeper_init_sasl`:
-/// tools/build-zookeeper-tls.sh's build, not Debian's packages), for DIGEST-MD5. The C client cannot combine
-/// SASL with TLS: a client asking both of it fails at `start()` with `errc::sasl_unsupported`. `automatic`
-/// asks of `default_transport()`.
+/// (`ZKR_SASL`), for DIGEST-MD5; the C client not yet. `automatic` asks of `default_transport()`.
 bool sasl_supported(Transport t) noexcept;
 /// `sasl_supported(Transport::automatic)`.
 bool sasl_supported() noexcept;
