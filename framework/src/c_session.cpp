@@ -379,6 +379,12 @@ zhandle_t* CSession::init_handle() {
 #if ZKR_HAVE_C_CLIENT_SASL
     // The settings were checked at start() (sasl/sasl_settings.hpp); the password is read by the callback
     // at each connection. The C client copies the strings and keeps the callbacks' pointer.
+    if (int rc = init_cyrus_client(); rc != SASL_OK) {
+      log_.error("SASL cannot start: Cyrus SASL's client does not initialise: {}",
+                 sasl_errstring(rc, nullptr, nullptr));
+      free_handle_ctx();
+      return nullptr;
+    }
     if (!sasl_callbacks_)
       sasl_callbacks_ = {new CyrusCallbacks(*cfg_.sasl), [](CyrusCallbacks* c) { delete c; }};
     const std::string host = sasl_server_host(*cfg_.sasl);

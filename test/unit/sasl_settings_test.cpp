@@ -93,7 +93,7 @@ TEST_CASE("sasl settings: incomplete settings and unreadable files are sasl_conf
   CHECK(zkr::detail::check_sasl_settings(gssapi, Transport::native).ec == zkr::errc::sasl_unsupported);
 }
 
-TEST_CASE("sasl settings: a C client without SASL is refused, naming no secret; one with SASL is not",
+TEST_CASE("sasl settings: a C client without SASL is refused naming no secret, one with SASL is not",
           "[sasl]") {
   TempFile pw("c-client-secret");
   const auto problem = zkr::detail::check_sasl_settings(digest(pw.path.string()), zkr::Transport::c_client);

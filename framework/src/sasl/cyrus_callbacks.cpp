@@ -9,6 +9,11 @@
 
 namespace zkr::detail {
 
+int init_cyrus_client() noexcept {
+  static const int rc = sasl_client_init(nullptr);
+  return rc;
+}
+
 CyrusCallbacks::CyrusCallbacks(const SaslConfig& cfg) : cfg_(cfg) {
   // Cyrus stores every callback as int(*)(void); the cast goes through void(*)(), the generic one.
   auto cb = [](auto* f) { return reinterpret_cast<int (*)()>(reinterpret_cast<void (*)()>(f)); };

@@ -12,6 +12,10 @@
 
 namespace zkr::detail {
 
+/// Cyrus's client side, initialised once per process (sasl_client_init, which the C client leaves to its
+/// caller) and never finalised (other code may use it too): SASL_OK or Cyrus's error.
+int init_cyrus_client() noexcept;
+
 class CyrusCallbacks {
  public:
   /// `cfg` must outlive the callbacks.
