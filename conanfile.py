@@ -3,6 +3,7 @@
     conan create . --build=missing            # builds, packages, then runs test_package/
     conan create . -o zkrecipes/*:zookeeper_client=system-st
     conan create . -o zkrecipes/*:tls=True     # TLS to the ensemble (docs/tls.md, "Conan")
+    conan create . -o zkrecipes/*:sasl=True    # SASL (DIGEST-MD5) to the ensemble (docs/sasl.md, "Conan")
 
 About the ZooKeeper C client flavour
 ------------------------------------
@@ -62,12 +63,14 @@ class ZkrecipesConan(ConanFile):
         "fPIC": [True, False],
         "zookeeper_client": ["conan-mt", "system-st", "native"],
         "tls": [True, False],
+        "sasl": [True, False],
     }
     default_options = {
         "shared": False,
         "fPIC": True,
         "zookeeper_client": "conan-mt",
         "tls": False,
+        "sasl": False,
     }
     exports_sources = (
         "CMakeLists.txt",
@@ -95,6 +98,9 @@ class ZkrecipesConan(ConanFile):
             self.options.rm_safe("fPIC")
         if self.options.tls and self.options.zookeeper_client == "conan-mt":
             self.options["zookeeper-client-c"].with_openssl = True
+        if self.options.zookeeper_client == "conan-mt":
+            # SASL on the C client is the client's own (zookeeper_init_sasl); without it, its refusal.
+            self.options["zookeeper-client-c"].with_cyrus_sasl = bool(self.options.sasl)
 
     def layout(self):
         cmake_layout(self)
@@ -113,6 +119,11 @@ class ZkrecipesConan(ConanFile):
         elif self.options.zookeeper_client == "native" and self.options.tls:
             # The native transport's TLS (framework/src/native/tls_stream.cpp) is OpenSSL through Asio.
             self.requires("openssl/[>=1.1 <4]")
+        if self.options.sasl:
+            # Cyrus SASL: the native transport calls it itself (framework/src/native/sasl_exchange.cpp), the C
+            # client's callbacks are Cyrus's (framework/src/sasl/cyrus_callbacks.cpp). The C client's own
+            # requirement (with_cyrus_sasl) resolves to the same recipe.
+            self.requires("cyrus-sasl/[>=2.1.27 <3]")
 
     def build_requirements(self):
         self.test_requires("catch2/2.13.10")
@@ -127,6 +138,10 @@ class ZkrecipesConan(ConanFile):
             if not self.dependencies["zookeeper-client-c"].options.with_openssl:
                 raise ConanInvalidConfiguration(
                     "zkrecipes/*:tls=True needs zookeeper-client-c/*:with_openssl=True")
+        if self.options.sasl and self.options.zookeeper_client == "conan-mt":
+            if not self.dependencies["zookeeper-client-c"].options.with_cyrus_sasl:
+                raise ConanInvalidConfiguration(
+                    "zkrecipes/*:sasl=True needs zookeeper-client-c/*:with_cyrus_sasl=True")
         # With system-st, whether the system's libzookeeper_st speaks TLS cannot be known here; CMake checks it
         # (ZKR_ZOOKEEPER_TLS=ON) and fails at configure time when it does not (Debian's does not).
 
@@ -138,6 +153,8 @@ class ZkrecipesConan(ConanFile):
         tc.cache_variables["ZKR_INSTALL"] = True
         # The option decides, not what CMake happens to find: package_info() must know what the build links.
         tc.cache_variables["ZKR_ZOOKEEPER_TLS"] = "ON" if self.options.tls else "OFF"
+        # ON fails at configure time when neither transport gets SASL (cmake/ZkrSasl.cmake).
+        tc.cache_variables["ZKR_SASL"] = "ON" if self.options.sasl else "OFF"
         if self.options.zookeeper_client == "native":
             tc.cache_variables["ZKR_ZOOKEEPER_CLIENT"] = "native"
         if self.options.zookeeper_client == "conan-mt":
@@ -146,6 +163,8 @@ class ZkrecipesConan(ConanFile):
             # Read by that snippet: whether Conan's C client was built with OpenSSL.
             with_openssl = bool(self.dependencies["zookeeper-client-c"].options.with_openssl)
             tc.cache_variables["ZKR_CONAN_ZOOKEEPER_TLS"] = "ON" if with_openssl else "OFF"
+            with_sasl = bool(self.dependencies["zookeeper-client-c"].options.with_cyrus_sasl)
+            tc.cache_variables["ZKR_CONAN_ZOOKEEPER_SASL"] = "ON" if with_sasl else "OFF"
         tc.generate()
         CMakeDeps(self).generate()
 
@@ -182,6 +201,8 @@ class ZkrecipesConan(ConanFile):
             if self.options.tls:
                 # The system's OpenSSL, which the system's TLS-capable libzookeeper_st was built against.
                 framework.system_libs.extend(["ssl", "crypto"])
+        if self.options.sasl:
+            framework.requires.append("cyrus-sasl::cyrus-sasl")
         framework.system_libs.append("pthread")
 
         drivers = self.cpp_info.components["drivers"]

@@ -61,6 +61,10 @@ if(ZooKeeper_mt_FOUND AND NOT TARGET ZooKeeper::zookeeper_mt)
     INTERFACE_LINK_LIBRARIES Threads::Threads)
 endif()
 
+find_path(ZooKeeper_SASL_INCLUDE_DIR sasl/sasl.h)
+find_library(ZooKeeper_SASL_LIBRARY NAMES sasl2)
+mark_as_advanced(ZooKeeper_SASL_INCLUDE_DIR ZooKeeper_SASL_LIBRARY)
+
 # Whether a flavour's library is TLS-capable: link a call of zookeeper_init_ssl against it (and OpenSSL, for a
 # static archive). The answer is cached per library path.
 function(_zookeeper_check_tls flavour library)
@@ -75,6 +79,10 @@ function(_zookeeper_check_tls flavour library)
   if(NOT DEFINED ${_cache_var})
     set(_defs -DHAVE_OPENSSL_H)
     set(_libs "${library}" OpenSSL::SSL OpenSSL::Crypto m)
+    # A static archive built with SASL too (tools/build-zookeeper-tls.sh's) needs libsasl2 to link.
+    if(library MATCHES "\\.a$" AND ZooKeeper_SASL_LIBRARY)
+      list(APPEND _libs "${ZooKeeper_SASL_LIBRARY}")
+    endif()
     if(flavour STREQUAL "mt")
       list(APPEND _defs -DTHREADED)
       list(APPEND _libs Threads::Threads)
@@ -115,5 +123,61 @@ if(ZooKeeper_mt_FOUND AND NOT DEFINED ZooKeeper_mt_TLS)
     find_package(Threads QUIET)
   endif()
   _zookeeper_check_tls(mt "${ZooKeeper_MT_LIBRARY}")
+endif()
+# SASL: the C client authenticates with SASL only when it was built with Cyrus SASL (WITH_CYRUS_SASL; Debian's
+# packages are not, tools/build-zookeeper-tls.sh's is). ZooKeeper_<flavour>_SASL is TRUE when its library links
+# a call of zookeeper_init_sasl; its target then carries HAVE_CYRUS_SASL_H (the header declares the call only
+# under it) and links libsasl2.
+function(_zookeeper_check_sasl flavour library)
+  string(TOUPPER "${flavour}" _up)
+  set(_cache_var "ZooKeeper_${_up}_SASL_CHECKED_${library}")
+  string(MAKE_C_IDENTIFIER "${_cache_var}" _cache_var)
+  set(ZooKeeper_${flavour}_SASL FALSE PARENT_SCOPE)
+  if(NOT ZooKeeper_SASL_INCLUDE_DIR OR NOT ZooKeeper_SASL_LIBRARY)
+    return()
+  endif()
+  if(NOT DEFINED ${_cache_var})
+    set(_defs -DHAVE_CYRUS_SASL_H)
+    set(_libs "${library}" "${ZooKeeper_SASL_LIBRARY}" m)
+    if(ZooKeeper_${flavour}_TLS)
+      list(APPEND _defs -DHAVE_OPENSSL_H)
+      list(APPEND _libs OpenSSL::SSL OpenSSL::Crypto)
+    endif()
+    if(flavour STREQUAL "mt")
+      list(APPEND _defs -DTHREADED)
+      list(APPEND _libs Threads::Threads)
+    endif()
+    get_property(_languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+    if("CXX" IN_LIST _languages)
+      set(_ext cpp)
+    elseif("C" IN_LIST _languages)
+      set(_ext c)
+    else()
+      return()
+    endif()
+    set(_src "${CMAKE_BINARY_DIR}${CMAKE_FILES_DIRECTORY}/zookeeper_sasl_check_${flavour}.${_ext}")
+    file(WRITE "${_src}" "#include <zookeeper/zookeeper.h>\nint main(void) {\n  zhandle_t *zh = zookeeper_init_sasl(\"127.0.0.1:1\", 0, 1000, 0, 0, 0, 0, 0);\n  return zh != 0;\n}\n")
+    try_compile(_ok "${CMAKE_BINARY_DIR}${CMAKE_FILES_DIRECTORY}/zookeeper_sasl_check_${flavour}"
+      SOURCES "${_src}"
+      COMPILE_DEFINITIONS ${_defs}
+      CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${ZooKeeper_INCLUDE_DIR};${ZooKeeper_SASL_INCLUDE_DIR}"
+      LINK_LIBRARIES ${_libs})
+    set(${_cache_var} ${_ok} CACHE INTERNAL "whether ${library} is a SASL-capable ZooKeeper C client")
+  endif()
+  if(${_cache_var})
+    set(ZooKeeper_${flavour}_SASL TRUE PARENT_SCOPE)
+    set_property(TARGET ZooKeeper::zookeeper_${flavour} APPEND PROPERTY INTERFACE_COMPILE_DEFINITIONS
+      HAVE_CYRUS_SASL_H)
+    set_property(TARGET ZooKeeper::zookeeper_${flavour} APPEND PROPERTY INTERFACE_INCLUDE_DIRECTORIES
+      "${ZooKeeper_SASL_INCLUDE_DIR}")
+    set_property(TARGET ZooKeeper::zookeeper_${flavour} APPEND PROPERTY INTERFACE_LINK_LIBRARIES
+      "${ZooKeeper_SASL_LIBRARY}")
+  endif()
+endfunction()
+if(ZooKeeper_st_FOUND AND NOT DEFINED ZooKeeper_st_SASL)
+  _zookeeper_check_sasl(st "${ZooKeeper_ST_LIBRARY}")
+endif()
+if(ZooKeeper_mt_FOUND AND NOT DEFINED ZooKeeper_mt_SASL)
+  _zookeeper_check_sasl(mt "${ZooKeeper_MT_LIBRARY}")
 endif()
 mark_as_advanced(ZooKeeper_INCLUDE_DIR ZooKeeper_ST_LIBRARY ZooKeeper_MT_LIBRARY)

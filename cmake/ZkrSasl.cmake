@@ -1,4 +1,4 @@
-# Cyrus SASL for the native transport's SASL (docs/sasl.md). ZKR_SASL: auto (on when the native transport is
+# Cyrus SASL for the native transport's SASL, and the C client's where it has it (docs/sasl.md). ZKR_SASL: auto (on when the native transport is
 # built and libsasl2 with its headers is found), ON (required: an error without it) or OFF. Sets
 # ZKR_SASL_ENABLED, ZKR_SASL_LIBRARY and ZKR_SASL_INCLUDE_DIR. The library is linked by its path, so that the
 # installed package needs no target of its own for it.
@@ -18,8 +18,20 @@ if(NOT ZKR_SASL MATCHES "^(OFF|off)$" AND _zkr_sasl_native)
   elseif(ZKR_SASL MATCHES "^(ON|on)$")
     message(FATAL_ERROR "ZKR_SASL=ON: Cyrus SASL (sasl/sasl.h, libsasl2) not found (Debian: libsasl2-dev)")
   endif()
-elseif(ZKR_SASL MATCHES "^(ON|on)$")
-  message(FATAL_ERROR "ZKR_SASL=ON needs the native transport (ZKR_NATIVE_TRANSPORT)")
 endif()
 message(STATUS "zkrecipes: SASL (native transport, Cyrus SASL): ${ZKR_SASL_ENABLED}")
+# The C client's SASL: ZKR_C_CLIENT_SASL_ENABLED where the linked client exports zookeeper_init_sasl
+# (ZooKeeper_<flavour>_SASL, from FindZooKeeper.cmake: tools/build-zookeeper-tls.sh's build, not Debian's).
+# The single-threaded flavour only: the C client enters AUTH_FAILED after a refused exchange without a session
+# event, which only the st session's pump notices; the mt session would wait for it (docs/sasl.md), so there
+# SASL stays refused at start().
+set(ZKR_C_CLIENT_SASL_ENABLED OFF)
+if(NOT ZKR_SASL MATCHES "^(OFF|off)$" AND ZKR_ZOOKEEPER_FLAVOUR STREQUAL "st" AND ZooKeeper_st_SASL)
+  set(ZKR_C_CLIENT_SASL_ENABLED ON)
+endif()
+if(ZKR_SASL MATCHES "^(ON|on)$" AND NOT ZKR_SASL_ENABLED AND NOT ZKR_C_CLIENT_SASL_ENABLED)
+  message(FATAL_ERROR "ZKR_SASL=ON: neither the native transport (ZKR_NATIVE_TRANSPORT) nor the C client found "
+    "(build one with tools/build-zookeeper-tls.sh) has SASL")
+endif()
+message(STATUS "zkrecipes: SASL over the C client: ${ZKR_C_CLIENT_SASL_ENABLED}")
 unset(_zkr_sasl_native)

@@ -24,6 +24,8 @@ class ZkrecipesTestPackageConan(ConanFile):
         tc = CMakeToolchain(self)
         tls = bool(self.dependencies["zkrecipes"].options.tls)
         tc.cache_variables["ZKR_EXPECT_ZOOKEEPER_TLS"] = "ON" if tls else "OFF"
+        sasl = bool(self.dependencies["zkrecipes"].options.sasl)
+        tc.cache_variables["ZKR_EXPECT_SASL"] = "ON" if sasl else "OFF"
         tc.generate()
         CMakeDeps(self).generate()
 

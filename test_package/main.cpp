@@ -1,7 +1,7 @@
 // Smoke test of an installed zkrecipes: builds against the exported targets and exercises the parts that
 // need no ZooKeeper server, one symbol from each library (framework, drivers, recipes, testing), so a shared
 // build loads all four. With ZKR_EXPECT_ZOOKEEPER_TLS (0 or 1, from CMakeLists.txt), it also checks that the
-// library linked speaks TLS exactly when the package says it does.
+// library linked speaks TLS exactly when the package says it does; with ZKR_EXPECT_SASL, the same of SASL.
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -15,6 +15,9 @@
 #include <zkr/testing/testing_server.hpp>
 #ifdef ZKR_EXPECT_ZOOKEEPER_TLS
 #include <zkr/framework/curator_framework.hpp>  // zkr::tls_supported()
+#endif
+#ifdef ZKR_EXPECT_SASL
+#include <zkr/framework/sasl.hpp>  // zkr::sasl_supported()
 #endif
 
 int main() {
@@ -57,6 +60,12 @@ int main() {
   check(zkr::tls_supported() == (ZKR_EXPECT_ZOOKEEPER_TLS != 0),
         ZKR_EXPECT_ZOOKEEPER_TLS != 0 ? "the package was built with TLS: zkr::tls_supported() is true"
                                       : "the package was built without TLS: zkr::tls_supported() is false");
+#endif
+#ifdef ZKR_EXPECT_SASL
+  std::cout << "zkr::sasl_supported(): " << zkr::sasl_supported() << '\n';
+  check(zkr::sasl_supported() == (ZKR_EXPECT_SASL != 0),
+        ZKR_EXPECT_SASL != 0 ? "the package was built with SASL: zkr::sasl_supported() is true"
+                             : "the package was built without SASL: zkr::sasl_supported() is false");
 #endif
 
   if (failures != 0) return EXIT_FAILURE;

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Builds the ZooKeeper C client 3.8 with TLS (OpenSSL), both flavours, from Debian 12's source package.
-# Debian's own libzookeeper-st2/-mt2 are built without OpenSSL: they lack zookeeper_init_ssl.
+# Builds the ZooKeeper C client 3.8 with TLS (OpenSSL) and SASL (Cyrus SASL), both flavours, from Debian 12's
+# source package. Debian's own libzookeeper-st2/-mt2 are built without either: they lack zookeeper_init_ssl
+# and zookeeper_init_sasl. One build carries both, so that CI builds the C client once.
 #
 #   bash tools/build-zookeeper-tls.sh [PREFIX]      (default: build-tls-client/prefix in the repository)
 #
 # PREFIX gets include/zookeeper/*.h, lib/libzookeeper_{st,mt}.{a,so} and bin/cli_{st,mt}; the work tree
 # (sources, apt state, CMake builds, logs) is PREFIX's sibling directory "work". Consumers define
-# HAVE_OPENSSL_H (and THREADED for mt), link OpenSSL beside the .a, and need an rpath to the .so: its soname
+# HAVE_OPENSSL_H and HAVE_CYRUS_SASL_H (and THREADED for mt), link OpenSSL and libsasl2 beside the .a, and need an rpath to the .so: its soname
 # is the same as Debian's non-TLS library (docs/tls.md).
 #
-# Idempotent: does nothing when PREFIX already holds both libraries exporting zookeeper_init_ssl. Needs only
+# Idempotent: does nothing when PREFIX already holds both libraries exporting zookeeper_init_ssl and
+# zookeeper_init_sasl. Needs only
 # Debian's mirror; installs its build dependencies with apt-get when missing (run as root or with sudo).
 set -euo pipefail
 
@@ -33,14 +35,15 @@ prefix=$(cd "$prefix" && pwd)
 work=$(dirname "$prefix")/work
 flavours=(st mt)
 
-exports_tls() { [ -f "$1" ] && nm -D --defined-only "$1" 2> /dev/null | grep -qw zookeeper_init_ssl; }
+exports() { [ -f "$1" ] && nm -D --defined-only "$1" 2> /dev/null | grep -qw "$2"; }
+exports_tls() { exports "$1" zookeeper_init_ssl && exports "$1" zookeeper_init_sasl; }
 
 built=1
 for f in "${flavours[@]}"; do
   exports_tls "$prefix/lib/libzookeeper_$f.so" && [ -f "$prefix/lib/libzookeeper_$f.a" ] || built=0
 done
 if [ "$built" = 1 ]; then
-  echo "build-zookeeper-tls: $prefix already has libzookeeper_st and libzookeeper_mt with TLS; nothing to do"
+  echo "build-zookeeper-tls: $prefix already has libzookeeper_st and libzookeeper_mt with TLS and SASL; nothing to do"
   exit 0
 fi
 
@@ -48,7 +51,7 @@ fi
 command -v apt-get > /dev/null || die "apt-get not found: this script supports Debian 12 (bookworm) only"
 needed=(
   dpkg-dev                # dpkg-source, for apt-get source
-  patch libssl-dev openssl cmake make gcc libc6-dev binutils
+  patch libssl-dev openssl libsasl2-dev cmake make gcc libc6-dev binutils
   libzookeeper-java       # /usr/share/java/zookeeper-jute.jar holds the jute compiler
   default-jre-headless    # runs it
 )
@@ -134,25 +137,27 @@ for f in "${flavours[@]}"; do
   echo "build-zookeeper-tls: configuring and building libzookeeper_$f"
   # CMake reports OpenSSL on stderr: keep both streams in the log.
   cmake -S "$client" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
-    -DWANT_SYNCAPI=$syncapi -DWANT_CPPUNIT=OFF -DWITH_CYRUS_SASL=OFF -DWITH_OPENSSL=ON \
+    -DWANT_SYNCAPI=$syncapi -DWANT_CPPUNIT=OFF -DWITH_CYRUS_SASL=ON -DWITH_OPENSSL=ON \
     > "$b.configure.log" 2>&1 || die "CMake configure ($f) failed, see $b.configure.log"
   grep -q 'will build with SSL support' "$b.configure.log" ||
     die "CMake did not find OpenSSL ($f; is libssl-dev installed?), see $b.configure.log"
+  grep -q 'will build with SASL support' "$b.configure.log" ||
+    die "CMake did not find Cyrus SASL ($f; is libsasl2-dev installed?), see $b.configure.log"
   cmake --build "$b" -j2 > "$b.build.log" 2>&1 || die "build ($f) failed, see $b.build.log"
   lib=$staging/lib/libzookeeper_$f
   # one archive from the two the build makes
   printf 'CREATE %s\nADDLIB %s\nADDLIB %s\nSAVE\nEND\n' "$lib.a" "$b/libzookeeper.a" "$b/libhashtable.a" |
     ar -M || die "merging the static archives ($f) failed"
   gcc -shared "-Wl,-soname,libzookeeper_$f.so.2" -o "$lib.so.2.0.0" \
-    -Wl,--whole-archive "$lib.a" -Wl,--no-whole-archive -lssl -lcrypto -lm "${threads[@]}" ||
+    -Wl,--whole-archive "$lib.a" -Wl,--no-whole-archive -lssl -lcrypto -lsasl2 -lm "${threads[@]}" ||
     die "linking libzookeeper_$f.so failed"
   ln -sf "libzookeeper_$f.so.2.0.0" "$lib.so.2"
   ln -sf "libzookeeper_$f.so.2" "$lib.so"
   cp "$b/cli" "$staging/bin/cli_$f"
-  exports_tls "$lib.so" || die "libzookeeper_$f.so does not export zookeeper_init_ssl"
+  exports_tls "$lib.so" || die "libzookeeper_$f.so does not export zookeeper_init_ssl and zookeeper_init_sasl"
 done
 
 # Only a complete build replaces PREFIX's contents.
 rm -rf "$prefix"
 mv "$staging" "$prefix"
-echo "build-zookeeper-tls: $prefix: libzookeeper_st and libzookeeper_mt with TLS ($(($(date +%s) - t_start)) s)"
+echo "build-zookeeper-tls: $prefix: libzookeeper_st and libzookeeper_mt with TLS and SASL ($(($(date +%s) - t_start)) s)"

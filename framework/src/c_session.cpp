@@ -12,6 +12,10 @@
 #include <vector>
 
 #include "tls/tls_checks.hpp"
+#if ZKR_HAVE_C_CLIENT_SASL
+#include "sasl/cyrus_callbacks.hpp"
+#include "sasl/sasl_settings.hpp"
+#endif
 
 namespace asio = boost::asio;
 
@@ -316,8 +320,21 @@ void CSession::on_c_session_event(std::uint64_t generation, int state) {
     else if (state == ZOO_EXPIRED_SESSION_STATE)
       events_.on_session_state(SessionState::expired);
     else if (state == ZOO_AUTH_FAILED_STATE)
-      events_.on_session_state(SessionState::auth_failed);
+      cfg_.sasl ? report_auth_failed() : events_.on_session_state(SessionState::auth_failed);
   });
+}
+
+void CSession::report_auth_failed() {
+  if (!cfg_.sasl) return events_.on_auth_failed();
+  std::string reason;
+#if ZKR_HAVE_C_CLIENT_SASL
+  if (sasl_callbacks_ && sasl_callbacks_->password_unreadable(reason))
+    return events_.on_refused(errc::sasl_config_error, "SASL authentication failed: " + reason);
+#endif
+  reason = "SASL authentication failed: the ensemble " + cfg_.connect_string + " refused " +
+           std::string(to_string(cfg_.sasl->mechanism)) + " as '" + cfg_.sasl->user +
+           "' (wrong password, unknown user, or a mechanism it does not offer)";
+  events_.on_refused(errc::sasl_auth_failed, reason);
 }
 
 void CSession::on_c_watch_event(std::uint64_t generation, WatchId id, int type, std::string path) {
@@ -355,6 +372,28 @@ zhandle_t* CSession::init_handle() {
     if (zh) zoo_set_log_callback(zh, route_c_log);
 #else
     log_.error("TLS was asked for, but this build's ZooKeeper C client has no TLS support");
+    free_handle_ctx();
+    return nullptr;
+#endif
+  } else if (cfg_.sasl) {
+#if ZKR_HAVE_C_CLIENT_SASL
+    // The settings were checked at start() (sasl/sasl_settings.hpp); the password is read by the callback
+    // at each connection. The C client copies the strings and keeps the callbacks' pointer.
+    if (int rc = init_cyrus_client(); rc != SASL_OK) {
+      log_.error("SASL cannot start: Cyrus SASL's client does not initialise: {}",
+                 sasl_errstring(rc, nullptr, nullptr));
+      free_handle_ctx();
+      return nullptr;
+    }
+    if (!sasl_callbacks_)
+      sasl_callbacks_ = {new CyrusCallbacks(*cfg_.sasl), [](CyrusCallbacks* c) { delete c; }};
+    const std::string host = sasl_server_host(*cfg_.sasl);
+    const std::string mech(to_string(cfg_.sasl->mechanism));
+    zoo_sasl_params_t params{cfg_.sasl->service.c_str(), host.c_str(), mech.c_str(), sasl_callbacks_->list()};
+    zh = zookeeper_init_sasl(cfg_.connect_string.c_str(), global_watcher, timeout, nullptr, handle_ctx_,
+                             flags, route_c_log, &params);
+#else
+    log_.error("SASL was asked for, but this build's ZooKeeper C client has no SASL support");
     free_handle_ctx();
     return nullptr;
 #endif

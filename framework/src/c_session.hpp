@@ -67,6 +67,8 @@ void deliver(PendingPtr p, error_code ec);
 /// Gives an unsent request and its callback back to the caller.
 void take_back(PendingPtr p, zk::Request& request, zk::ReplyCallback& reply);
 
+class CyrusCallbacks;
+
 class CSession : public Session {
  public:
   bool is_open() const override { return zh_ != nullptr; }
@@ -99,6 +101,9 @@ class CSession : public Session {
   int refused_rc(int rc) const;
   /// Whether `state` (zoo_state) is a live connection.
   static bool is_connected_state(int state) noexcept;
+  /// The C client is in AUTH_FAILED for good: with SASL, the client gives up with `errc::sasl_auth_failed`
+  /// (or `sasl_config_error` when the password file could not be read), else with ZooKeeper's auth failure.
+  void report_auth_failed();
   /// A session event of the current handle, on the I/O thread, before `events_` hears of it.
   virtual void on_session_event(int state) { (void)state; }
 
@@ -111,6 +116,9 @@ class CSession : public Session {
 
  private:
   HandleCtx* handle_ctx_ = nullptr;
+  /// The Cyrus callbacks zookeeper_init_sasl was given (it keeps the pointer): made at the first handle,
+  /// kept as long as the session (cyrus_callbacks.hpp; null without SASL).
+  std::unique_ptr<CyrusCallbacks, void (*)(CyrusCallbacks*)> sasl_callbacks_{nullptr, nullptr};
 };
 
 }  // namespace zkr::detail

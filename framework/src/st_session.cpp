@@ -292,7 +292,7 @@ void StSession::pump() {
     }
     if (auth_failed) {
       in_pump_ = false;
-      return events_.on_auth_failed();
+      return report_auth_failed();
     }
     if (!zh_) break;
     update_descriptor(fd, connected);

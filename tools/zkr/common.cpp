@@ -120,15 +120,11 @@ std::string default_connect_string() {
   return "127.0.0.1:2181";
 }
 
-namespace {
-
 std::string env_or(const std::string& given, const char* name) {
   if (!given.empty()) return given;
   const char* v = std::getenv(name);
   return v ? v : "";
 }
-
-}  // namespace
 
 std::optional<TlsConfig> tls_settings(const TlsOptionText& text, std::string& error) {
   TlsConfig t;
@@ -187,6 +183,7 @@ std::unique_ptr<CuratorFramework> make_client(const CommonOptions& o, std::share
   c.connection_timeout = o.connection_timeout;
   c.handshake_timeout = o.handshake_timeout;
   c.tls = o.tls;
+  c.sasl = o.sasl;
   c.retry_policy = std::make_shared<ExponentialBackoffRetry>(Millis(200), 5, Millis(2000));
   c.logger = std::move(logger);
   c.executor = std::move(executor);
@@ -217,8 +214,10 @@ int report_start_failure(const CommonOptions& o, const Error& e) {
 int status_for(const error_code& ec) {
   if (ec == errc::invalid_connect_string || ec == errc::invalid_path) return exit_status::usage;
   if (ec == errc::connection_timeout || ec == errc::tls_handshake_failed) return exit_status::unavailable;
-  if (ec == errc::tls_unsupported || ec == errc::tls_file_error || ec == errc::tls_key_error)
+  if (ec == errc::tls_unsupported || ec == errc::tls_file_error || ec == errc::tls_key_error ||
+      ec == errc::sasl_unsupported || ec == errc::sasl_config_error)
     return exit_status::config;
+  if (ec == errc::sasl_auth_failed) return exit_status::unavailable;
   return exit_status::error;
 }
 

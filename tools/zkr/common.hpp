@@ -45,6 +45,8 @@ struct CommonOptions {
   std::chrono::milliseconds handshake_timeout{std::chrono::seconds(1)};
   /// TLS to the ensemble (--tls-* or $ZKR_TLS_*); empty = plain text.
   std::optional<TlsConfig> tls;
+  /// SASL to the ensemble (--sasl-* or $ZKR_SASL_*, sasl_options.hpp); empty = none.
+  std::optional<SaslConfig> sasl;
   bool quiet = false;
   bool verbose = false;
 };
@@ -84,6 +86,9 @@ std::optional<std::string> connect_string_error(std::string_view connect);
 
 /// The default connect string: $ZKR_CONNECT, else "127.0.0.1:2181".
 std::string default_connect_string();
+
+/// `given`, else the environment variable `name`, else "".
+std::string env_or(const std::string& given, const char* name);
 
 /// The TLS settings from the --tls-* options, each defaulting to its environment variable (ZKR_TLS_CA,
 /// ZKR_TLS_CERT, ZKR_TLS_KEY, ZKR_TLS_KEY_PASSWORD_FILE or ZKR_TLS_KEY_PASSWORD). nullopt and `error` empty:

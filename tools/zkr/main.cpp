@@ -23,6 +23,7 @@
 #include "common.hpp"
 #include "locks.hpp"
 #include "run_locked.hpp"
+#include "sasl_options.hpp"
 #include "watch.hpp"
 
 namespace {
@@ -36,6 +37,7 @@ struct RawOptions {
   std::string connection_timeout = "15s";
   std::string handshake_timeout = "1s";
   TlsOptionText tls;
+  SaslOptionText sasl;
   std::string timeout;
   std::string kill_after = "10s";
   std::string on_lost = "kill";
@@ -106,6 +108,27 @@ void add_common(CLI::App* cmd, RawOptions& o) {
   cmd->add_flag("--tls-no-verify-host", o.tls.no_verify_host,
                 "do not check that a server's certificate names the host it was reached by (the chain is "
                 "still checked against --tls-ca)");
+  cmd->add_option("--sasl-user", o.sasl.user,
+                  "SASL to the ensemble: the user, ACL identity sasl:<user> (default: $ZKR_SASL_USER); the "
+                  "other --sasl-* options need it")
+      ->option_text("USER");
+  cmd->add_option("--sasl-password-file", o.sasl.password_file,
+                  "DIGEST-MD5: file holding the password, read at each connection (default: "
+                  "$ZKR_SASL_PASSWORD_FILE)")
+      ->option_text("FILE");
+  cmd->add_option("--sasl-mechanism", o.sasl.mechanism,
+                  "DIGEST-MD5 (default) or GSSAPI (default: $ZKR_SASL_MECHANISM)")
+      ->option_text("NAME");
+  cmd->add_option("--sasl-service", o.sasl.service,
+                  "the SASL service name (default: $ZKR_SASL_SERVICE, else zookeeper)")
+      ->option_text("NAME");
+  cmd->add_option("--sasl-host", o.sasl.host,
+                  "the server's host name in the exchange (default: $ZKR_SASL_HOST, else zk-sasl-md5 for "
+                  "DIGEST-MD5)")
+      ->option_text("HOST");
+  cmd->add_option("--sasl-realm", o.sasl.realm,
+                  "the DIGEST-MD5 realm (default: $ZKR_SASL_REALM, else the one the server offers)")
+      ->option_text("REALM");
   auto* quiet = cmd->add_flag("-q,--quiet", o.common.quiet, "no progress line and no messages except errors");
   cmd->add_flag("-v,--verbose", o.common.verbose, "debug log of zkr and of the ZooKeeper client on stderr")
       ->excludes(quiet);
@@ -175,6 +198,12 @@ bool finish_common(RawOptions& o) {
   o.common.tls = tls_settings(o.tls, tls_error);
   if (!tls_error.empty()) {
     say_error(tls_error);
+    return false;
+  }
+  std::string sasl_error;
+  o.common.sasl = sasl_settings(o.sasl, sasl_error);
+  if (!sasl_error.empty()) {
+    say_error(sasl_error);
     return false;
   }
   return true;

@@ -17,12 +17,16 @@ std::string_view to_string(SaslMechanism m) noexcept {
   return m == SaslMechanism::gssapi ? "GSSAPI" : "DIGEST-MD5";
 }
 
+// The C client has SASL where the one linked was built with Cyrus SASL (zookeeper_init_sasl:
+// tools/build-zookeeper-tls.sh's build, not Debian's packages; the st flavour: cmake/ZkrSasl.cmake). It cannot
+// combine SASL with TLS: a client asking both of it fails at start() with errc::sasl_unsupported (client.cpp).
 bool sasl_supported(Transport t) noexcept {
   if (t == Transport::automatic) {
     auto resolved = default_transport();
     if (!resolved) return false;
     t = *resolved;
   }
+  if (t == Transport::c_client) return ZKR_HAVE_C_CLIENT_SASL && transport_available(Transport::c_client);
   return t == Transport::native && ZKR_HAVE_SASL && transport_available(Transport::native);
 }
 
@@ -59,7 +63,8 @@ SaslProblem check_sasl_settings(const SaslConfig& cfg, Transport transport) {
     return {errc::sasl_unsupported, transport == Transport::native
                                         ? "this build of zkrecipes has no Cyrus SASL (ZKR_SASL, docs/sasl.md)"
                                         : "the " + std::string(to_string(transport)) +
-                                              " transport has no SASL support (docs/sasl.md)"};
+                                              " transport has no SASL support (a C client built without "
+                                              "Cyrus SASL: docs/sasl.md)"};
   }
   if (cfg.mechanism == SaslMechanism::gssapi)
     return {errc::sasl_unsupported, "GSSAPI (Kerberos) is not supported yet (docs/sasl.md)"};
