@@ -18,8 +18,9 @@ std::string_view to_string(SaslMechanism m) noexcept {
 }
 
 // The C client has SASL where the one linked was built with Cyrus SASL (zookeeper_init_sasl:
-// tools/build-zookeeper-tls.sh's build, not Debian's packages; the st flavour: cmake/ZkrSasl.cmake). It cannot
-// combine SASL with TLS: a client asking both of it fails at start() with errc::sasl_unsupported (client.cpp).
+// tools/build-zookeeper-tls.sh's build, not Debian's packages; the st flavour: cmake/ZkrSasl.cmake). It
+// cannot combine SASL with TLS: a client asking both of it fails at start() with errc::sasl_unsupported
+// (client.cpp).
 bool sasl_supported(Transport t) noexcept {
   if (t == Transport::automatic) {
     auto resolved = default_transport();

@@ -42,8 +42,11 @@ struct SaslConfig {
   std::string password_file;
 };
 
-/// Whether the transport can authenticate with SASL: the native transport where this build links Cyrus SASL
-/// (`ZKR_SASL`), for DIGEST-MD5; the C client not yet. `automatic` asks of `default_transport()`.
+/// Whether the transport can authenticate with SASL (DIGEST-MD5): the native transport where this build links
+/// Cyrus SASL (`ZKR_SASL`); the single-threaded C client where it was built with Cyrus SASL
+/// (tools/build-zookeeper-tls.sh's build, not Debian's packages), and never together with TLS there (a client
+/// asking both of it fails at `start()` with `errc::sasl_unsupported`). `automatic` asks of
+/// `default_transport()`.
 bool sasl_supported(Transport t) noexcept;
 /// `sasl_supported(Transport::automatic)`.
 bool sasl_supported() noexcept;

@@ -18,7 +18,7 @@ namespace zkr {
 enum class Transport {
   automatic,  ///< `ZKR_ZOOKEEPER_TRANSPORT` if set, else the build's default (`default_transport()`)
   c_client,   ///< the ZooKeeper C client this build links (3.5-era protocol; TLS where the client has it)
-  native,     ///< zkrecipes's own, on Asio: 3.6+ requests such as persistent watches; no TLS yet
+  native,     ///< zkrecipes's own, on Asio: 3.6+ requests such as persistent watches, TLS, SASL
 };
 
 /// "automatic", "c" or "native".
