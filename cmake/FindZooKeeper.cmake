@@ -65,47 +65,64 @@ find_path(ZooKeeper_SASL_INCLUDE_DIR sasl/sasl.h)
 find_library(ZooKeeper_SASL_LIBRARY NAMES sasl2)
 mark_as_advanced(ZooKeeper_SASL_INCLUDE_DIR ZooKeeper_SASL_LIBRARY)
 
-# Whether a flavour's library is TLS-capable: link a call of zookeeper_init_ssl against it (and OpenSSL, for a
-# static archive). The answer is cached per library path.
-function(_zookeeper_check_tls flavour library)
-  string(TOUPPER "${flavour}" _up)
-  set(_cache_var "ZooKeeper_${_up}_TLS_CHECKED_${library}")
-  string(MAKE_C_IDENTIFIER "${_cache_var}" _cache_var)
-  set(ZooKeeper_${flavour}_TLS FALSE PARENT_SCOPE)
-  find_package(OpenSSL QUIET)
-  if(NOT OpenSSL_FOUND)
-    return()
-  endif()
+# Whether a C client library links a program calling `call` (a C expression yielding a zhandle_t *), compiled
+# with `DEFINES` and linked with the library and `LIBS`, plus Threads for the mt flavour. The answer is cached per
+# feature and library path; the check uses whichever language the project has (a consumer of zkrecipes may have
+# only C++). Sets `out` to TRUE or FALSE.
+function(_zookeeper_links out feature flavour library call)
+  cmake_parse_arguments(PARSE_ARGV 5 _arg "" "" "DEFINES;LIBS;INCLUDES")
+  string(TOUPPER "${flavour}_${feature}" _up)
+  string(MAKE_C_IDENTIFIER "ZooKeeper_${_up}_CHECKED_${library}" _cache_var)
   if(NOT DEFINED ${_cache_var})
-    set(_defs -DHAVE_OPENSSL_H)
-    set(_libs "${library}" OpenSSL::SSL OpenSSL::Crypto m)
-    # A static archive built with SASL too (tools/build-zookeeper-tls.sh's) needs libsasl2 to link.
-    if(library MATCHES "\\.a$" AND ZooKeeper_SASL_LIBRARY)
-      list(APPEND _libs "${ZooKeeper_SASL_LIBRARY}")
-    endif()
+    set(_defs ${_arg_DEFINES})
+    set(_libs "${library}" ${_arg_LIBS} m)
     if(flavour STREQUAL "mt")
       list(APPEND _defs -DTHREADED)
       list(APPEND _libs Threads::Threads)
     endif()
-    # In whichever language the project has (a consumer of zkrecipes may have only C++).
     get_property(_languages GLOBAL PROPERTY ENABLED_LANGUAGES)
     if("CXX" IN_LIST _languages)
       set(_ext cpp)
     elseif("C" IN_LIST _languages)
       set(_ext c)
     else()
+      set(${out} FALSE PARENT_SCOPE)
       return()
     endif()
-    set(_src "${CMAKE_BINARY_DIR}${CMAKE_FILES_DIRECTORY}/zookeeper_tls_check_${flavour}.${_ext}")
-    file(WRITE "${_src}" "#include <zookeeper/zookeeper.h>\nint main(void) {\n  zhandle_t *zh = zookeeper_init_ssl(\"127.0.0.1:1\", \"a,b,c\", 0, 1000, 0, 0, 0);\n  return zh != 0;\n}\n")
-    try_compile(_ok "${CMAKE_BINARY_DIR}${CMAKE_FILES_DIRECTORY}/zookeeper_tls_check_${flavour}"
-      SOURCES "${_src}"
+    set(_dir "${CMAKE_BINARY_DIR}${CMAKE_FILES_DIRECTORY}/zookeeper_${feature}_check_${flavour}")
+    file(WRITE "${_dir}.${_ext}"
+      "#include <zookeeper/zookeeper.h>\nint main(void) {\n  zhandle_t *zh = ${call};\n  return zh != 0;\n}\n")
+    try_compile(_ok "${_dir}"
+      SOURCES "${_dir}.${_ext}"
       COMPILE_DEFINITIONS ${_defs}
-      CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${ZooKeeper_INCLUDE_DIR}"
+      CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${ZooKeeper_INCLUDE_DIR};${_arg_INCLUDES}"
       LINK_LIBRARIES ${_libs})
-    set(${_cache_var} ${_ok} CACHE INTERNAL "whether ${library} is a TLS-capable ZooKeeper C client")
+    set(${_cache_var} ${_ok} CACHE INTERNAL "whether ${library} links ${feature}")
   endif()
   if(${_cache_var})
+    set(${out} TRUE PARENT_SCOPE)
+  else()
+    set(${out} FALSE PARENT_SCOPE)
+  endif()
+endfunction()
+
+# TLS: ZooKeeper_<flavour>_TLS is TRUE when the library links a call of zookeeper_init_ssl (with OpenSSL); its
+# target then carries HAVE_OPENSSL_H and links OpenSSL.
+function(_zookeeper_check_tls flavour library)
+  set(ZooKeeper_${flavour}_TLS FALSE PARENT_SCOPE)
+  find_package(OpenSSL QUIET)
+  if(NOT OpenSSL_FOUND)
+    return()
+  endif()
+  set(_libs OpenSSL::SSL OpenSSL::Crypto)
+  # A static archive built with SASL too (tools/build-zookeeper-tls.sh's) needs libsasl2 to link.
+  if(library MATCHES "\\.a$" AND ZooKeeper_SASL_LIBRARY)
+    list(APPEND _libs "${ZooKeeper_SASL_LIBRARY}")
+  endif()
+  _zookeeper_links(_ok tls ${flavour} "${library}"
+    "zookeeper_init_ssl(\"127.0.0.1:1\", \"a,b,c\", 0, 1000, 0, 0, 0)"
+    DEFINES -DHAVE_OPENSSL_H LIBS ${_libs})
+  if(_ok)
     set(ZooKeeper_${flavour}_TLS TRUE PARENT_SCOPE)
     set_property(TARGET ZooKeeper::zookeeper_${flavour} APPEND PROPERTY INTERFACE_COMPILE_DEFINITIONS HAVE_OPENSSL_H)
     set_property(TARGET ZooKeeper::zookeeper_${flavour} APPEND PROPERTY INTERFACE_LINK_LIBRARIES
@@ -115,56 +132,25 @@ function(_zookeeper_check_tls flavour library)
     endif()
   endif()
 endfunction()
-if(ZooKeeper_st_FOUND AND NOT DEFINED ZooKeeper_st_TLS)
-  _zookeeper_check_tls(st "${ZooKeeper_ST_LIBRARY}")
-endif()
-if(ZooKeeper_mt_FOUND AND NOT DEFINED ZooKeeper_mt_TLS)
-  if(NOT TARGET Threads::Threads)
-    find_package(Threads QUIET)
-  endif()
-  _zookeeper_check_tls(mt "${ZooKeeper_MT_LIBRARY}")
-endif()
+
 # SASL: the C client authenticates with SASL only when it was built with Cyrus SASL (WITH_CYRUS_SASL; Debian's
 # packages are not, tools/build-zookeeper-tls.sh's is). ZooKeeper_<flavour>_SASL is TRUE when its library links
 # a call of zookeeper_init_sasl; its target then carries HAVE_CYRUS_SASL_H (the header declares the call only
 # under it) and links libsasl2.
 function(_zookeeper_check_sasl flavour library)
-  string(TOUPPER "${flavour}" _up)
-  set(_cache_var "ZooKeeper_${_up}_SASL_CHECKED_${library}")
-  string(MAKE_C_IDENTIFIER "${_cache_var}" _cache_var)
   set(ZooKeeper_${flavour}_SASL FALSE PARENT_SCOPE)
   if(NOT ZooKeeper_SASL_INCLUDE_DIR OR NOT ZooKeeper_SASL_LIBRARY)
     return()
   endif()
-  if(NOT DEFINED ${_cache_var})
-    set(_defs -DHAVE_CYRUS_SASL_H)
-    set(_libs "${library}" "${ZooKeeper_SASL_LIBRARY}" m)
-    if(ZooKeeper_${flavour}_TLS)
-      list(APPEND _defs -DHAVE_OPENSSL_H)
-      list(APPEND _libs OpenSSL::SSL OpenSSL::Crypto)
-    endif()
-    if(flavour STREQUAL "mt")
-      list(APPEND _defs -DTHREADED)
-      list(APPEND _libs Threads::Threads)
-    endif()
-    get_property(_languages GLOBAL PROPERTY ENABLED_LANGUAGES)
-    if("CXX" IN_LIST _languages)
-      set(_ext cpp)
-    elseif("C" IN_LIST _languages)
-      set(_ext c)
-    else()
-      return()
-    endif()
-    set(_src "${CMAKE_BINARY_DIR}${CMAKE_FILES_DIRECTORY}/zookeeper_sasl_check_${flavour}.${_ext}")
-    file(WRITE "${_src}" "#include <zookeeper/zookeeper.h>\nint main(void) {\n  zhandle_t *zh = zookeeper_init_sasl(\"127.0.0.1:1\", 0, 1000, 0, 0, 0, 0, 0);\n  return zh != 0;\n}\n")
-    try_compile(_ok "${CMAKE_BINARY_DIR}${CMAKE_FILES_DIRECTORY}/zookeeper_sasl_check_${flavour}"
-      SOURCES "${_src}"
-      COMPILE_DEFINITIONS ${_defs}
-      CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${ZooKeeper_INCLUDE_DIR};${ZooKeeper_SASL_INCLUDE_DIR}"
-      LINK_LIBRARIES ${_libs})
-    set(${_cache_var} ${_ok} CACHE INTERNAL "whether ${library} is a SASL-capable ZooKeeper C client")
+  set(_defs -DHAVE_CYRUS_SASL_H)
+  set(_libs "${ZooKeeper_SASL_LIBRARY}")
+  if(ZooKeeper_${flavour}_TLS)
+    list(APPEND _defs -DHAVE_OPENSSL_H)
+    list(APPEND _libs OpenSSL::SSL OpenSSL::Crypto)
   endif()
-  if(${_cache_var})
+  _zookeeper_links(_ok sasl ${flavour} "${library}" "zookeeper_init_sasl(\"127.0.0.1:1\", 0, 1000, 0, 0, 0, 0, 0)"
+    DEFINES ${_defs} LIBS ${_libs} INCLUDES "${ZooKeeper_SASL_INCLUDE_DIR}")
+  if(_ok)
     set(ZooKeeper_${flavour}_SASL TRUE PARENT_SCOPE)
     set_property(TARGET ZooKeeper::zookeeper_${flavour} APPEND PROPERTY INTERFACE_COMPILE_DEFINITIONS
       HAVE_CYRUS_SASL_H)
@@ -174,6 +160,16 @@ function(_zookeeper_check_sasl flavour library)
       "${ZooKeeper_SASL_LIBRARY}")
   endif()
 endfunction()
+
+if(ZooKeeper_st_FOUND AND NOT DEFINED ZooKeeper_st_TLS)
+  _zookeeper_check_tls(st "${ZooKeeper_ST_LIBRARY}")
+endif()
+if(ZooKeeper_mt_FOUND AND NOT DEFINED ZooKeeper_mt_TLS)
+  if(NOT TARGET Threads::Threads)
+    find_package(Threads QUIET)
+  endif()
+  _zookeeper_check_tls(mt "${ZooKeeper_MT_LIBRARY}")
+endif()
 if(ZooKeeper_st_FOUND AND NOT DEFINED ZooKeeper_st_SASL)
   _zookeeper_check_sasl(st "${ZooKeeper_ST_LIBRARY}")
 endif()
