@@ -176,16 +176,8 @@ error_code CoreImpl::start(std::string* subject) {
       return problem.ec;
     }
   }
-  if (cfg_.sasl && cfg_.tls && *transport == Transport::c_client) {
-    // zookeeper_init_ssl takes no SASL parameters, zookeeper_init_sasl no certificate: never drop either.
-    log_->error(
-        "SASL settings refused: the C client cannot combine SASL and TLS on one connection (the "
-        "native transport can: docs/sasl.md)");
-    if (subject) *subject = "SASL";
-    return errc::sasl_unsupported;
-  }
   if (cfg_.sasl) {
-    auto problem = check_sasl_settings(*cfg_.sasl, *transport);
+    auto problem = check_sasl_settings(*cfg_.sasl, *transport, cfg_.tls.has_value());
     if (problem.ec) {
       log_->error("SASL settings refused: {}", problem.reason);
       if (subject) *subject = "SASL";

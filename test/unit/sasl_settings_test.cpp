@@ -69,39 +69,53 @@ TEST_CASE("sasl settings: incomplete settings and unreadable files are sasl_conf
   TempFile pw("secret\n");
   const bool native_sasl = zkr::sasl_supported(Transport::native);
   if (!native_sasl) {
-    CHECK(zkr::detail::check_sasl_settings(digest(pw.path.string()), Transport::native).ec ==
+    CHECK(zkr::detail::check_sasl_settings(digest(pw.path.string()), Transport::native, false).ec ==
           zkr::errc::sasl_unsupported);
     return;
   }
-  CHECK_FALSE(zkr::detail::check_sasl_settings(digest(pw.path.string()), Transport::native).ec);
+  CHECK_FALSE(zkr::detail::check_sasl_settings(digest(pw.path.string()), Transport::native, false).ec);
 
   auto no_user = digest(pw.path.string());
   no_user.user.clear();
-  CHECK(zkr::detail::check_sasl_settings(no_user, Transport::native).ec == zkr::errc::sasl_config_error);
+  CHECK(zkr::detail::check_sasl_settings(no_user, Transport::native, false).ec ==
+        zkr::errc::sasl_config_error);
   auto no_file = digest("");
-  CHECK(zkr::detail::check_sasl_settings(no_file, Transport::native).ec == zkr::errc::sasl_config_error);
+  CHECK(zkr::detail::check_sasl_settings(no_file, Transport::native, false).ec ==
+        zkr::errc::sasl_config_error);
   auto missing = digest((fs::temp_directory_path() / "zkr-sasl-unit-no-such-file").string());
-  const auto problem = zkr::detail::check_sasl_settings(missing, Transport::native);
+  const auto problem = zkr::detail::check_sasl_settings(missing, Transport::native, false);
   CHECK(problem.ec == zkr::errc::sasl_config_error);
   CHECK(problem.reason.find("zkr-sasl-unit-no-such-file") != std::string::npos);
   auto no_service = digest(pw.path.string());
   no_service.service.clear();
-  CHECK(zkr::detail::check_sasl_settings(no_service, Transport::native).ec == zkr::errc::sasl_config_error);
+  CHECK(zkr::detail::check_sasl_settings(no_service, Transport::native, false).ec ==
+        zkr::errc::sasl_config_error);
 
   auto gssapi = digest(pw.path.string());
   gssapi.mechanism = zkr::SaslMechanism::gssapi;
-  CHECK(zkr::detail::check_sasl_settings(gssapi, Transport::native).ec == zkr::errc::sasl_unsupported);
+  CHECK(zkr::detail::check_sasl_settings(gssapi, Transport::native, false).ec == zkr::errc::sasl_unsupported);
 }
 
 TEST_CASE("sasl settings: a C client without SASL is refused naming no secret, one with SASL is not",
           "[sasl]") {
   TempFile pw("c-client-secret");
-  const auto problem = zkr::detail::check_sasl_settings(digest(pw.path.string()), zkr::Transport::c_client);
+  const auto problem =
+      zkr::detail::check_sasl_settings(digest(pw.path.string()), zkr::Transport::c_client, false);
   CHECK(problem.reason.find("c-client-secret") == std::string::npos);
   if (zkr::sasl_supported(zkr::Transport::c_client))
     CHECK_FALSE(problem.ec);  // the C client linked was built with Cyrus SASL (tools/build-zookeeper-tls.sh)
   else
     CHECK(problem.ec == zkr::errc::sasl_unsupported);
+}
+
+TEST_CASE("sasl settings: SASL with TLS is refused on the C client, never one of them dropped", "[sasl]") {
+  TempFile pw("secret");
+  const auto problem =
+      zkr::detail::check_sasl_settings(digest(pw.path.string()), zkr::Transport::c_client, true);
+  CHECK(problem.ec == zkr::errc::sasl_unsupported);
+  if (zkr::sasl_supported(zkr::Transport::c_client)) CHECK(problem.reason.find("TLS") != std::string::npos);
+  if (zkr::sasl_supported(zkr::Transport::native))
+    CHECK_FALSE(zkr::detail::check_sasl_settings(digest(pw.path.string()), zkr::Transport::native, true).ec);
 }
 
 TEST_CASE("sasl settings: the password file loses one trailing newline only", "[sasl]") {

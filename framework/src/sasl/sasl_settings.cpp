@@ -59,13 +59,19 @@ std::string read_sasl_password(const std::string& path, SaslProblem& problem) {
   return pw;
 }
 
-SaslProblem check_sasl_settings(const SaslConfig& cfg, Transport transport) {
+SaslProblem check_sasl_settings(const SaslConfig& cfg, Transport transport, bool with_tls) {
   if (!sasl_supported(transport)) {
     return {errc::sasl_unsupported, transport == Transport::native
                                         ? "this build of zkrecipes has no Cyrus SASL (ZKR_SASL, docs/sasl.md)"
                                         : "the " + std::string(to_string(transport)) +
                                               " transport has no SASL support (a C client built without "
                                               "Cyrus SASL: docs/sasl.md)"};
+  }
+  if (with_tls && transport == Transport::c_client) {
+    // zookeeper_init_ssl takes no SASL parameters, zookeeper_init_sasl no certificate: never drop either.
+    return {errc::sasl_unsupported,
+            "the C client cannot combine SASL and TLS on one connection (the native transport can: "
+            "docs/sasl.md)"};
   }
   if (cfg.mechanism == SaslMechanism::gssapi)
     return {errc::sasl_unsupported, "GSSAPI (Kerberos) is not supported yet (docs/sasl.md)"};

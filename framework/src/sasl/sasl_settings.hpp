@@ -16,9 +16,10 @@ struct SaslProblem {
   std::string reason;
 };
 
-/// Whether `transport` (resolved, not automatic) can authenticate `cfg` with SASL, and whether `cfg` is
-/// complete for its mechanism with a readable password file. Empty `ec` = fine.
-SaslProblem check_sasl_settings(const SaslConfig& cfg, Transport transport);
+/// Whether `transport` (resolved, not automatic) can authenticate `cfg` with SASL, on a TLS connection when
+/// `with_tls`, and whether `cfg` is complete for its mechanism with a readable password file. Empty `ec` =
+/// fine.
+SaslProblem check_sasl_settings(const SaslConfig& cfg, Transport transport, bool with_tls);
 
 /// The password in `path`, without one trailing newline (and carriage return); empty with `problem` set
 /// when the file cannot be read.
