@@ -45,6 +45,13 @@ p99 over all failovers, ZooKeeper requests per failover summed over the measured
 failover") in <out>.md and rows in <out>.csv; no plot. kazoo is not run there. A driver run that lists
 fewer failovers than asked for counts as failed.
 
+Caches (issue 39; `--only cache`, not part of the default lock cases): CuratorCache (zkrecipes, Curator) and
+TreeCache (kazoo too) over a tree made once per case before its reps (the cache-populate scenario of the case's
+first library; every run of the case reads that one tree): the time to initialize 10k and 100k leaves, with
+heap, RSS and server watches per node (cache-init), and the write-to-listener latency over 1k leaves
+(cache-events). Their own section ("Caches") in <out>.md; `cmake --build build --target bench-caches` writes
+docs/benchmarks-caches.md.
+
 TLS (issue 27; --tls): the server also opens a secureClientPort (NettyServerCnxnFactory, which then serves
 the plain port too; mntr / ruok stay on the plain port) with a PKI made at run time in its work dir by
 zkr_bench_server (test/testing's TestCertificates: a test CA, the server certificate with SAN DNS:localhost,

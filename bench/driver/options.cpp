@@ -14,7 +14,7 @@ namespace {
 constexpr const char* usage_head =
     "usage: zkr_bench --connect HOSTS --scenario S --path P [--clients K] [--ops N] [--waiters W]\n"
     "                 [--warmup N] [--session-timeout-ms MS] [--timeout-s S] [--mntr HOST:PORT]\n"
-    "                 [--lock-driver default|standard] [--recipe latch|selector]\n"
+    "                 [--lock-driver default|standard] [--recipe latch|selector|curator|tree] [--nodes N]\n"
     "                 [--mode close|kill|optimistic|promoted]\n"
     "                 [--handler-executor io|thread|strand]\n"
     "                 [--tls-ca FILE --tls-cert FILE --tls-key FILE [--tls-key-password TEXT]]\n"
@@ -32,7 +32,9 @@ constexpr const char* usage_options =
     "  --session-timeout-ms  [30000]\n"
     "  --timeout-s S         watchdog: exit 3 after S seconds [600]\n"
     "  --lock-driver D       the plain mutexes' LockDriver: default (PrewatchLockDriver) or standard\n"
-    "  --recipe R            failover: latch (LeaderLatch) or selector (LeaderSelector) [latch]\n"
+    "  --recipe R            failover: latch (LeaderLatch) or selector (LeaderSelector) [latch];\n"
+    "                        cache-init, cache-events: curator (CuratorCache) or tree (TreeCache) [curator]\n"
+    "  --nodes N             cache-*: leaves of the cached tree [10000; cache-events 1000]\n"
     "  --mode M              failover: close (the leader closes) or kill (SIGKILL to its process) [close];\n"
     "                        increments: optimistic (retried versioned writes) or promoted (one try, then\n"
     "                        under PromotedToLock on P-lock) [optimistic]\n"
@@ -114,6 +116,8 @@ Options parse_options(int argc, char** argv) {
       a.waiters = number();
     else if (k == "--warmup")
       a.warmup = number();
+    else if (k == "--nodes")
+      a.nodes = number();
     else if (k == "--session-timeout-ms")
       a.session_timeout_ms = number();
     else if (k == "--timeout-s")
@@ -129,7 +133,8 @@ Options parse_options(int argc, char** argv) {
     else if (k == "--tls-key-password")
       a.tls_key_password = v;
     else if (k == "--recipe") {
-      if (v != "latch" && v != "selector") die(2, "--recipe: latch or selector, not " + v);
+      if (v != "latch" && v != "selector" && v != "curator" && v != "tree")
+        die(2, "--recipe: latch, selector, curator or tree, not " + v);
       a.recipe = v;
     } else if (k == "--mode") {
       if (v != "close" && v != "kill" && v != "optimistic" && v != "promoted")
@@ -154,6 +159,13 @@ Options parse_options(int argc, char** argv) {
     if (a.mode != "close") die(2, "--mode: increments takes optimistic or promoted, not " + a.mode);
     a.mode = "optimistic";  // the default (Options::mode's "close" is failover's)
   }
+  const bool cache_recipe = a.recipe == "curator" || a.recipe == "tree";
+  if (a.scenario.rfind("cache-", 0) == 0 && !cache_recipe) {
+    if (a.recipe != "latch") die(2, "--recipe: the cache scenarios take curator or tree, not " + a.recipe);
+    a.recipe = "curator";  // the default (Options::recipe's "latch" is failover's)
+  }
+  if (a.scenario == "failover" && cache_recipe)
+    die(2, "--recipe: failover takes latch or selector, not " + a.recipe);
   if (a.scenario == "failover" && counter_mode) die(2, "--mode: failover takes close or kill, not " + a.mode);
   if ((!a.tls_cert.empty() || !a.tls_key.empty() || !a.tls_key_password.empty()) && !a.tls())
     die(2, "--tls-cert, --tls-key and --tls-key-password need --tls-ca");

@@ -14,11 +14,12 @@ struct Options {
   int ops = -1;
   int waiters = -1;
   int warmup = -1;
+  int nodes = -1;  // the cache scenarios' leaves
   int session_timeout_ms = 30000;
   int timeout_s = 600;
   std::string mntr;              // host:port, empty = none
   bool standard = false;         // --lock-driver standard
-  std::string recipe = "latch";  // failover: latch | selector
+  std::string recipe = "latch";  // failover: latch | selector; cache-*: curator | tree (parse sets it)
   std::string mode = "close";    // failover: close | kill; increments: optimistic | promoted (parse sets it)
   std::string handler_executor = "io";                      // io | thread | strand
   std::string tls_ca, tls_cert, tls_key, tls_key_password;  // --tls-*; TLS when tls_ca is given

@@ -4,9 +4,10 @@ namespace zkr_bench {
 
 const std::vector<Scenario>& scenarios() {
   static const std::vector<Scenario> all{
-      uncontended_scenario(), contended_scenario(),    drain_scenario(),     semaphore_mutex_scenario(),
-      rwlock_scenario(),      multilock_scenario(),    async10k_scenario(),  failover_scenario(),
-      async_scenario(),       slow_handler_scenario(), increments_scenario()};
+      uncontended_scenario(), contended_scenario(),    drain_scenario(),      semaphore_mutex_scenario(),
+      rwlock_scenario(),      multilock_scenario(),    async10k_scenario(),   failover_scenario(),
+      async_scenario(),       slow_handler_scenario(), increments_scenario(), cache_populate_scenario(),
+      cache_init_scenario(),  cache_events_scenario()};
   return all;
 }
 

@@ -18,6 +18,10 @@ void write_result_line(std::ostream& os, Context& ctx, Result r) {
                     {"path", a.path},
                     {"lock_driver", a.standard ? "standard" : "default"},
                     {"handler_executor", a.handler_executor}};
+  if (a.scenario.rfind("cache-", 0) == 0) {
+    params.emplace_back("nodes", param(a.nodes));
+    params.emplace_back("recipe", a.recipe);
+  }
   r.extra.emplace_back("cpu_seconds_total", rusage_cpu_seconds());
   r.extra.emplace_back("peak_rss_mb", peak_rss_mb());
   r.extra.emplace_back("max_threads", max_threads());

@@ -40,5 +40,8 @@ Scenario failover_scenario();
 Scenario async_scenario();
 Scenario slow_handler_scenario();
 Scenario increments_scenario();
+Scenario cache_populate_scenario();
+Scenario cache_init_scenario();
+Scenario cache_events_scenario();
 
 }  // namespace zkr_bench

@@ -30,6 +30,10 @@
  *                    DistributedAtomicLong at P until N [2000] increments in total; latency = one increment;
  *                    --mode optimistic (RetryNTimes(1000, 1 ms)) or promoted (one try, then PromotedToLock
  *                    on P-lock under that policy); the counter is checked at the end (CounterScenario).
+ *   cache-populate, cache-init, cache-events
+ *                    (issue 39) a tree of N (--nodes) leaves; the time for a CuratorCache or TreeCache
+ *                    (--recipe curator|tree) to initialize, with heap and server watches per node; the
+ *                    write-to-listener latency of changes (CacheScenarios).
  * --warmup: unmeasured pairs/handoffs before the measured part [100; drain 0]; for rwlock it is
  * milliseconds of unmeasured running [500].
  *
@@ -49,7 +53,7 @@
  * 3 the --timeout-s watchdog [600] fired.
  *
  * Built by bench/run_bench.py with plain javac against the Debian Curator jars, with the other classes of
- * this directory: LockScenarios, CounterScenario and FailoverScenario (the scenarios), Samples, Result, Crew
+ * this directory: LockScenarios, CounterScenario, CacheScenarios and FailoverScenario (the scenarios), Samples, Result, Crew
  * and Json.
  */
 
@@ -78,10 +82,11 @@ public final class CuratorBench {
     int ops = -1;
     int waiters = -1;
     int warmup = -1;
+    int nodes = -1; // the cache scenarios' leaves
     int sessionTimeoutMs = 30000;
     int timeoutS = 600;
     String mntrAddress; // host:port of a server whose `mntr` is read around the measured part
-    String recipe = "latch"; // failover: latch | selector
+    String recipe = "latch"; // failover: latch | selector; cache-*: curator | tree (parse sets it)
     String mode = "close";   // failover: close | kill; increments: optimistic | promoted (parse sets it)
 
     static void die(int status, String message) {
@@ -106,12 +111,13 @@ public final class CuratorBench {
                     case "--ops": ops = Integer.parseInt(v); break;
                     case "--waiters": waiters = Integer.parseInt(v); break;
                     case "--warmup": warmup = Integer.parseInt(v); break;
+                    case "--nodes": nodes = Integer.parseInt(v); break;
                     case "--session-timeout-ms": sessionTimeoutMs = Integer.parseInt(v); break;
                     case "--timeout-s": timeoutS = Integer.parseInt(v); break;
                     case "--mntr": mntrAddress = v; break;
                     case "--recipe":
-                        if (!v.equals("latch") && !v.equals("selector")) {
-                            die(2, "--recipe: latch or selector, not " + v);
+                        if (!v.equals("latch") && !v.equals("selector") && !v.equals("curator") && !v.equals("tree")) {
+                            die(2, "--recipe: latch, selector, curator or tree, not " + v);
                         }
                         recipe = v;
                         break;
@@ -131,7 +137,7 @@ public final class CuratorBench {
         if (connect == null || scenario == null || path == null) {
             die(2, "usage: CuratorBench --connect HOSTS --scenario S --path P [--clients K] [--ops N]"
                    + " [--waiters W] [--warmup N] [--session-timeout-ms MS] [--timeout-s S] [--mntr HOST:PORT]"
-                   + " [--recipe latch|selector] [--mode close|kill|optimistic|promoted]");
+                   + " [--recipe latch|selector|curator|tree] [--nodes N] [--mode close|kill|optimistic|promoted]");
         }
         boolean counterMode = mode.equals("optimistic") || mode.equals("promoted");
         if (scenario.equals("increments") && !counterMode) {
@@ -139,6 +145,16 @@ public final class CuratorBench {
                 die(2, "--mode: increments takes optimistic or promoted, not " + mode);
             }
             mode = "optimistic"; // the default ("close" is failover's)
+        }
+        boolean cacheRecipe = recipe.equals("curator") || recipe.equals("tree");
+        if (scenario.startsWith("cache-") && !cacheRecipe) {
+            if (!recipe.equals("latch")) {
+                die(2, "--recipe: the cache scenarios take curator or tree, not " + recipe);
+            }
+            recipe = "curator"; // the default ("latch" is failover's)
+        }
+        if (scenario.equals("failover") && cacheRecipe) {
+            die(2, "--recipe: failover takes latch or selector, not " + recipe);
         }
         if (scenario.equals("failover") && counterMode) {
             die(2, "--mode: failover takes close or kill, not " + mode);
@@ -362,6 +378,9 @@ public final class CuratorBench {
             case "multilock": r = locks.multilock(); break;
             case "failover": r = failover.failover(); break;
             case "increments": r = new CounterScenario(this).increments(); break;
+            case "cache-populate": r = new CacheScenarios(this).populate(); break;
+            case "cache-init": r = new CacheScenarios(this).init(); break;
+            case "cache-events": r = new CacheScenarios(this).events(); break;
             default:
                 die(2, "unsupported scenario " + scenario);
                 return;
@@ -378,6 +397,10 @@ public final class CuratorBench {
         params.put("waiters", waiters >= 0 ? waiters : null);
         params.put("warmup", warmup >= 0 ? warmup : null);
         params.put("path", path);
+        if (scenario.startsWith("cache-")) {
+            params.put("nodes", nodes >= 0 ? nodes : null);
+            params.put("recipe", recipe);
+        }
         r.extra.put("cpu_seconds_total", cpuNanos() / 1e9);
         if (mntrAddress != null) {
             r.extra.put("mntr", mntrDelta());

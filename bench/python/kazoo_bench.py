@@ -24,6 +24,8 @@ Scenarios (defaults in brackets), with kazoo's nearest recipe for each Curator o
   timeout, so nothing hangs; extra.timeouts counts them.
 * ``multilock``: kazoo has no multi-lock; emulated like Curator's InterProcessMultiLock: ``Lock`` on
   P/0 .. P/K-1 [K=4] acquired in order, released in reverse order. N [500] pairs.
+* ``cache-populate``, ``cache-init``, ``cache-events`` (issue 39): kazoo's ``TreeCache`` (--recipe tree; kazoo
+  has no CuratorCache) over a tree of N (--nodes) leaves: see kazoo_cache.py.
 
 --warmup: unmeasured pairs/handoffs before the measured part [100; drain 0]; for rwlock,
 milliseconds of unmeasured running [500].
@@ -51,12 +53,14 @@ try:
     from kazoo.exceptions import LockTimeout, NoNodeError
     from kazoo.recipe.lock import Lock, ReadLock, Semaphore, WriteLock
     from kazoo_support import WATCH_KEYS, FixedReadLock, cpu_seconds, percentile_us, read_mntr
+    import kazoo_cache
 except ImportError:  # pragma: no cover - depends on the machine
     sys.stderr.write("kazoo_bench: cannot import kazoo with %s (Debian: python3-kazoo, "
                      "run with /usr/bin/python3)\n" % sys.executable)
     sys.exit(2)
 
-SCENARIOS = ("uncontended", "contended", "drain", "semaphore-mutex", "rwlock", "multilock")
+SCENARIOS = ("uncontended", "contended", "drain", "semaphore-mutex", "rwlock", "multilock", "cache-populate",
+             "cache-init", "cache-events")
 
 
 class Bench:
@@ -83,6 +87,11 @@ class Bench:
 
     def mark_end(self):
         self.mntr[1] = self._sample()
+
+    def mntr_value(self, key):
+        """One counter now; -1 when it cannot be read or without --mntr."""
+        m = self._sample()
+        return m.get(key, -1) if m else -1
 
     def mntr_delta(self):
         a, b = self.mntr
@@ -385,6 +394,9 @@ class Bench:
             "uncontended": self.uncontended, "contended": self.contended, "drain": self.drain,
             "semaphore-mutex": self.semaphore_mutex, "rwlock": self.rwlock,
             "multilock": self.multilock,
+            "cache-populate": lambda: kazoo_cache.populate_scenario(self),
+            "cache-init": lambda: kazoo_cache.init_scenario(self),
+            "cache-events": lambda: kazoo_cache.events_scenario(self),
         }[self.a.scenario]
         try:
             r = fn()
@@ -400,7 +412,8 @@ class Bench:
             "library": "kazoo",
             "scenario": self.a.scenario,
             "params": {"clients": self.a.clients, "ops": self.a.ops, "waiters": self.a.waiters,
-                       "warmup": self.a.warmup, "path": self.a.path},
+                       "warmup": self.a.warmup, "path": self.a.path,
+                       **({"nodes": self.a.nodes, "recipe": "tree"} if self.a.scenario.startswith("cache-") else {})},
             "ops": r["ops"],
             "seconds": round(r["seconds"], 6),
             "ops_per_sec": round(r["ops"] / r["seconds"], 3) if r["seconds"] > 0 else None,
@@ -431,6 +444,8 @@ def main(argv=None):
     p.add_argument("--ops", type=int)
     p.add_argument("--waiters", type=int)
     p.add_argument("--warmup", type=int)
+    p.add_argument("--nodes", type=int, help="cache-*: leaves of the cached tree [10000; cache-events 1000]")
+    p.add_argument("--recipe", help="cache-*: tree (kazoo's TreeCache; it has no CuratorCache)")
     p.add_argument("--session-timeout-ms", type=int, default=30000)
     p.add_argument("--timeout-s", type=int, default=600)
     p.add_argument("--mntr", metavar="HOST:PORT",

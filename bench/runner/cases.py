@@ -7,6 +7,9 @@ FAILOVER_LIBRARIES = ["zkrecipes", "curator"]
 # The distributed atomic long's contended increments (issue 40): kazoo's Counter is left out (its retries are the
 # client's command retry, backing off from 100 ms by default; no promoted mode; text data): docs/counters.md.
 COUNTER_LIBRARIES = ["zkrecipes", "curator"]
+# The caches (issue 39): CuratorCache in zkrecipes and Curator; TreeCache in kazoo too (it has no CuratorCache).
+# zkrecipes-native joins where --libraries names it: its cache follows the tree with one persistent watch.
+CACHE_LIBRARIES = {"curator": ["zkrecipes", "curator"], "tree": ["zkrecipes", "curator", "kazoo"]}
 # The leader's session timeout in kill mode: the least a server with tickTime=2000 (ours) grants.
 FAILOVER_SESSION_TIMEOUT_MS = 4000
 
@@ -21,6 +24,24 @@ def failover_cases(quick):
                         {"recipe": recipe, "mode": mode, "ops": 1 if quick else n,
                          "session-timeout-ms": FAILOVER_SESSION_TIMEOUT_MS, "_timeout_s": 300},
                         FAILOVER_LIBRARIES))
+    return out
+
+
+def cache_cases(quick):
+    """The cache cases (run only with --only cache, or named): the time to initialize a cache of 10k and 100k
+    leaves, and the write-to-listener latency over 1k leaves. "_tree" names the tree under /zkr-bench that the
+    case's runs share: populated once (cache-populate) before its reps, read by every library's runs."""
+    out = []
+    small, large, leaves, changes, warm = (500, 2000, 100, 100, 10) if quick else (10000, 100000, 1000, 2000, 100)
+    for recipe, name in (("curator", "CuratorCache"), ("tree", "TreeCache")):
+        suffix = "" if recipe == "curator" else "-tree"
+        for n, tag in ((small, "10k"), (large, "100k")):
+            out.append(("cache-init-%s%s" % (tag, suffix), "cache-init", "%s initialize, %d leaves" % (name, n),
+                        {"nodes": n, "recipe": recipe, "_tree": "init-%d" % n, "_timeout_s": 900},
+                        CACHE_LIBRARIES[recipe]))
+        out.append(("cache-events%s" % suffix, "cache-events", "%s write to listener, %d leaves" % (name, leaves),
+                    {"nodes": leaves, "ops": changes, "warmup": warm, "recipe": recipe, "_tree": "events-%d" % leaves},
+                    CACHE_LIBRARIES[recipe]))
     return out
 
 
@@ -73,11 +94,12 @@ def cases(quick):
 
 def case_libraries(case):
     """The libraries a case runs: those it names (or DEFAULT_LIBRARIES), and the TLS library of each plain one
-    among them and the native transport beside zkrecipes (only the lock cases: not failover, whose drivers spawn
-    leaders of their own, nor the ladder). A library runs only where the run has its driver (--libraries)."""
+    among them and the native transport beside zkrecipes (only the lock and cache cases: not failover, whose
+    drivers spawn leaders of their own, nor the ladder; no TLS library in the cache cases). A library runs only where the run has its driver (--libraries)."""
     libs = list(case[4] or DEFAULT_LIBRARIES)
     if case[1] != "failover" and "_ladder" not in case[3]:
-        libs += [tls for tls, plain in TLS_LIBRARIES.items() if plain in libs]
+        if "_tree" not in case[3]:
+            libs += [tls for tls, plain in TLS_LIBRARIES.items() if plain in libs]
         if "zkrecipes" in libs:
             libs.append(NATIVE_LIBRARY)
     return libs
@@ -86,12 +108,15 @@ def case_libraries(case):
 def select_cases(quick, only):
     """The cases to run: the lock cases, or those named by --only (case ids or scenarios, failover's included);
     None when --only names none. The failover cases run only when named (--only failover): minutes of waiting
-    on session expiries, and a report of their own (docs/benchmarks-failover.md)."""
+    on session expiries, and a report of their own (docs/benchmarks-failover.md); so do the cache cases (--only
+    cache, or their ids or scenarios: docs/benchmarks-caches.md)."""
     if not only:
         return cases(quick)
     want = {x.strip() for x in only.split(",")}
-    return [c for c in cases(quick) + failover_cases(quick) if c[0] in want or c[1] in want] or None
+    every = cases(quick) + failover_cases(quick) + cache_cases(quick)
+    return [c for c in every
+            if c[0] in want or c[1] in want or ("cache" in want and c[1].startswith("cache-"))] or None
 
 
 def case_ids(quick):
-    return [c[0] for c in cases(quick) + failover_cases(quick)]
+    return [c[0] for c in cases(quick) + failover_cases(quick) + cache_cases(quick)]

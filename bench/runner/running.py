@@ -18,7 +18,10 @@ def run_one(driver, server, case, rep, timeout_s):
     "_timeout_s" overrides the per-run timeout; "_reps" (used by main) the number of reps."""
     case_id, scenario, _, params, _ = case
     timeout_s = params.get("_timeout_s", timeout_s)
-    path = "/zkr-bench/%s/%s-r%d-%s" % (case_id, driver.name, rep, uuid.uuid4().hex[:8])
+    if "_tree" in params:  # a cache case: every run reads the case's one tree (populate_tree)
+        path = "/zkr-bench/cache-tree-%s" % params["_tree"]
+    else:
+        path = "/zkr-bench/%s/%s-r%d-%s" % (case_id, driver.name, rep, uuid.uuid4().hex[:8])
     argv = driver.command(server) + ["--connect", "127.0.0.1:%d" % driver.connect_port(server),
                                      "--scenario", scenario, "--path", path, "--timeout-s", str(timeout_s)]
     for k, v in params.items():
@@ -151,12 +154,29 @@ def note_versions(meta, lib, res):
         meta["python"] = meta["python"] or ex.get("python_version")
 
 
+def populate_tree(case, libs, drivers, server, timeout_s, bad):
+    """A cache case's tree, made once (cache-populate, by the case's first library) before its reps, so that
+    every library's runs read the same nodes and no run's time includes making them. False when it failed."""
+    case_id, _, label, params, _ = case
+    populate = (case_id, "cache-populate", label, {"nodes": params["nodes"], "_tree": params["_tree"]}, None)
+    r = run_one(drivers[libs[0]], server, populate, 0, params.get("_timeout_s", timeout_s))
+    if "failure" in r:
+        msg = "%s: populating its tree (%s) failed: %s" % (case_id, libs[0], r["failure"])
+        bad.append(msg)
+        log("%s\n    %s\n%s" % (msg, " ".join(r["argv"]), r["stderr"]))
+        return False
+    log("%s: tree of %s leaves ready (%.1f s)" % (case_id, params["nodes"], r["wall"]))
+    return True
+
+
 def run_case(case, libs, drivers, server, reps, timeout_s, progress, meta, bad):
     """The reps of one case, interleaved across libraries so that a drift of the shared machine or of the server
     (JIT, data tree, log) does not favour whoever runs last, and the order rotated from rep to rep (zkrecipes,
     Curator, kazoo; Curator, kazoo, zkrecipes; ...) so that no library always takes the case's first, coldest
     run. Returns the case's rows (rwlock's two rows per library grouped by row)."""
     if not libs:
+        return []
+    if "_tree" in case[3] and not populate_tree(case, libs, drivers, server, timeout_s, bad):
         return []
     runs = {lib: [] for lib in libs}
     for rep in range(1, case_reps(case, reps) + 1):

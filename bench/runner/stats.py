@@ -100,6 +100,12 @@ def rows_of(case, lib, runs):
             "max_threads": worst("max_threads"),
             "optimistic_tries_per_op": extra_median("optimistic_tries_per_op"),
             "promoted_tries_per_op": extra_median("promoted_tries_per_op"),
+            # the cache-init rows (cache_table)
+            "init_ms": extra_median("init_ms"),
+            "heap_bytes_per_node": extra_median("heap_bytes_per_node"),
+            "rss_bytes_per_node": extra_median("rss_bytes_per_node"),
+            "server_watches_per_node": extra_median("server_watches_per_node"),
+            "server_watches": extra_median("server_watches"),
         }
 
     if scenario == "rwlock":

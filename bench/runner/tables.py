@@ -82,6 +82,27 @@ def counters_table(rows):
     return "\n".join(lines)
 
 
+def cache_table(rows):
+    """The cache-init rows' own figures (medians over the reps); None without such rows."""
+    rows = [r for r in rows if r["scenario"] == "cache-init" and r["reps"]]
+    if not rows:
+        return None
+    lines = ["| cache | library | initialize ms | × Curator | heap bytes / node | RSS bytes / node | "
+             "server watches | watches / node |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    base = {r["row"]: r["init_ms"] for r in rows if r["library"] == "curator"}
+    last = None
+    for r in rows:
+        b = base.get(r["row"])
+        speedup = (b / r["init_ms"]) if (b and r["init_ms"]) else None
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["row"] if r["row"] != last else "", r["library"], fmt(r["init_ms"]), fmt(speedup, 2),
+            fmt(r["heap_bytes_per_node"]), fmt(r["rss_bytes_per_node"]), fmt(r["server_watches"]),
+            fmt(r["server_watches_per_node"], 2)))
+        last = r["row"]
+    return "\n".join(lines)
+
+
 def write_csv(path, rows):
     cols = ["case", "scenario", "row", "library", "reps", "failures", "ops_per_sec", "ops_min", "ops_max",
             "ratio_vs_curator", "p50_us", "p99_us", "cpu_us_per_op", "reads_per_op", "writes_per_op",
@@ -90,7 +111,9 @@ def write_csv(path, rows):
             "failovers", "mode", "session_timeout_ms", "min_ms", "max_ms", "notice_p50_ms", "notice_p99_ms",
             "end_to_notice_p50_ms", "end_to_notice_p99_ms",
             # increments rows only
-            "optimistic_tries_per_op", "promoted_tries_per_op"]
+            "optimistic_tries_per_op", "promoted_tries_per_op",
+            # cache-init rows only
+            "init_ms", "heap_bytes_per_node", "rss_bytes_per_node", "server_watches", "server_watches_per_node"]
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(cols)
