@@ -3,6 +3,7 @@
 #include <spdlog/logger.h>
 
 #include <boost/asio/post.hpp>
+#include <zkr/framework/detail/async.hpp>
 #include <zkr/recipes/detail/cache_core.hpp>
 
 namespace zkr::detail {
@@ -147,6 +148,44 @@ std::uint64_t CacheCore::await_start(VoidCallback cb) {
 void CacheCore::forget(std::uint64_t id) {
   std::lock_guard lk(mu_);
   waiters_.erase(id);
+}
+
+error_code CacheCore::not_running() const {
+  switch (state()) {
+    case State::latent:
+      return errc::not_started;
+    case State::closed:
+      return errc::closed;
+    case State::started:
+      break;
+  }
+  return {};
+}
+
+void CacheCore::reread(const std::string& node, bool clear_first, VoidCallback done) {
+  if (auto ec = not_running()) return done(ec);
+  if (clear_first) sync_->clear();
+  if (node.empty())
+    sync_->rebuild(std::move(done));
+  else
+    sync_->rebuild_node(node, std::move(done));
+}
+
+void CacheCore::clear() {
+  if (not_running()) return;
+  if (core_->running_in_io_thread()) return sync_->clear();
+  error_code ignored;  // would_deadlock only, and this is not the I/O thread
+  run_blocking_void(
+      *core_,
+      [s = sync_](VoidCallback done) {
+        s->clear();
+        done({});
+      },
+      ignored);
+}
+
+bool CacheCore::clear_data_bytes(const std::string& path, std::int32_t if_version) {
+  return !not_running() && sync_->clear_data_bytes(path, if_version);
 }
 
 std::optional<ChildData> CacheCore::get(const std::string& path) const {

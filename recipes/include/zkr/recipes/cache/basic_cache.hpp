@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <zkr/framework/curator_framework.hpp>
 #include <zkr/framework/detail/access.hpp>
 #include <zkr/framework/detail/async.hpp>
@@ -81,6 +82,25 @@ class BasicCache {
   std::shared_ptr<detail::Core> core() const;
   static std::uint64_t await_start(const std::shared_ptr<detail::CacheCore>& impl, detail::VoidCallback cb);
   static void forget_waiter(const std::shared_ptr<detail::CacheCore>& impl, std::uint64_t id);
+
+  /// What a cache class's rebuild reads again, on the engine: the whole tree, one node (`node`), or the tree
+  /// after dropping the cached nodes below the root.
+  enum class Reread { tree, node, cleared_tree };
+  /// The blocking form: not_started, closed and would_deadlock (on the client's I/O thread) before anything
+  /// is read, then the first read error.
+  void reread(Reread what, const std::string& node, error_code& ec);
+  /// The asynchronous form (`Cancellation::read`: an aborted wait leaves the reads to finish, harmless);
+  /// `refuse`: an error found before starting (a bad path).
+  template <class Token>
+  auto async_reread(std::string_view operation, Reread what, std::string node, error_code refuse,
+                    Token&& token) {
+    return detail::async_run<>(
+        core(), {operation, node.empty() ? path() : node, detail::Cancellation::read, refuse},
+        std::forward<Token>(token),
+        [i = impl_, what, node](auto cb) mutable { reread_start(i, what, node, std::move(cb)); });
+  }
+  static void reread_start(const std::shared_ptr<detail::CacheCore>& impl, Reread what,
+                           const std::string& node, detail::VoidCallback cb);
   std::shared_ptr<detail::CacheCore> impl_;
 };
 

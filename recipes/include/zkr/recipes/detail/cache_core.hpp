@@ -46,6 +46,19 @@ class CacheCore : public std::enable_shared_from_this<CacheCore> {
   std::uint64_t await_start(VoidCallback cb);
   void forget(std::uint64_t id);
 
+  /// The error of a call on a cache that is not started (`not_started`) or closed (`closed`); none when
+  /// started.
+  error_code not_running() const;
+  /// Reads again on the engine (I/O thread): the whole tree (`node` empty) or one node; `clear_first` drops
+  /// the cached nodes below the root first (no events). `done` gets `not_running()`'s error at once, else
+  /// the engine's rebuild outcome.
+  void reread(const std::string& node, bool clear_first, VoidCallback done);
+  /// Drops the cached nodes below the root, without events: on the I/O thread (at once when called there,
+  /// else waits for it). Nothing when not started or closed.
+  void clear();
+  /// `TreeSync::clear_data_bytes` (any thread); false when not started or closed.
+  bool clear_data_bytes(const std::string& path, std::int32_t if_version);
+
   std::optional<ChildData> get(const std::string& path) const;
   std::size_t size() const;
   std::vector<ChildData> snapshot() const;
