@@ -1,14 +1,18 @@
 // Integration tests of the caches' on-demand operations against a real server (one server for the file):
 // PathChildrenCache's rebuild, rebuild_node, clear, clear_and_refresh and clear_data_bytes, NodeCache's
 // rebuild, each checked against what an independent client reads; the blocking twin on a listener thread,
-// and the typed errors of a closed cache.
+// the typed errors of a closed cache; close() waiting for a listener still running, and close() from within
+// a listener.
 
 #include <algorithm>
+#include <atomic>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_future.hpp>
 #include <future>
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 #include <zkr/recipes/cache/node_cache.hpp>
 #include <zkr/recipes/cache/path_children_cache.hpp>
@@ -161,6 +165,59 @@ TEST_CASE("cache operations: rebuild, rebuild_node, clear, clear_and_refresh, cl
     CHECK_THROWS_AS(cache.rebuild(), Error);
     CHECK_FALSE(cache.clear_data_bytes(root + "/a", -1));
     cache.clear();
+  }
+
+  SECTION("close() waits for a listener running on its own executor") {
+    boost::asio::thread_pool pool(1);
+    std::promise<void> entered, release;
+    auto released = release.get_future();
+    std::atomic<bool> once{false}, close_returned{false}, seen_returned{true};
+    cache.add_listener(
+        [&](const PathChildrenCacheEvent&) {
+          if (once.exchange(true)) return;
+          entered.set_value();
+          released.wait();
+          seen_returned = close_returned.load();  // close() must not have returned while this runs
+        },
+        pool.get_executor());
+    admin->set_data(root + "/a", "a2");
+    REQUIRE(entered.get_future().wait_for(20s) == std::future_status::ready);
+    std::thread closer([&] {
+      cache.close();
+      close_returned = true;
+    });
+    // A close() that does not wait returns now: give it the time to show it (not an assertion).
+    (void)eventually([&] { return close_returned.load(); }, 1s);
+    release.set_value();
+    closer.join();
+    pool.join();
+    CHECK_FALSE(seen_returned);
+    CHECK(close_returned);
+  }
+
+  SECTION("close() from within a listener returns, on the default executor and on another") {
+    boost::asio::thread_pool pool(1);
+    NodeCache other(*client, root + "/c");
+    std::promise<void> closed_here, closed_there;
+    std::atomic<bool> once_here{false}, once_there{false};
+    // The default executor: the client's I/O thread.
+    other.add_listener([&] {
+      if (once_here.exchange(true)) return;
+      other.close();
+      closed_here.set_value();
+    });
+    cache.add_listener(
+        [&](const PathChildrenCacheEvent&) {
+          if (once_there.exchange(true)) return;
+          cache.close();
+          closed_there.set_value();
+        },
+        pool.get_executor());
+    other.start(true);
+    admin->set_data(root + "/c", "c2");
+    CHECK(closed_here.get_future().wait_for(20s) == std::future_status::ready);
+    CHECK(closed_there.get_future().wait_for(20s) == std::future_status::ready);
+    pool.join();
   }
 
   SECTION("NodeCache::rebuild reflects a set at return") {

@@ -25,8 +25,8 @@ class CacheCore;
 ///
 /// Thread-safety: every member is thread-safe. Listeners run on the client's completion executor (its I/O
 /// thread by default: do not block there) or on the executor given, one call at a time per listener, in the
-/// order of the changes. A removed listener gets no call still pending. Lifetime: the destructor closes the
-/// cache; the engine's watches are removed on the client's I/O thread.
+/// order of the changes. A removed listener gets no call still pending; after `close()` no call runs.
+/// Lifetime: the destructor closes the cache; the engine's watches are removed on the client's I/O thread.
 class BasicCache {
  public:
   BasicCache(BasicCache&&) noexcept = default;
@@ -35,7 +35,11 @@ class BasicCache {
 
   /// Stops the cache (idempotent): its watches are removed, listeners dropped, waiters woken with
   /// `errc::closed`; the contents are cleared unless the cache keeps them (CuratorCache's
-  /// `do_not_clear_on_close`).
+  /// `do_not_clear_on_close`). Synchronous: when it returns no listener call of this cache starts, and none
+  /// is running, but the one that called it (from within a listener it does not wait for itself) and others
+  /// blocked in `close()`. On the client's I/O thread (a listener on the default executor; any handler
+  /// there) it does not wait for listeners running on other executors, which may be waiting for that
+  /// thread: there only "none starts" holds. The destructor closes, so it waits the same way.
   void close();
 
   /// Blocks until the first load is complete. Errors: `errc::not_started`, `errc::closed`,

@@ -32,7 +32,9 @@ class CacheCore : public std::enable_shared_from_this<CacheCore> {
   /// `errc::closed` when closed.
   error_code start(bool quiet_initial_load = false);
   /// -> closed (idempotent): listeners and pending calls dropped, waiters completed with `errc::closed`, the
-  /// engine closed on the I/O thread (its watches removed).
+  /// engine closed on the I/O thread (its watches removed). Then waits until no listener call of this cache
+  /// is running, but those up the calling thread's stack, and those blocked in a close() themselves; not on
+  /// the client's I/O thread (see `BasicCache::close`).
   void close();
   State state() const;
 
@@ -75,7 +77,11 @@ class CacheCore : public std::enable_shared_from_this<CacheCore> {
     std::shared_ptr<std::atomic<bool>> active;
   };
   void on_event(SyncEvent ev);  // I/O thread
-  bool hidden() const;          // closed and cleared: the storage reads as empty
+  /// Around each listener call (its strand): false when it must not run (closed, or the listener removed).
+  bool enter_listener(const std::atomic<bool>& active);
+  void leave_listener();
+  void wait_for_listeners();
+  bool hidden() const;  // closed and cleared: the storage reads as empty
 
   std::shared_ptr<Core> core_;
   std::shared_ptr<TreeSync> sync_;
@@ -88,6 +94,8 @@ class CacheCore : public std::enable_shared_from_this<CacheCore> {
   std::map<std::uint64_t, Entry> listeners_;
   std::map<std::uint64_t, VoidCallback> waiters_;
   std::uint64_t next_id_ = 0;
+  std::size_t running_ = 0;         // listener calls in progress
+  std::size_t closing_inside_ = 0;  // of those, the ones blocked in close()
 };
 
 }  // namespace zkr::detail
