@@ -1,8 +1,10 @@
 // Unit tests (no server) of the public cache classes over FakeCore: the listener shapes (CuratorCache's
 // builder and its adapters, PathChildrenCache, TreeCache, NodeCache), start modes, await_initialized in
 // both forms, close. The engine's own rules are in cache_engine_test.cpp.
+#include <boost/asio/post.hpp>
 #include <catch2/catch.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 #include <zkr/recipes/cache/curator_cache.hpp>
@@ -201,4 +203,89 @@ TEST_CASE_METHOD(Fixture, "NodeCache: created, changed, deleted, no event for bu
   core->put("/r/a/x", CreateMode::persistent, 0, "x2");
   REQUIRE(core->run_until([&] { return changes == 3; }));
   CHECK(cache.get_current_data()->data == "x2");
+}
+
+TEST_CASE_METHOD(Fixture, "PathChildrenCache: rebuild, clear and clear_data_bytes, and their typed errors",
+                 "[cache-classes]") {
+  using T = zkr::PathChildrenCacheEvent::Type;
+  using zkr::errc;
+  auto cache = access::make<zkr::PathChildrenCache>(core, std::string("/r"), true);
+  zkr::error_code ec;
+  cache.rebuild(ec);
+  CHECK(ec == errc::not_started);
+  cache.clear_and_refresh(ec);
+  CHECK(ec == errc::not_started);
+  CHECK_THROWS_AS(cache.rebuild(), zkr::Error);
+  CHECK_FALSE(cache.clear_data_bytes("/r/a", -1));
+  cache.clear();  // nothing to clear, no error
+  cache.rebuild_node("/elsewhere/a", ec);
+  CHECK(ec == errc::invalid_argument);
+  cache.rebuild_node("/r/a/x", ec);  // a grandchild
+  CHECK(ec == errc::invalid_argument);
+  cache.rebuild_node("/r/", ec);
+  CHECK(ec == errc::invalid_path);
+
+  std::vector<zkr::PathChildrenCacheEvent> events;
+  cache.add_listener([&](const zkr::PathChildrenCacheEvent& e) { events.push_back(e); });
+  cache.start();
+  REQUIRE(core->run_until([&] { return events.size() == 1; }));
+  core->put("/r/b", CreateMode::persistent, 0, "b");
+  REQUIRE(core->run_until([&] { return events.size() == 2; }));
+  auto run = [this](auto start) {
+    std::optional<zkr::error_code> outcome;
+    start([&](zkr::error_code e) { outcome = e; });
+    REQUIRE(core->run_until([&] { return outcome.has_value(); }));
+    return *outcome;
+  };
+  CHECK_FALSE(run([&](auto h) { cache.async_rebuild(h); }));
+  core->settle();
+  CHECK(events.size() == 2);  // in step with the server: nothing to report
+
+  CHECK_FALSE(cache.clear_data_bytes("/r/b", 3));  // a stale version
+  CHECK(cache.clear_data_bytes("/r/b", 0));
+  CHECK(cache.get_current_data("/r/b")->data.empty());
+  CHECK(cache.get_current_data("/r/b")->stat.data_length == 1);
+  CHECK_FALSE(cache.clear_data_bytes("/r", -1));  // the parent is not one of the children
+  CHECK_FALSE(run([&](auto h) { cache.async_rebuild_node("/r/b", h); }));
+  CHECK(cache.get_current_data("/r/b")->data == "b");
+  CHECK(run([&](auto h) { cache.async_rebuild_node("/r/b/c", h); }) == errc::invalid_argument);
+
+  // clear() waits for the I/O thread, which this test runs itself: called on it, as from a listener.
+  boost::asio::post(core->io_executor(), [&] { cache.clear(); });
+  core->settle();
+  CHECK(cache.get_current_data().empty());
+  CHECK(events.size() == 2);
+  CHECK_FALSE(run([&](auto h) { cache.async_clear_and_refresh(h); }));
+  core->settle();
+  REQUIRE(events.size() == 4);
+  CHECK(events[2].type == T::child_added);
+  CHECK(events[3].type == T::child_added);
+  CHECK(cache.get_current_data().size() == 2);
+
+  cache.close();
+  cache.rebuild(ec);
+  CHECK(ec == errc::closed);
+  CHECK(run([&](auto h) { cache.async_rebuild(h); }) == errc::closed);
+  CHECK_FALSE(cache.clear_data_bytes("/r/a", -1));
+}
+
+TEST_CASE_METHOD(Fixture, "NodeCache: rebuild reads the node again, errors when not started or closed",
+                 "[cache-classes]") {
+  auto cache = access::make<zkr::NodeCache>(core, std::string("/r/a"));
+  zkr::error_code ec;
+  cache.rebuild(ec);
+  CHECK(ec == zkr::errc::not_started);
+  int changes = 0;
+  cache.add_listener([&] { ++changes; });
+  cache.start(false);
+  REQUIRE(core->run_until([&] { return changes == 1; }));
+  std::optional<zkr::error_code> outcome;
+  cache.async_rebuild([&](zkr::error_code e) { outcome = e; });
+  REQUIRE(core->run_until([&] { return outcome.has_value(); }));
+  CHECK_FALSE(*outcome);
+  core->settle();
+  CHECK(changes == 1);
+  cache.close();
+  cache.rebuild(ec);
+  CHECK(ec == zkr::errc::closed);
 }

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 #include <zkr/framework/paths.hpp>
@@ -145,6 +146,14 @@ struct Fixture {
 
   bool wait_settled() {
     return core->run_until([&] { return sync->initialized(); }, 5s);
+  }
+
+  /// `tree()` cached on the strategy asked for, first load done.
+  void start_on_tree(bool persistent) {
+    core->enable_persistent_watches(persistent);
+    tree();
+    start();
+    REQUIRE(wait_settled());
   }
 
   /// Whether the cache and the replayed events hold the server's tree now (what `check_converged` checks).
@@ -287,10 +296,7 @@ TEST_CASE_METHOD(Fixture, "cache engine: a fault at each step of a resync still 
   const auto op = GENERATE(Op::get_data, Op::get_children);
   const int n = GENERATE(range(1, 6));
   const bool persistent = GENERATE(false, true);
-  core->enable_persistent_watches(persistent);
-  tree();
-  start();
-  REQUIRE(wait_settled());
+  start_on_tree(persistent);
   core->suspend();
   core->set(root + "/a/x", "x2");
   core->erase(root + "/b");
@@ -353,10 +359,7 @@ TEST_CASE_METHOD(Fixture, "cache engine: no watch is left for a node no longer c
 TEST_CASE_METHOD(Fixture, "cache engine: fast successive changes end at the last version, never going back",
                  "[cache-engine]") {
   const bool persistent = GENERATE(false, true);
-  core->enable_persistent_watches(persistent);
-  tree();
-  start();
-  REQUIRE(wait_settled());
+  start_on_tree(persistent);
   for (int i = 0; i < 50; ++i) {
     core->set(root + "/a", "v" + std::to_string(i));
     if (i % 7 == 0) core->settle();
@@ -413,4 +416,110 @@ TEST_CASE_METHOD(Fixture, "cache engine: a persistent watch refused by the trans
   core->set(root + "/a/x", "x3");
   REQUIRE(core->run_until([&] { return replay.changed == 1; }));
   CHECK(sync->watches() == core->watch_count());
+}
+
+TEST_CASE_METHOD(Fixture, "cache engine: a rebuild racing with a change keeps the newer version",
+                 "[cache-engine]") {
+  const bool persistent = GENERATE(false, true);
+  // The change lands just before the rebuild's read of the node, or just after it: its watch event then
+  // overtakes that read's reply, which carries the older version.
+  const bool before_the_read = GENERATE(false, true);
+  start_on_tree(persistent);
+  const auto node = root + "/a-b";
+  auto change = [this, node] {
+    core->set(node, "v2");
+    core->set(node, "v3");
+  };
+  if (before_the_read)
+    core->before_next(Op::get_data, change, node);
+  else
+    core->after_next(Op::get_data, change, node);
+  std::optional<zkr::error_code> outcome;
+  sync->rebuild([&](zkr::error_code ec) { outcome = ec; });
+  REQUIRE(core->run_until([&] { return outcome.has_value(); }));
+  CHECK_FALSE(*outcome);
+  CHECK(core->faults_consumed());
+  core->run_for(50ms);
+  check_converged();  // Replay: no version went back, no node reported twice
+  CHECK(sync->get(node)->data == "v3");
+  CHECK(replay.created == 6);
+  CHECK(replay.changed == 1);
+  CHECK(replay.events.back().data->data == "v3");
+}
+
+TEST_CASE_METHOD(Fixture, "cache engine: a rebuild after clear reads everything again, a fault at each step",
+                 "[cache-engine]") {
+  const auto op = GENERATE(Op::get_data, Op::get_children);
+  const int n = GENERATE(range(1, 6));
+  const bool persistent = GENERATE(false, true);
+  start_on_tree(persistent);
+  sync->clear();
+  core->settle();
+  CHECK(sync->size() == 1);  // the root stays: its watches bring the children back
+  if (!persistent) CHECK(core->watch_count() == 2);
+  // clear() posts nothing: a listener that knows it called clear() holds what the cache holds.
+  std::erase_if(replay.nodes, [](const auto& kv) { return kv.first != root; });
+  const auto created = replay.created;
+  core->fail_nth(op, n, zkr::zk_errc::connection_loss, root);
+  std::optional<zkr::error_code> outcome;
+  sync->rebuild([&](zkr::error_code ec) { outcome = ec; });
+  REQUIRE(core->run_until([&] { return outcome.has_value(); }));
+  INFO(fake::to_string(op) << " #" << n);
+  CHECK(core->faults_consumed());
+  CHECK(*outcome == zkr::zk_errc::connection_loss);  // the rebuild says its read failed...
+  settle_after_fault(*this);
+  check_converged();  // ...and the engine read it again anyway
+  CHECK(replay.created - created == 5);
+  CHECK(replay.deleted == 0);
+  CHECK(replay.changed == 0);
+  if (!persistent) CHECK(core->watch_count() == sync->watches());
+}
+
+TEST_CASE_METHOD(Fixture, "cache engine: clear_data_bytes with a stale version is refused, rebuild restores",
+                 "[cache-engine]") {
+  tree();
+  start();
+  REQUIRE(wait_settled());
+  const auto node = root + "/b";
+  core->set(node, "b2");  // version 1
+  REQUIRE(core->run_until([&] { return sync->get(node)->data == "b2"; }));
+  CHECK_FALSE(sync->clear_data_bytes(node, 0));  // stale
+  CHECK(sync->get(node)->data == "b2");
+  CHECK_FALSE(sync->clear_data_bytes(root + "/not-cached", -1));
+  CHECK(sync->clear_data_bytes(node, 1));
+  CHECK(sync->get(node)->data.empty());
+  CHECK(sync->get(node)->stat.version == 1);
+  CHECK(sync->get(node)->stat.data_length == 2);
+  CHECK(sync->clear_data_bytes(root + "/a", -1));  // any version
+  const auto events = replay.events.size();
+  std::optional<zkr::error_code> outcome;
+  sync->rebuild([&](zkr::error_code ec) { outcome = ec; });
+  REQUIRE(core->run_until([&] { return outcome.has_value(); }));
+  CHECK_FALSE(*outcome);
+  CHECK(sync->get(node)->data == "b2");  // the same version: back, silently
+  CHECK(sync->get(root + "/a")->data == "a");
+  CHECK(replay.events.size() == events);
+  check_converged();
+}
+
+TEST_CASE_METHOD(Fixture, "cache engine: rebuild_node adds, drops or leaves one node, then a closed rebuild",
+                 "[cache-engine]") {
+  tree();
+  start();
+  REQUIRE(wait_settled());
+  auto rebuild_node = [this](const std::string& p) {
+    std::optional<zkr::error_code> outcome;
+    sync->rebuild_node(p, [&](zkr::error_code ec) { outcome = ec; });
+    REQUIRE(core->run_until([&] { return outcome.has_value(); }));
+    return *outcome;
+  };
+  const auto requests = core->count_all();
+  CHECK_FALSE(rebuild_node(root + "/b"));  // unchanged: no event, one read
+  CHECK(core->count_all() == requests + 1);
+  CHECK(replay.events.back().kind == K::initialized);
+  core->erase(root + "/a/x/deep");
+  CHECK_FALSE(rebuild_node(root + "/a/x/deep"));
+  CHECK_FALSE(sync->get(root + "/a/x/deep"));
+  sync->close();
+  CHECK(rebuild_node(root + "/b") == zkr::errc::closed);
 }

@@ -32,6 +32,20 @@ void BasicCache::forget_waiter(const std::shared_ptr<detail::CacheCore>& impl, s
   impl->forget(id);
 }
 
+void BasicCache::reread_start(const std::shared_ptr<detail::CacheCore>& impl, Reread what,
+                              const std::string& node, detail::VoidCallback cb) {
+  impl->reread(what == Reread::node ? node : std::string(), what == Reread::cleared_tree, std::move(cb));
+}
+
+void BasicCache::reread(Reread what, const std::string& node, error_code& ec) {
+  // Checked here too: a cache on a closed client must not wait for its I/O thread.
+  if ((ec = impl_->not_running())) return;
+  detail::run_blocking_void(
+      *impl_->core(),
+      [i = impl_, what, node](detail::VoidCallback done) { reread_start(i, what, node, std::move(done)); },
+      ec);
+}
+
 void BasicCache::remove_listener(std::uint64_t id) { impl_->remove_listener(id); }
 std::size_t BasicCache::size() const { return impl_->size(); }
 const std::string& BasicCache::path() const noexcept { return impl_->path(); }

@@ -2,10 +2,18 @@
 
 #include <spdlog/logger.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
+#include <vector>
+#include <zkr/framework/detail/async.hpp>
 #include <zkr/recipes/detail/cache_core.hpp>
 
 namespace zkr::detail {
+
+namespace {
+/// The caches whose listener this thread is running now (innermost last): close() does not wait for those.
+thread_local std::vector<const CacheCore*> running_here;
+}  // namespace
 
 CacheCore::CacheCore(std::shared_ptr<Core> core, TreeSyncOptions options)
     : core_(std::move(core)), sync_(std::make_shared<TreeSync>(core_, std::move(options), SyncSink{})) {}
@@ -40,21 +48,56 @@ error_code CacheCore::start(bool quiet_initial_load) {
 
 void CacheCore::close() {
   std::map<std::uint64_t, VoidCallback> woken;
+  bool engine_running = false;
   {
     std::lock_guard lk(mu_);
-    if (state_ == State::closed) return;
-    const bool was_started = state_ == State::started;
-    state_ = State::closed;
-    for (auto& [id, l] : listeners_) *l.active = false;
-    listeners_.clear();
-    woken = std::exchange(waiters_, {});
-    if (!was_started) return cv_.notify_all();
+    if (state_ != State::closed) {
+      engine_running = state_ == State::started;
+      state_ = State::closed;
+      for (auto& [id, l] : listeners_) *l.active = false;
+      listeners_.clear();
+      woken = std::exchange(waiters_, {});
+    }
   }
   cv_.notify_all();
-  boost::asio::post(core_->io_executor(), [s = sync_, woken = std::move(woken)]() mutable {
-    s->close();
-    for (auto& [id, w] : woken) w(errc::closed);
-  });
+  if (engine_running)
+    boost::asio::post(core_->io_executor(), [s = sync_, woken = std::move(woken)]() mutable {
+      s->close();
+      for (auto& [id, w] : woken) w(errc::closed);
+    });
+  wait_for_listeners();
+}
+
+void CacheCore::wait_for_listeners() {
+  // Not on the client's I/O thread: a listener on another executor may be waiting for it (a blocking call).
+  // The default executor's listeners run there, so none of those is running now but the ones up this stack.
+  if (core_->running_in_io_thread()) return;
+  const auto mine = static_cast<std::size_t>(std::count(running_here.begin(), running_here.end(), this));
+  std::unique_lock lk(mu_);
+  // A call blocked in close() is not waited for by another close(): two listeners closing at once go on.
+  closing_inside_ += mine;
+  cv_.notify_all();
+  cv_.wait(lk, [&] { return running_ <= closing_inside_; });
+  closing_inside_ -= mine;
+}
+
+bool CacheCore::enter_listener(const std::atomic<bool>& active) {
+  {
+    std::lock_guard lk(mu_);
+    if (state_ == State::closed || !active) return false;
+    ++running_;
+  }
+  running_here.push_back(this);
+  return true;
+}
+
+void CacheCore::leave_listener() {
+  running_here.pop_back();
+  {
+    std::lock_guard lk(mu_);
+    --running_;
+  }
+  cv_.notify_all();
 }
 
 bool CacheCore::hidden() const {
@@ -98,16 +141,19 @@ void CacheCore::on_event(SyncEvent ev) {
   if (!targets.empty()) {
     auto shared = std::make_shared<const SyncEvent>(std::move(ev));
     for (auto& t : targets)
-      boost::asio::post(t.strand, [fn = t.fn, active = t.active, shared, log = core_->logger()] {
-        if (!*active) return;
-        try {
-          fn(*shared);
-        } catch (const std::exception& e) {
-          log->error("cache listener threw: {}", e.what());
-        } catch (...) {
-          log->error("cache listener threw");
-        }
-      });
+      boost::asio::post(
+          t.strand, [fn = t.fn, active = t.active, shared, log = core_->logger(), weak = weak_from_this()] {
+            auto self = weak.lock();
+            if (!self || !self->enter_listener(*active)) return;
+            try {
+              fn(*shared);
+            } catch (const std::exception& e) {
+              log->error("cache listener threw: {}", e.what());
+            } catch (...) {
+              log->error("cache listener threw");
+            }
+            self->leave_listener();
+          });
   }
   for (auto& [id, w] : woken) w({});
 }
@@ -147,6 +193,44 @@ std::uint64_t CacheCore::await_start(VoidCallback cb) {
 void CacheCore::forget(std::uint64_t id) {
   std::lock_guard lk(mu_);
   waiters_.erase(id);
+}
+
+error_code CacheCore::not_running() const {
+  switch (state()) {
+    case State::latent:
+      return errc::not_started;
+    case State::closed:
+      return errc::closed;
+    case State::started:
+      break;
+  }
+  return {};
+}
+
+void CacheCore::reread(const std::string& node, bool clear_first, VoidCallback done) {
+  if (auto ec = not_running()) return done(ec);
+  if (clear_first) sync_->clear();
+  if (node.empty())
+    sync_->rebuild(std::move(done));
+  else
+    sync_->rebuild_node(node, std::move(done));
+}
+
+void CacheCore::clear() {
+  if (not_running()) return;
+  if (core_->running_in_io_thread()) return sync_->clear();
+  error_code ignored;  // would_deadlock only, and this is not the I/O thread
+  run_blocking_void(
+      *core_,
+      [s = sync_](VoidCallback done) {
+        s->clear();
+        done({});
+      },
+      ignored);
+}
+
+bool CacheCore::clear_data_bytes(const std::string& path, std::int32_t if_version) {
+  return !not_running() && sync_->clear_data_bytes(path, if_version);
 }
 
 std::optional<ChildData> CacheCore::get(const std::string& path) const {

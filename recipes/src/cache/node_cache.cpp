@@ -29,6 +29,13 @@ void NodeCache::start(bool build_initial) {
   throw_if(ec, "NodeCache::start", path());
 }
 
+void NodeCache::rebuild(error_code& ec) { reread(Reread::tree, {}, ec); }
+void NodeCache::rebuild() {
+  error_code ec;
+  rebuild(ec);
+  throw_if(ec, "NodeCache::rebuild", path());
+}
+
 std::optional<ChildData> NodeCache::get_current_data() const { return impl_->get(path()); }
 
 std::uint64_t NodeCache::add_listener(NodeCacheListener listener) {

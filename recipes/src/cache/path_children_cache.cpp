@@ -55,6 +55,45 @@ std::optional<ChildData> PathChildrenCache::get_current_data(const std::string& 
   return impl_->get(full_path);
 }
 
+error_code PathChildrenCache::child_error(const std::string& full_path) const {
+  if (path_error(full_path)) return errc::invalid_path;
+  if (full_path == "/" || parent_path(full_path) != path()) return errc::invalid_argument;
+  return {};
+}
+
+void PathChildrenCache::rebuild(error_code& ec) { reread(Reread::tree, {}, ec); }
+void PathChildrenCache::rebuild() {
+  error_code ec;
+  rebuild(ec);
+  throw_if(ec, "PathChildrenCache::rebuild", path());
+}
+
+void PathChildrenCache::rebuild_node(const std::string& full_path, error_code& ec) {
+  if ((ec = child_error(full_path))) return;
+  reread(Reread::node, full_path, ec);
+}
+void PathChildrenCache::rebuild_node(const std::string& full_path) {
+  error_code ec;
+  rebuild_node(full_path, ec);
+  throw_if(ec, "PathChildrenCache::rebuild_node", full_path);
+}
+
+void PathChildrenCache::clear() { impl_->clear(); }
+
+void PathChildrenCache::clear_and_refresh(error_code& ec) { reread(Reread::cleared_tree, {}, ec); }
+void PathChildrenCache::clear_and_refresh() {
+  error_code ec;
+  clear_and_refresh(ec);
+  throw_if(ec, "PathChildrenCache::clear_and_refresh", path());
+}
+
+void PathChildrenCache::clear_data_bytes(const std::string& full_path) {
+  (void)clear_data_bytes(full_path, -1);
+}
+bool PathChildrenCache::clear_data_bytes(const std::string& full_path, std::int32_t if_version) {
+  return full_path != path() && impl_->clear_data_bytes(full_path, if_version);
+}
+
 std::uint64_t PathChildrenCache::add_listener(PathChildrenCacheListener listener) {
   return add_listener(std::move(listener), impl_->core()->completion_executor());
 }

@@ -1,4 +1,6 @@
-// TreeSync: the cache engine (see zkr/recipes/detail/tree_sync.hpp and docs/caches.md).
+// TreeSync: the cache engine (see zkr/recipes/detail/tree_sync.hpp and docs/caches.md): start and close, the
+// reads and what their replies change, the watches. Reading everything again (resync, rebuild, retry) is in
+// tree_sync_reread.cpp, the storage's readers in tree_sync_storage.cpp.
 
 #include <spdlog/logger.h>
 
@@ -8,13 +10,6 @@
 #include <zkr/recipes/detail/tree_sync.hpp>
 
 namespace zkr::detail {
-
-namespace {
-
-/// The first key after every descendant of `path` ('0' follows '/').
-std::string past_descendants(const std::string& path) { return path + "0"; }
-
-}  // namespace
 
 TreeSync::TreeSync(std::shared_ptr<Core> core, TreeSyncOptions options, SyncSink sink)
     : core_(std::move(core)), opt_(std::move(options)), sink_(std::move(sink)) {
@@ -91,6 +86,8 @@ void TreeSync::close() {
   }
   if (retry_timer_) retry_timer_->cancel();
   dirty_.clear();
+  for (auto& w : std::exchange(passes_, {}))
+    if (auto p = w.lock()) p->fail(errc::closed);
 }
 
 std::size_t TreeSync::watches() const noexcept {
@@ -117,23 +114,6 @@ void TreeSync::on_state(ConnectionState s) {
   const bool new_session = sid != session_;
   session_ = sid;
   resync(new_session || !armed_);
-}
-
-void TreeSync::resync(bool new_session) {
-  if (new_session) {
-    // The session's watches are gone (each got session_lost): every read sets its watch again.
-    armed_ = false;
-    root_exists_watch_ = 0;
-    std::lock_guard lk(mu_);
-    for (auto& [p, n] : nodes_) n.data_watch = n.child_watch = 0;
-  }
-  arm_strategy();
-  dirty_.clear();
-  read_data(opt_.root);
-  for (const auto& c : snapshot()) {
-    if (c.path != opt_.root) read_data(c.path);
-    if (descends(c.path)) read_children(c.path);
-  }
 }
 
 void TreeSync::arm_strategy() {
@@ -184,11 +164,13 @@ WatchCallback TreeSync::node_watch(const std::string& path, Read kind) {
   };
 }
 
-void TreeSync::read_data(const std::string& path) {
+void TreeSync::read_data(const std::string& path, Passes passes) {
   if (!running_) return;
   auto& f = flights_[path];
   if (f.data) {
+    // The read in flight may have been sent before the change asked about: one more after it.
     f.data_again = true;
+    f.data_passes.insert(f.data_passes.end(), passes.begin(), passes.end());
     return;
   }
   f.data = true;
@@ -199,12 +181,13 @@ void TreeSync::read_data(const std::string& path) {
   }
   issued();
   f.data_watch = core_->get_data(path, want ? node_watch(path, Read::data) : WatchCallback{},
-                                 [weak = weak_from_this(), path](error_code ec, NodeData nd) {
-                                   if (auto self = weak.lock()) self->on_data(path, ec, std::move(nd));
+                                 [weak = weak_from_this(), path, passes](error_code ec, NodeData nd) {
+                                   if (auto self = weak.lock())
+                                     self->on_data(path, ec, std::move(nd), std::move(passes));
                                  });
 }
 
-void TreeSync::read_children(const std::string& path) {
+void TreeSync::read_children(const std::string& path, Passes passes) {
   if (!running_) return;
   bool want = strategy_->per_node();
   {
@@ -216,47 +199,51 @@ void TreeSync::read_children(const std::string& path) {
   auto& f = flights_[path];
   if (f.children) {
     f.children_again = true;
+    f.children_passes.insert(f.children_passes.end(), passes.begin(), passes.end());
     return;
   }
   f.children = true;
   issued();
   f.children_watch = core_->get_children(path, want ? node_watch(path, Read::children) : WatchCallback{},
-                                         [weak = weak_from_this(), path](error_code ec, Children c) {
+                                         [weak = weak_from_this(), path, passes](error_code ec, Children c) {
                                            if (auto self = weak.lock())
-                                             self->on_children(path, ec, std::move(c));
+                                             self->on_children(path, ec, std::move(c), std::move(passes));
                                          });
 }
 
-void TreeSync::on_data(const std::string& path, error_code ec, NodeData nd) {
+void TreeSync::on_data(const std::string& path, error_code ec, NodeData nd, Passes passes) {
   WatchId wid = 0;
   bool again = false;
+  Passes waiting;
   if (auto it = flights_.find(path); it != flights_.end()) {
     auto& f = it->second;
     wid = std::exchange(f.data_watch, 0);
     again = std::exchange(f.data_again, false);
+    waiting = std::exchange(f.data_passes, {});
     f.data = false;
     if (!f.children) flights_.erase(it);
   }
   if (!running_) {
     if (wid) core_->remove_watch(wid);
+    for (auto& p : passes) p->fail(errc::closed);
     return answered();
   }
   if (!ec) {
-    apply(path, wid, std::move(nd));
+    apply(path, wid, std::move(nd), passes);
   } else {
     if (wid) core_->remove_watch(wid);  // a data watch is set only on a node that exists: harmless
     if (ec == zk_errc::no_node) {
       remove_subtree(path);
       if (path == opt_.root) watch_root_exists();
     } else {
-      failed(path, Read::data, ec);
+      failed(path, Read::data, ec, passes);
     }
   }
-  if (again) read_data(path);
+  if (again) read_data(path, std::move(waiting));
   answered();
 }
 
-void TreeSync::apply(const std::string& path, WatchId wid, NodeData nd) {
+void TreeSync::apply(const std::string& path, WatchId wid, NodeData nd, const Passes& passes) {
   if (!accepted(path)) {
     if (wid) core_->remove_watch(wid);
     return;
@@ -292,6 +279,8 @@ void TreeSync::apply(const std::string& path, WatchId wid, NodeData nd) {
         n.data_watch = wid;
       }
       const auto& held = n.data.stat;
+      // Bytes dropped by clear_data_bytes come back with a read of the version they belong to.
+      if (opt_.cache_data && fresh.stat.mzxid == held.mzxid) n.data.data = fresh.data;
       if (fresh.stat.mzxid > held.mzxid) {
         old = n.data;
         n.data = fresh;
@@ -316,21 +305,27 @@ void TreeSync::apply(const std::string& path, WatchId wid, NodeData nd) {
     ev.data = std::move(fresh);
     emit(std::move(ev));
   }
-  if (list && descends(path)) read_children(path);
+  if (list && descends(path)) read_children(path, passes);
+  // Cached without a data watch: its read left while an earlier watch was held, which a clear() or a
+  // removal took away meanwhile. Read once more to set one.
+  if (created && strategy_->per_node() && !wid) read_data(path, passes);
 }
 
-void TreeSync::on_children(const std::string& path, error_code ec, Children c) {
+void TreeSync::on_children(const std::string& path, error_code ec, Children c, Passes passes) {
   WatchId wid = 0;
   bool again = false;
+  Passes waiting;
   if (auto it = flights_.find(path); it != flights_.end()) {
     auto& f = it->second;
     wid = std::exchange(f.children_watch, 0);
     again = std::exchange(f.children_again, false);
+    waiting = std::exchange(f.children_passes, {});
     f.children = false;
     if (!f.data) flights_.erase(it);
   }
   if (!running_) {
     if (wid) core_->remove_watch(wid);
+    for (auto& p : passes) p->fail(errc::closed);
     return answered();
   }
   std::vector<std::string> gone, fresh;
@@ -373,15 +368,15 @@ void TreeSync::on_children(const std::string& path, error_code ec, Children c) {
     if (cached) {
       for (auto& g : gone) remove_subtree(g);
       for (auto& f : fresh)
-        if (!opt_.accept_child || opt_.accept_child(f)) read_data(f);
+        if (!opt_.accept_child || opt_.accept_child(f)) read_data(f, passes);
     }
   } else if (ec == zk_errc::no_node) {
     remove_subtree(path);
     if (path == opt_.root) watch_root_exists();
   } else {
-    failed(path, Read::children, ec);
+    failed(path, Read::children, ec, passes);
   }
-  if (again) read_children(path);
+  if (again) read_children(path, std::move(waiting));
   answered();
 }
 
@@ -454,7 +449,7 @@ void TreeSync::on_root_exists(error_code ec) {
       read_data(opt_.root);
     } else if (ec != zk_errc::no_node) {
       if (root_exists_watch_) core_->remove_watch(root_exists_watch_.exchange(0));
-      failed(opt_.root, Read::data, ec);
+      failed(opt_.root, Read::data, ec, {});
     }
   }
   answered();
@@ -488,87 +483,6 @@ void TreeSync::remove_subtree(const std::string& path) {
     ev.old_data = std::move(n.data);
     emit(std::move(ev));
   }
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Failures
-
-void TreeSync::failed(const std::string& path, Read kind, error_code ec) {
-  if (is_retryable(ec) || is_session_lost(ec) || ec == errc::connection_timeout) {
-    // Read again: at the next connection (its resync reads everything), or after a pause if connected.
-    dirty_.emplace(path, kind);
-    retry_later();
-    return;
-  }
-  core_->logger()->warn("cache {}: reading {} failed: {}", opt_.root, path, ec.message());
-}
-
-void TreeSync::retry_later() {
-  if (retry_armed_ || !running_) return;
-  if (!retry_timer_) retry_timer_.emplace(core_->io_executor());
-  retry_armed_ = true;
-  retry_timer_->expires_after(opt_.retry_pause);
-  retry_timer_->async_wait([weak = weak_from_this()](error_code ec) {
-    auto self = weak.lock();
-    if (!self) return;
-    self->retry_armed_ = false;
-    if (ec || !self->running_) return;
-    if (!self->core_->is_connected()) return self->retry_later();
-    self->flush_dirty();
-  });
-}
-
-void TreeSync::flush_dirty() {
-  if (!armed_) arm_strategy();
-  auto dirty = std::exchange(dirty_, {});
-  issued();  // keeps `initialized` back until the re-reads are sent
-  for (auto& [path, kind] : dirty) kind == Read::data ? read_data(path) : read_children(path);
-  answered();
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Storage
-
-std::optional<ChildData> TreeSync::get(const std::string& path) const {
-  std::lock_guard lk(mu_);
-  auto it = nodes_.find(path);
-  if (it == nodes_.end()) return std::nullopt;
-  return it->second.data;
-}
-
-std::size_t TreeSync::size() const {
-  std::lock_guard lk(mu_);
-  return nodes_.size();
-}
-
-std::vector<ChildData> TreeSync::snapshot() const {
-  std::lock_guard lk(mu_);
-  std::vector<ChildData> out;
-  out.reserve(nodes_.size());
-  for (auto& [p, n] : nodes_) out.push_back(n.data);
-  return out;
-}
-
-std::optional<std::vector<ChildData>> TreeSync::children_of(const std::string& path) const {
-  std::lock_guard lk(mu_);
-  if (!nodes_.count(path)) return std::nullopt;
-  std::vector<ChildData> out;
-  const std::string prefix = path == "/" ? "/" : path + "/";
-  for (auto k = nodes_.lower_bound(prefix);
-       k != nodes_.end() && k->first.compare(0, prefix.size(), prefix) == 0;) {
-    if (k->first.size() == prefix.size()) {
-      ++k;
-      continue;
-    }
-    const auto slash = k->first.find('/', prefix.size());
-    if (slash != std::string::npos) {
-      k = nodes_.lower_bound(past_descendants(k->first.substr(0, slash)));
-      continue;
-    }
-    out.push_back(k->second.data);
-    ++k;
-  }
-  return out;
 }
 
 }  // namespace zkr::detail

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <zkr/framework/curator_framework.hpp>
 #include <zkr/framework/detail/access.hpp>
 #include <zkr/framework/detail/async.hpp>
@@ -24,8 +25,8 @@ class CacheCore;
 ///
 /// Thread-safety: every member is thread-safe. Listeners run on the client's completion executor (its I/O
 /// thread by default: do not block there) or on the executor given, one call at a time per listener, in the
-/// order of the changes. A removed listener gets no call still pending. Lifetime: the destructor closes the
-/// cache; the engine's watches are removed on the client's I/O thread.
+/// order of the changes. A removed listener gets no call still pending; after `close()` no call runs.
+/// Lifetime: the destructor closes the cache; the engine's watches are removed on the client's I/O thread.
 class BasicCache {
  public:
   BasicCache(BasicCache&&) noexcept = default;
@@ -34,7 +35,11 @@ class BasicCache {
 
   /// Stops the cache (idempotent): its watches are removed, listeners dropped, waiters woken with
   /// `errc::closed`; the contents are cleared unless the cache keeps them (CuratorCache's
-  /// `do_not_clear_on_close`).
+  /// `do_not_clear_on_close`). Synchronous: when it returns no listener call of this cache starts, and none
+  /// is running, but the one that called it (from within a listener it does not wait for itself) and others
+  /// blocked in `close()`. On the client's I/O thread (a listener on the default executor; any handler
+  /// there) it does not wait for listeners running on other executors, which may be waiting for that
+  /// thread: there only "none starts" holds. The destructor closes, so it waits the same way.
   void close();
 
   /// Blocks until the first load is complete. Errors: `errc::not_started`, `errc::closed`,
@@ -81,6 +86,25 @@ class BasicCache {
   std::shared_ptr<detail::Core> core() const;
   static std::uint64_t await_start(const std::shared_ptr<detail::CacheCore>& impl, detail::VoidCallback cb);
   static void forget_waiter(const std::shared_ptr<detail::CacheCore>& impl, std::uint64_t id);
+
+  /// What a cache class's rebuild reads again, on the engine: the whole tree, one node (`node`), or the tree
+  /// after dropping the cached nodes below the root.
+  enum class Reread { tree, node, cleared_tree };
+  /// The blocking form: not_started, closed and would_deadlock (on the client's I/O thread) before anything
+  /// is read, then the first read error.
+  void reread(Reread what, const std::string& node, error_code& ec);
+  /// The asynchronous form (`Cancellation::read`: an aborted wait leaves the reads to finish, harmless);
+  /// `refuse`: an error found before starting (a bad path).
+  template <class Token>
+  auto async_reread(std::string_view operation, Reread what, std::string node, error_code refuse,
+                    Token&& token) {
+    return detail::async_run<>(
+        core(), {operation, node.empty() ? path() : node, detail::Cancellation::read, refuse},
+        std::forward<Token>(token),
+        [i = impl_, what, node](auto cb) mutable { reread_start(i, what, node, std::move(cb)); });
+  }
+  static void reread_start(const std::shared_ptr<detail::CacheCore>& impl, Reread what,
+                           const std::string& node, detail::VoidCallback cb);
   std::shared_ptr<detail::CacheCore> impl_;
 };
 

@@ -27,6 +27,23 @@ class NodeCache : public BasicCache {
   /// The node as cached, empty while it does not exist (Curator's `getCurrentData()`).
   std::optional<ChildData> get_current_data() const;
 
+  /// Curator's `rebuild()`: reads the node from the server now and returns once read, through the engine's
+  /// resync (the code that runs after a reconnect): a change seen meanwhile by the watch is never lost, the
+  /// version never goes back. Unlike Curator's (which calls no listener), a difference found is reported as
+  /// `node_changed()`, so that listeners stay in step with `get_current_data()`; none when the cache was in
+  /// step. Errors: `errc::not_started`, `errc::closed`; `errc::would_deadlock` on the client's I/O thread (a
+  /// listener on the default executor: use `async_rebuild`); a read's error (the cache still repairs itself
+  /// at the next connection). Thread-safety: any thread.
+  void rebuild();
+  void rebuild(error_code& ec);
+  /// `rebuild`, asynchronously. Handler: `void(error_code)`, on the handler's executor, else the client's
+  /// completion executor. Cancellation: terminal, partial, total: completes at once with
+  /// `operation_aborted`; the read still finishes.
+  template <boost::asio::completion_token_for<void(error_code)> Token = default_completion_token_t>
+  auto async_rebuild(Token&& token = {}) {
+    return async_reread("NodeCache::rebuild", Reread::tree, {}, {}, std::forward<Token>(token));
+  }
+
   /// `getListenable().addListener(listener[, executor])`: returns an id for `remove_listener`.
   std::uint64_t add_listener(NodeCacheListener listener);
   std::uint64_t add_listener(NodeCacheListener listener, boost::asio::any_io_executor executor);

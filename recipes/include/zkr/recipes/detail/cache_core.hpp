@@ -32,7 +32,9 @@ class CacheCore : public std::enable_shared_from_this<CacheCore> {
   /// `errc::closed` when closed.
   error_code start(bool quiet_initial_load = false);
   /// -> closed (idempotent): listeners and pending calls dropped, waiters completed with `errc::closed`, the
-  /// engine closed on the I/O thread (its watches removed).
+  /// engine closed on the I/O thread (its watches removed). Then waits until no listener call of this cache
+  /// is running, but those up the calling thread's stack, and those blocked in a close() themselves; not on
+  /// the client's I/O thread (see `BasicCache::close`).
   void close();
   State state() const;
 
@@ -45,6 +47,19 @@ class CacheCore : public std::enable_shared_from_this<CacheCore> {
   /// Registers `cb` (runs on the I/O thread, or at once with the outcome); returns an id for `forget`.
   std::uint64_t await_start(VoidCallback cb);
   void forget(std::uint64_t id);
+
+  /// The error of a call on a cache that is not started (`not_started`) or closed (`closed`); none when
+  /// started.
+  error_code not_running() const;
+  /// Reads again on the engine (I/O thread): the whole tree (`node` empty) or one node; `clear_first` drops
+  /// the cached nodes below the root first (no events). `done` gets `not_running()`'s error at once, else
+  /// the engine's rebuild outcome.
+  void reread(const std::string& node, bool clear_first, VoidCallback done);
+  /// Drops the cached nodes below the root, without events: on the I/O thread (at once when called there,
+  /// else waits for it). Nothing when not started or closed.
+  void clear();
+  /// `TreeSync::clear_data_bytes` (any thread); false when not started or closed.
+  bool clear_data_bytes(const std::string& path, std::int32_t if_version);
 
   std::optional<ChildData> get(const std::string& path) const;
   std::size_t size() const;
@@ -62,7 +77,11 @@ class CacheCore : public std::enable_shared_from_this<CacheCore> {
     std::shared_ptr<std::atomic<bool>> active;
   };
   void on_event(SyncEvent ev);  // I/O thread
-  bool hidden() const;          // closed and cleared: the storage reads as empty
+  /// Around each listener call (its strand): false when it must not run (closed, or the listener removed).
+  bool enter_listener(const std::atomic<bool>& active);
+  void leave_listener();
+  void wait_for_listeners();
+  bool hidden() const;  // closed and cleared: the storage reads as empty
 
   std::shared_ptr<Core> core_;
   std::shared_ptr<TreeSync> sync_;
@@ -75,6 +94,8 @@ class CacheCore : public std::enable_shared_from_this<CacheCore> {
   std::map<std::uint64_t, Entry> listeners_;
   std::map<std::uint64_t, VoidCallback> waiters_;
   std::uint64_t next_id_ = 0;
+  std::size_t running_ = 0;         // listener calls in progress
+  std::size_t closing_inside_ = 0;  // of those, the ones blocked in close()
 };
 
 }  // namespace zkr::detail

@@ -57,6 +57,28 @@ using SyncSink = std::function<void(SyncEvent)>;
 
 class TreeSync;
 
+/// One re-read asked for by the cache's user (a rebuild). Each read it causes holds it, and so do the reads
+/// those cause (a new child's data after a listing); when the last lets go, `done` runs with the first error
+/// met. Lives on the I/O thread.
+class RereadPass {
+ public:
+  explicit RereadPass(VoidCallback done) : done_(std::move(done)) {}
+  ~RereadPass() {
+    if (done_) done_(ec_);
+  }
+  RereadPass(const RereadPass&) = delete;
+  RereadPass& operator=(const RereadPass&) = delete;
+  void fail(error_code ec) noexcept {
+    if (!ec_) ec_ = ec;
+  }
+
+ private:
+  VoidCallback done_;
+  error_code ec_;
+};
+/// The passes a read serves (usually none: a watch's or a resync's read).
+using Passes = std::vector<std::shared_ptr<RereadPass>>;
+
 /// How the engine learns of changes: one-shot data and children watches on every node, or one persistent
 /// (recursive) watch for the whole tree. The engine asks the strategy which it is and lets it arm and disarm
 /// the tree-wide watch.
@@ -105,6 +127,23 @@ class TreeSync : public std::enable_shared_from_this<TreeSync> {
   /// The cached children of `path`, in name order (nullopt when `path` is not cached).
   std::optional<std::vector<ChildData>> children_of(const std::string& path) const;
 
+  // ---- on demand, I/O thread ----
+  /// Reads the cached tree again now, with the code of the resync after a reconnect: every cached node read,
+  /// every cached parent listed, the difference reported as events (none for what did not change; bytes
+  /// dropped by `clear_data_bytes` come back silently). `done` runs on the I/O thread once every read it
+  /// caused is answered, with the first error met (`errc::closed` when closed meanwhile); a read that failed
+  /// for a connection reason is still repeated later, as after any failure.
+  void rebuild(VoidCallback done);
+  /// `rebuild` for one path: cached, changed or dropped as the server has it now.
+  void rebuild_node(const std::string& path, VoidCallback done);
+  /// Drops every cached node below the root, and their watches, without events (PathChildrenCache's
+  /// `clear`). The root's watches stay: its next listing brings the children back as created.
+  void clear();
+  // any thread
+  /// Drops the bytes of a cached node, keeping its Stat, when `if_version` is negative or its version; false
+  /// when the node is not cached or has another version.
+  bool clear_data_bytes(const std::string& path, std::int32_t if_version);
+
   /// A persistent watch's event (the strategy's callback).
   void on_watch_event(const WatchedEvent& ev);
 
@@ -118,30 +157,36 @@ class TreeSync : public std::enable_shared_from_this<TreeSync> {
   struct Flight {
     bool data = false, data_again = false;
     bool children = false, children_again = false;
-    WatchId data_watch = 0;      // the watch the data read in flight sets, if any
-    WatchId children_watch = 0;  // the watch the listing in flight sets, if any
+    WatchId data_watch = 0;               // the watch the data read in flight sets, if any
+    WatchId children_watch = 0;           // the watch the listing in flight sets, if any
+    Passes data_passes, children_passes;  // the passes waiting for the read `*_again` asks for
   };
   enum class Read { data, children };
 
+  /// The first key after every descendant of `path` ('0' follows '/').
+  static std::string past_descendants(const std::string& path) { return path + "0"; }
   int depth(const std::string& path) const;
   bool descends(const std::string& path) const;
   bool accepted(const std::string& path) const;
   bool live() const noexcept { return running_; }
 
-  void read_data(const std::string& path);
-  void read_children(const std::string& path);
-  void on_data(const std::string& path, error_code ec, NodeData nd);
-  void on_children(const std::string& path, error_code ec, Children c);
+  void read_data(const std::string& path, Passes passes = {});
+  void read_children(const std::string& path, Passes passes = {});
+  void on_data(const std::string& path, error_code ec, NodeData nd, Passes passes);
+  void on_children(const std::string& path, error_code ec, Children c, Passes passes);
   void on_node_watch(const std::string& path, Read kind, const WatchedEvent& ev);
   void watch_root_exists();
   void on_root_exists(error_code ec);
   /// Drops `path` and everything below it (deepest first), each with its deleted event and its watches.
   void remove_subtree(const std::string& path);
-  void apply(const std::string& path, WatchId watch, NodeData nd);
-  void failed(const std::string& path, Read kind, error_code ec);
+  void apply(const std::string& path, WatchId watch, NodeData nd, const Passes& passes);
+  void failed(const std::string& path, Read kind, error_code ec, const Passes& passes);
   void retry_later();
   void on_state(ConnectionState s);
   void resync(bool new_session);
+  /// What a resync and a rebuild read: the root, every cached node, every cached parent's children.
+  void reread_all(const Passes& passes);
+  std::shared_ptr<RereadPass> new_pass(VoidCallback done);
   void arm_strategy();
   void flush_dirty();
   void issued() noexcept { ++outstanding_; }
@@ -167,6 +212,7 @@ class TreeSync : public std::enable_shared_from_this<TreeSync> {
   std::set<std::pair<std::string, Read>> dirty_;
   std::optional<boost::asio::steady_timer> retry_timer_;
   bool retry_armed_ = false;
+  std::vector<std::weak_ptr<RereadPass>> passes_;  // failed with errc::closed by close()
 
   // written on the I/O thread under mu_; read anywhere under mu_
   mutable std::mutex mu_;
