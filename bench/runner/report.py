@@ -198,7 +198,12 @@ def write_markdown(path, table, meta, notes, plot_note, png_name, rows=(), ftabl
             "`-Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty` and the "
             "`zookeeper.ssl.keyStore.*` / `trustStore.*` properties. `mntr` is read on the plain port.",
         ]
-    if table:
+    if table and caches_only:  # its own reading guide: the Caches section below
+        lines += ["## Results", "", table, "",
+                  "- The machine is shared and noisy: compare ratios taken in one run, not absolute numbers "
+                  "across runs. Reps: the libraries take turns, in an order that rotates from rep to rep; medians "
+                  "over the reps.", ""]
+    elif table:
         lines += [
         "## Results",
         "",

@@ -187,7 +187,9 @@ def run_case(case, libs, drivers, server, reps, timeout_s, progress, meta, bad):
             r = run_one(drivers[lib], server, case, rep, timeout_s)
             runs[lib].append(r)
             if "failure" in r:
-                msg = "%s %s rep %d: %s" % (case[0], lib, rep, r["failure"])
+                why = [l for l in (r.get("stderr") or "").splitlines() if "failed" in l or "Exception" in l]
+                msg = "%s %s rep %d: %s%s" % (case[0], lib, rep, r["failure"],
+                                              " (%s)" % why[0].strip()[:200] if why else "")
                 bad.append(msg)
                 log("[%d/%d] FAILED %s\n    %s\n%s" % (done, total, msg, " ".join(r["argv"]), r["stderr"]))
                 continue

@@ -13,6 +13,7 @@
 #include <zkr/recipes/cache/path_children_cache.hpp>
 #include <zkr/recipes/cache/tree_cache.hpp>
 
+#include "cache_support.hpp"
 #include "fixture.hpp"
 
 namespace {
@@ -20,81 +21,12 @@ namespace {
 using namespace zkr;
 using namespace zkr::test;
 
-/// A CuratorCacheListener that replays the events into a map and records what breaks the rules.
-struct Replay {
-  mutable std::mutex m;
-  std::map<std::string, ChildData> nodes;
-  std::vector<std::string> problems;
-  int initialized = 0;
-  std::map<std::string, std::vector<std::int32_t>> versions;  // per path, the versions delivered
-
-  CuratorCacheListener listener() {
-    return {[this](CuratorCacheListener::Type t, const std::optional<ChildData>& o,
-                   const std::optional<ChildData>& d) {
-              std::lock_guard lk(m);
-              using T = CuratorCacheListener::Type;
-              if (t == T::node_created && !nodes.emplace(d->path, *d).second)
-                problems.push_back("dup " + d->path);
-              if (t == T::node_changed) {
-                auto it = nodes.find(d->path);
-                if (it == nodes.end() || it->second.stat.mzxid >= d->stat.mzxid ||
-                    o->stat.mzxid != it->second.stat.mzxid)
-                  problems.push_back("bad change " + d->path);
-                else
-                  it->second = *d;
-              }
-              if (t == T::node_deleted && !nodes.erase(o->path)) problems.push_back("bad delete " + o->path);
-              if (d) versions[d->path].push_back(d->stat.version);
-            },
-            [this] {
-              std::lock_guard lk(m);
-              ++initialized;
-            }};
-  }
-  std::map<std::string, ChildData> copy() const {
-    std::lock_guard lk(m);
-    return nodes;
-  }
-  std::vector<std::string> issues() const {
-    std::lock_guard lk(m);
-    return problems;
-  }
-};
-
-/// The server's subtree at `root` (path -> version, data), read by `client`.
-std::map<std::string, std::pair<std::int32_t, std::string>> server_tree(CuratorFramework& client,
-                                                                        const std::string& root) {
-  std::map<std::string, std::pair<std::int32_t, std::string>> out;
-  std::vector<std::string> todo{root};
-  while (!todo.empty()) {
-    auto p = todo.back();
-    todo.pop_back();
-    error_code ec;
-    auto d = client.get_data(p, {}, ec);
-    if (ec) continue;
-    out[p] = {d.stat.version, d.data};
-    auto kids = client.get_children(p, {}, ec);
-    if (ec) continue;
-    for (auto& k : kids) todo.push_back(make_path(p, k));
-  }
-  return out;
-}
-
-template <class Items>
-std::map<std::string, std::pair<std::int32_t, std::string>> as_tree(const Items& items) {
-  std::map<std::string, std::pair<std::int32_t, std::string>> out;
-  for (auto& c : items) out[c.path] = {c.stat.version, c.data};
-  return out;
-}
-
 /// The cache, its replayed events and the server agree (waited for: the cache follows the server).
 bool converged(CuratorFramework& admin, const CuratorCache& cache, const Replay& replay,
                const std::string& root) {
   return eventually([&] {
     const auto want = server_tree(admin, root);
-    std::vector<ChildData> replayed;
-    for (auto& [p, c] : replay.copy()) replayed.push_back(c);
-    return as_tree(cache.stream()) == want && as_tree(replayed) == want;
+    return want && as_tree(cache.stream()) == *want && replayed_tree(replay) == *want;
   });
 }
 

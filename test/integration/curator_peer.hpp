@@ -253,7 +253,7 @@ class CuratorPeer {
     const fs::path src_dir = fs::path(__FILE__).parent_path().parent_path() / "interop" / "java";
 #endif
     std::string sources;
-    for (const char* f : {"CuratorPeer.java", "LeaderPeer.java", "CounterPeer.java"}) {
+    for (const char* f : {"CuratorPeer.java", "LeaderPeer.java", "CounterPeer.java", "ChurnPeer.java"}) {
       if (!fs::exists(src_dir / f)) {
         why = "source " + (src_dir / f).string() + " not found";
         return std::nullopt;
