@@ -20,6 +20,31 @@ if(NOT ZKR_SASL MATCHES "^(OFF|off)$" AND _zkr_sasl_native)
   endif()
 endif()
 message(STATUS "zkrecipes: SASL (native transport, Cyrus SASL): ${ZKR_SASL_ENABLED}")
+# GSSAPI (Kerberos) on the native transport: MIT krb5's GSS-API with gss_acquire_cred_from (krb5 1.11+;
+# Debian: libkrb5-dev), for per-client credentials. Without it, GSSAPI is refused at start(). Sets
+# ZKR_SASL_GSSAPI_ENABLED and ZKR_GSSAPI_LIBRARIES (linked by path, as libsasl2 is).
+set(ZKR_SASL_GSSAPI_ENABLED OFF)
+if(ZKR_SASL_ENABLED)
+  find_path(ZKR_GSSAPI_INCLUDE_DIR gssapi/gssapi_ext.h)
+  find_library(ZKR_GSSAPI_LIBRARY NAMES gssapi_krb5)
+  find_library(ZKR_KRB5_LIBRARY NAMES krb5)
+  mark_as_advanced(ZKR_GSSAPI_INCLUDE_DIR ZKR_GSSAPI_LIBRARY ZKR_KRB5_LIBRARY)
+  if(ZKR_GSSAPI_INCLUDE_DIR AND ZKR_GSSAPI_LIBRARY AND ZKR_KRB5_LIBRARY)
+    include(CheckSymbolExists)
+    set(CMAKE_REQUIRED_INCLUDES "${ZKR_GSSAPI_INCLUDE_DIR}")
+    set(CMAKE_REQUIRED_LIBRARIES "${ZKR_GSSAPI_LIBRARY}" "${ZKR_KRB5_LIBRARY}")
+    set(CMAKE_REQUIRED_QUIET ON)
+    check_symbol_exists(gss_acquire_cred_from "gssapi/gssapi.h;gssapi/gssapi_ext.h" ZKR_HAVE_GSS_ACQUIRE_CRED_FROM)
+    unset(CMAKE_REQUIRED_INCLUDES)
+    unset(CMAKE_REQUIRED_LIBRARIES)
+    unset(CMAKE_REQUIRED_QUIET)
+    if(ZKR_HAVE_GSS_ACQUIRE_CRED_FROM)
+      set(ZKR_SASL_GSSAPI_ENABLED ON)
+      set(ZKR_GSSAPI_LIBRARIES "${ZKR_GSSAPI_LIBRARY}" "${ZKR_KRB5_LIBRARY}")
+    endif()
+  endif()
+endif()
+message(STATUS "zkrecipes: SASL GSSAPI (native transport, MIT krb5): ${ZKR_SASL_GSSAPI_ENABLED}")
 # The C client's SASL: ZKR_C_CLIENT_SASL_ENABLED where the linked client exports zookeeper_init_sasl
 # (ZooKeeper_<flavour>_SASL, from FindZooKeeper.cmake: tools/build-zookeeper-tls.sh's build, not Debian's).
 # The single-threaded flavour only: the C client enters AUTH_FAILED after a refused exchange without a session

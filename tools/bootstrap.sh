@@ -25,10 +25,11 @@ packages=(
   zookeeper default-jre-headless default-jdk-headless libcurator-recipes-java
   python3-kazoo python3 procps iproute2 gnuplot-nox
   openssl libssl-dev dpkg-dev clang-format
-  libsasl2-dev libsasl2-modules libsasl2-modules-gssapi-mit krb5-kdc krb5-admin-server krb5-user
+  libsasl2-dev libsasl2-modules libsasl2-modules-gssapi-mit krb5-kdc krb5-admin-server krb5-user libkrb5-dev
 )
-# libsasl2-dev and libsasl2-modules: Cyrus SASL, which the native transport's SASL (DIGEST-MD5) is built on
-# (docs/sasl.md); the GSSAPI module and the krb5 packages: the test KDC of the Kerberos tests to come.
+# libsasl2-dev and libsasl2-modules: Cyrus SASL, which the native transport's SASL is built on (docs/sasl.md);
+# libsasl2-modules-gssapi-mit and libkrb5-dev: its Kerberos (GSSAPI), with per-client credentials from MIT
+# krb5's GSS-API; krb5-kdc, krb5-admin-server and krb5-user: the test KDC (zkr::testing::TestKdc) and kinit.
 # openssl, libssl-dev and dpkg-dev: the TLS test servers' certificates, and the TLS-capable C client the tests
 # build from Debian's source package (tools/build-zookeeper-tls.sh).
 #

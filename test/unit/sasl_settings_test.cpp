@@ -91,9 +91,29 @@ TEST_CASE("sasl settings: incomplete settings and unreadable files are sasl_conf
   CHECK(zkr::detail::check_sasl_settings(no_service, Transport::native, false).ec ==
         zkr::errc::sasl_config_error);
 
+  // GSSAPI without a principal or keytab: refused as incomplete where the build has Kerberos, else as
+  // unsupported.
   auto gssapi = digest(pw.path.string());
   gssapi.mechanism = zkr::SaslMechanism::gssapi;
-  CHECK(zkr::detail::check_sasl_settings(gssapi, Transport::native, false).ec == zkr::errc::sasl_unsupported);
+  const bool kerberos = zkr::sasl_supported(zkr::SaslMechanism::gssapi, Transport::native);
+  CHECK(zkr::detail::check_sasl_settings(gssapi, Transport::native, false).ec ==
+        (kerberos ? zkr::errc::sasl_config_error : zkr::errc::sasl_unsupported));
+  // Never on the C client.
+  CHECK_FALSE(zkr::sasl_supported(zkr::SaslMechanism::gssapi, Transport::c_client));
+  CHECK(zkr::detail::check_sasl_settings(gssapi, Transport::c_client, false).ec ==
+        zkr::errc::sasl_unsupported);
+  if (!kerberos) return;
+  gssapi.principal = "alice@ZKR.TEST";
+  CHECK(zkr::detail::check_sasl_settings(gssapi, Transport::native, false).ec ==
+        zkr::errc::sasl_config_error);
+  gssapi.keytab = (fs::temp_directory_path() / "zkr-sasl-unit-no-such-keytab").string();
+  const auto no_keytab = zkr::detail::check_sasl_settings(gssapi, Transport::native, false);
+  CHECK(no_keytab.ec == zkr::errc::sasl_config_error);
+  CHECK(no_keytab.reason.find("zkr-sasl-unit-no-such-keytab") != std::string::npos);
+  // A file that is no keytab holds no key of the principal.
+  gssapi.keytab = pw.path.string();
+  CHECK(zkr::detail::check_sasl_settings(gssapi, Transport::native, false).ec ==
+        zkr::errc::sasl_config_error);
 }
 
 TEST_CASE("sasl settings: a C client without SASL is refused naming no secret, one with SASL is not",
@@ -127,11 +147,14 @@ TEST_CASE("sasl settings: the password file loses one trailing newline only", "[
   CHECK_FALSE(problem.ec);
 }
 
-TEST_CASE("sasl settings: the server host defaults to DIGEST-MD5's zk-sasl-md5", "[sasl]") {
+TEST_CASE("sasl settings: the server host defaults to zk-sasl-md5, or the host connected to for GSSAPI",
+          "[sasl]") {
   zkr::SaslConfig c;
-  CHECK(zkr::detail::sasl_server_host(c) == "zk-sasl-md5");
+  CHECK(zkr::detail::sasl_server_host(c, "zk2.example") == "zk-sasl-md5");
+  c.mechanism = zkr::SaslMechanism::gssapi;
+  CHECK(zkr::detail::sasl_server_host(c, "zk2.example") == "zk2.example");
   c.server_host = "zk1.example";
-  CHECK(zkr::detail::sasl_server_host(c) == "zk1.example");
+  CHECK(zkr::detail::sasl_server_host(c, "zk2.example") == "zk1.example");
   CHECK(zkr::to_string(zkr::SaslMechanism::digest_md5) == "DIGEST-MD5");
   CHECK(zkr::to_string(zkr::SaslMechanism::gssapi) == "GSSAPI");
 }

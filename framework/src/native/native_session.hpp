@@ -130,7 +130,8 @@ class NativeSession final : public Session {
   std::size_t in_len_ = 0;
   Clock::time_point last_recv_{}, last_send_{};
   WatchTable watches_;
-  std::unique_ptr<SaslExchange> sasl_;  // this connection's exchange, while it runs
+  std::unique_ptr<SaslExchange> sasl_;                     // this connection's exchange, while it runs
+  std::shared_ptr<SaslExchange::ClientState> sasl_state_;  // the client's, across connections (GSSAPI)
   std::int32_t sasl_xid_ = 0;
   bool sasl_read_only_ = false;
 };

@@ -8,6 +8,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "../sasl/sasl_settings.hpp"
 #include "native_session.hpp"
 
 namespace asio = boost::asio;
@@ -35,10 +36,11 @@ void NativeSession::begin_sasl(bool read_only) {
     ++attempts_abandoned_;
     attempt_failed("no answer to SASL within the bound");
   });
-  sasl_ = std::make_unique<SaslExchange>(*cfg_.sasl, ip_port(local), ip_port(remote));
+  const auto& hp = cs_.hosts[(next_host_ - 1) % cs_.hosts.size()];
+  sasl_ = std::make_unique<SaslExchange>(*cfg_.sasl, ip_port(local), ip_port(remote), hp.host, sasl_state_);
   if (log_.should_log(spdlog::level::debug))
     log_.debug("session 0x{:x}: SASL {} as '{}'", session_id_, to_string(cfg_.sasl->mechanism),
-               cfg_.sasl->user);
+               sasl_identity(*cfg_.sasl));
   sasl_step(sasl_->start());
 }
 
@@ -53,8 +55,8 @@ bool NativeSession::on_sasl_reply(jute::Reader& in) {
                {},
                errc::sasl_auth_failed,
                "the server " + hp.host + ":" + hp.port + " refused " +
-                   std::string(to_string(cfg_.sasl->mechanism)) + " as '" + cfg_.sasl->user + "' (" +
-                   zk_error(h.err).message() + ")"});
+                   std::string(to_string(cfg_.sasl->mechanism)) + " as '" + sasl_identity(*cfg_.sasl) +
+                   "' (" + zk_error(h.err).message() + ")"});
     return true;
   }
   const auto token = decode_sasl_response(in);
@@ -73,7 +75,7 @@ void NativeSession::sasl_step(const SaslExchange::Step& step) {
   if (step.kind == Kind::done) {
     sasl_.reset();
     if (log_.should_log(spdlog::level::debug))
-      log_.debug("session 0x{:x}: SASL authenticated as '{}'", session_id_, cfg_.sasl->user);
+      log_.debug("session 0x{:x}: SASL authenticated as '{}'", session_id_, sasl_identity(*cfg_.sasl));
     return connected(sasl_read_only_);
   }
   // Refused for good: the session ends here, the framework gives the client up with the reason.

@@ -10,6 +10,9 @@
 #include <vector>
 
 #include "../sasl/sasl_settings.hpp"
+#if ZKR_HAVE_GSSAPI
+#include "../sasl/gss_credentials.hpp"
+#endif
 
 namespace zkr::detail::native {
 
@@ -23,9 +26,20 @@ int init_cyrus() {
 
 }  // namespace
 
+struct SaslExchange::ClientState {
+#if ZKR_HAVE_GSSAPI
+  explicit ClientState(const SaslConfig& cfg) : gss(cfg.principal, cfg.keytab) {}
+  GssCredentials gss;
+#else
+  explicit ClientState(const SaslConfig&) {}
+#endif
+};
+
 struct SaslExchange::Impl {
   const SaslConfig& cfg;
   std::string local, remote, host;
+  std::shared_ptr<ClientState> state;
+  std::shared_ptr<void> gss_cred;  // GSSAPI: this exchange's credential, released after `conn`
   sasl_conn_t* conn = nullptr;
   std::vector<unsigned char> secret;  // a sasl_secret_t: its length, then the password
   std::vector<sasl_callback_t> callbacks;
@@ -42,12 +56,15 @@ struct SaslExchange::Impl {
     return d ? std::string(d) : std::string(sasl_errstring(rc, nullptr, nullptr));
   }
 
-  // The callbacks: the user (as authentication and authorisation name), the password, the realm.
+  // The callbacks: the user (as authentication and authorisation name), the password, the realm. GSSAPI
+  // asks only for the authorisation name: none (the server then authorises the principal authenticated).
   static int simple(void* ctx, int id, const char** result, unsigned* len) {
     auto* self = static_cast<Impl*>(ctx);
     if (id != SASL_CB_USER && id != SASL_CB_AUTHNAME) return SASL_BADPARAM;
-    *result = self->cfg.user.c_str();
-    if (len) *len = static_cast<unsigned>(self->cfg.user.size());
+    static const std::string none;
+    const std::string& name = self->cfg.mechanism == SaslMechanism::gssapi ? none : self->cfg.user;
+    *result = name.c_str();
+    if (len) *len = static_cast<unsigned>(name.size());
     return SASL_OK;
   }
   static int password(sasl_conn_t*, void* ctx, int id, sasl_secret_t** out) {
@@ -67,11 +84,14 @@ struct SaslExchange::Impl {
   }
 };
 
-SaslExchange::SaslExchange(const SaslConfig& cfg, std::string local, std::string remote)
+SaslExchange::SaslExchange(const SaslConfig& cfg, std::string local, std::string remote,
+                           std::string_view host, std::shared_ptr<ClientState>& state)
     : impl_(std::make_unique<Impl>(cfg)) {
   impl_->local = std::move(local);
   impl_->remote = std::move(remote);
-  impl_->host = sasl_server_host(cfg);
+  impl_->host = sasl_server_host(cfg, host);
+  if (cfg.mechanism == SaslMechanism::gssapi && !state) state = std::make_shared<ClientState>(cfg);
+  impl_->state = state;
 }
 
 SaslExchange::~SaslExchange() = default;
@@ -79,14 +99,23 @@ SaslExchange::~SaslExchange() = default;
 SaslExchange::Step SaslExchange::start() {
   Impl& s = *impl_;
   SaslProblem problem;
-  std::string pw = read_sasl_password(s.cfg.password_file, problem);
-  if (problem.ec) return {Step::Kind::failed, {}, problem.ec, problem.reason};
-  // sasl_secret_t: an unsigned long length, then the bytes (and a terminating zero, which Cyrus expects).
-  s.secret.assign(sizeof(sasl_secret_t) + pw.size() + 1, 0);
-  auto* secret = reinterpret_cast<sasl_secret_t*>(s.secret.data());
-  secret->len = pw.size();
-  std::memcpy(secret->data, pw.data(), pw.size());
-  std::fill(pw.begin(), pw.end(), '\0');
+  if (s.cfg.mechanism == SaslMechanism::gssapi) {
+#if ZKR_HAVE_GSSAPI
+    s.gss_cred = s.state->gss.acquire(problem);
+#else
+    problem = {errc::sasl_unsupported, "this build of zkrecipes has no Kerberos for GSSAPI"};
+#endif
+    if (problem.ec) return {Step::Kind::failed, {}, problem.ec, problem.reason};
+  } else {
+    std::string pw = read_sasl_password(s.cfg.password_file, problem);
+    if (problem.ec) return {Step::Kind::failed, {}, problem.ec, problem.reason};
+    // sasl_secret_t: an unsigned long length, then the bytes (and a terminating zero, which Cyrus expects).
+    s.secret.assign(sizeof(sasl_secret_t) + pw.size() + 1, 0);
+    auto* secret = reinterpret_cast<sasl_secret_t*>(s.secret.data());
+    secret->len = pw.size();
+    std::memcpy(secret->data, pw.data(), pw.size());
+    std::fill(pw.begin(), pw.end(), '\0');
+  }
 
   if (int rc = init_cyrus(); rc != SASL_OK)
     return {Step::Kind::failed,
@@ -110,6 +139,8 @@ SaslExchange::Step SaslExchange::start() {
   props.max_ssf = 0;
   props.maxbufsize = 0;
   sasl_setprop(s.conn, SASL_SEC_PROPS, &props);
+  // GSSAPI: the client's own credential, not the process's default ticket cache.
+  if (s.gss_cred) sasl_setprop(s.conn, SASL_GSS_CREDS, s.gss_cred.get());
 
   const std::string mech(to_string(s.cfg.mechanism));
   const char* out = nullptr;
@@ -117,11 +148,15 @@ SaslExchange::Step SaslExchange::start() {
   const char* chosen = nullptr;
   rc = sasl_client_start(s.conn, mech.c_str(), nullptr, &out, &out_len, &chosen);
   if (rc == SASL_NOMECH)
-    return {Step::Kind::failed,
-            {},
-            errc::sasl_unsupported,
-            "Cyrus SASL has no " + mech + " plugin (install libsasl2-modules)"};
+    return {
+        Step::Kind::failed,
+        {},
+        errc::sasl_unsupported,
+        "Cyrus SASL has no " + mech + " plugin (install " +
+            (s.cfg.mechanism == SaslMechanism::gssapi ? "libsasl2-modules-gssapi-mit" : "libsasl2-modules") +
+            ")"};
   // DIGEST-MD5 is server-first: the exchange opens with an empty token, which asks the server's challenge.
+  // GSSAPI is client-first: the token is the AP-REQ (the KDC was asked for the tickets it needs).
   if (rc == SASL_CONTINUE || rc == SASL_OK) return {Step::Kind::send, std::string(out ? out : "", out_len)};
   return next(rc, out, out_len);
 }

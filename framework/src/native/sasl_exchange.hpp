@@ -8,6 +8,12 @@
 // challenge, and checks the server's rspauth; the server adds the id `sasl:<user>` once it has checked the
 // response. The password is read from its file when the exchange starts, handed to Cyrus through the
 // password callback, and wiped when the exchange ends; it is never logged.
+//
+// GSSAPI: the client opens with its Kerberos AP-REQ for `<service>/<host>` (getting the tickets from the KDC
+// first when the client's cache has none), checks the server's AP-REP, answers the server's wrapped offer
+// of security layers with "none" (authentication only, as ZooKeeper's clients do), and ends on the server's
+// empty answer. The credentials are the client's own (sasl/gss_credentials.hpp), handed to Cyrus with
+// SASL_GSS_CREDS, kept in a ticket cache that outlives the connection (ClientState).
 
 #include <memory>
 #include <string>
@@ -27,8 +33,14 @@ class SaslExchange {
     std::string reason;  // failed: why, for the log (no secret)
   };
 
-  /// `local` and `remote` are the connection's "ip;port" (Cyrus's form).
-  SaslExchange(const SaslConfig& cfg, std::string local, std::string remote);
+  /// What one client keeps from one connection's exchange to the next (GSSAPI: its ticket cache). Made by the
+  /// first exchange that needs it, in the session's `std::shared_ptr`; ends with the session.
+  struct ClientState;
+
+  /// `local` and `remote` are the connection's "ip;port" (Cyrus's form); `host` the connect string's host
+  /// being connected to (GSSAPI's default server host); `state` the client's, kept across connections.
+  SaslExchange(const SaslConfig& cfg, std::string local, std::string remote, std::string_view host,
+               std::shared_ptr<ClientState>& state);
   ~SaslExchange();
   SaslExchange(const SaslExchange&) = delete;
   SaslExchange& operator=(const SaslExchange&) = delete;

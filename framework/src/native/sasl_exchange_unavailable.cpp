@@ -7,8 +7,10 @@
 namespace zkr::detail::native {
 
 struct SaslExchange::Impl {};
+struct SaslExchange::ClientState {};
 
-SaslExchange::SaslExchange(const SaslConfig&, std::string, std::string) {}
+SaslExchange::SaslExchange(const SaslConfig&, std::string, std::string, std::string_view,
+                           std::shared_ptr<ClientState>&) {}
 SaslExchange::~SaslExchange() = default;
 
 SaslExchange::Step SaslExchange::start() { return next(0, nullptr, 0); }

@@ -10,6 +10,9 @@
 #include <iterator>
 
 #include "../transport.hpp"
+#if ZKR_HAVE_GSSAPI
+#include "gss_credentials.hpp"
+#endif
 
 namespace zkr {
 
@@ -33,13 +36,28 @@ bool sasl_supported(Transport t) noexcept {
 
 bool sasl_supported() noexcept { return sasl_supported(Transport::automatic); }
 
+// GSSAPI: the native transport's, where the build links MIT krb5 (ZKR_HAVE_GSSAPI, cmake/ZkrSasl.cmake). The
+// C client's would take its credentials from the process's environment (KRB5_CLIENT_KTNAME, KRB5CCNAME),
+// one principal per process: refused.
+bool sasl_supported(SaslMechanism m, Transport t) noexcept {
+  if (!sasl_supported(t)) return false;
+  if (m == SaslMechanism::digest_md5) return true;
+  if (t == Transport::automatic) t = *default_transport();  // sasl_supported(t) said it resolves
+  return t == Transport::native && ZKR_HAVE_GSSAPI;
+}
+
 }  // namespace zkr
 
 namespace zkr::detail {
 
-std::string sasl_server_host(const SaslConfig& cfg) {
+std::string sasl_server_host(const SaslConfig& cfg, std::string_view connected_host) {
   if (!cfg.server_host.empty()) return cfg.server_host;
+  if (cfg.mechanism == SaslMechanism::gssapi) return std::string(connected_host);
   return "zk-sasl-md5";
+}
+
+const std::string& sasl_identity(const SaslConfig& cfg) noexcept {
+  return cfg.mechanism == SaslMechanism::gssapi ? cfg.principal : cfg.user;
 }
 
 std::string read_sasl_password(const std::string& path, SaslProblem& problem) {
@@ -59,6 +77,24 @@ std::string read_sasl_password(const std::string& path, SaslProblem& problem) {
   return pw;
 }
 
+namespace {
+
+SaslProblem check_gssapi_settings([[maybe_unused]] const SaslConfig& cfg) {
+#if ZKR_HAVE_GSSAPI
+  if (cfg.principal.empty()) return {errc::sasl_config_error, "GSSAPI needs a principal"};
+  if (cfg.keytab.empty()) return {errc::sasl_config_error, "GSSAPI needs a keytab"};
+  if (!std::ifstream(cfg.keytab, std::ios::binary)) {
+    return {errc::sasl_config_error,
+            "the keytab '" + cfg.keytab + "' cannot be opened (" + std::strerror(errno) + ")"};
+  }
+  return check_gssapi_keytab(cfg.principal, cfg.keytab);
+#else
+  return {errc::sasl_unsupported, "this build of zkrecipes has no Kerberos for GSSAPI"};
+#endif
+}
+
+}  // namespace
+
 SaslProblem check_sasl_settings(const SaslConfig& cfg, Transport transport, bool with_tls) {
   if (!sasl_supported(transport)) {
     return {errc::sasl_unsupported, transport == Transport::native
@@ -73,9 +109,17 @@ SaslProblem check_sasl_settings(const SaslConfig& cfg, Transport transport, bool
             "the C client cannot combine SASL and TLS on one connection (the native transport can: "
             "docs/sasl.md)"};
   }
-  if (cfg.mechanism == SaslMechanism::gssapi)
-    return {errc::sasl_unsupported, "GSSAPI (Kerberos) is not supported yet (docs/sasl.md)"};
+  if (!sasl_supported(cfg.mechanism, transport)) {
+    return {
+        errc::sasl_unsupported,
+        transport == Transport::native
+            ? "this build of zkrecipes has no Kerberos for GSSAPI (MIT krb5's GSS-API, Debian: libkrb5-dev, "
+              "not found when it was built: docs/sasl.md)"
+            : "GSSAPI (Kerberos) is the native transport's only (the C client could take its credentials "
+              "only from the process's environment): docs/sasl.md"};
+  }
   if (cfg.service.empty()) return {errc::sasl_config_error, "the service name is empty"};
+  if (cfg.mechanism == SaslMechanism::gssapi) return check_gssapi_settings(cfg);
   if (cfg.user.empty()) return {errc::sasl_config_error, "DIGEST-MD5 needs a user"};
   if (cfg.password_file.empty()) return {errc::sasl_config_error, "DIGEST-MD5 needs a password file"};
   SaslProblem problem;

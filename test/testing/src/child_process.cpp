@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -23,6 +24,7 @@ namespace {
 // ends.
 struct SpawnRequest {
   std::vector<char*> argv;  // null-terminated, pointing into the caller's strings
+  std::vector<char*> envp;  // likewise; empty: ours
   std::string log;
   std::string input;
   pid_t pid = -1;
@@ -68,7 +70,7 @@ int high_fd(int fd) {
 #else
   for (int fd = 4; fd < 4096; ++fd) ::close(fd);
 #endif
-  ::execve(r.argv[0], r.argv.data(), environ);
+  ::execve(r.argv[0], r.argv.data(), r.envp.empty() ? environ : r.envp.data());
   child_fail(report_fd);
 }
 
@@ -164,11 +166,24 @@ class Spawner {
 }  // namespace
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::filesystem::path& log,
-                           const std::filesystem::path& input) {
+                           const std::filesystem::path& input, const std::vector<std::string>& env) {
   if (argv.empty()) throw TestingError("ChildProcess: empty command line");
   SpawnRequest request;
   for (const auto& arg : argv) request.argv.push_back(const_cast<char*>(arg.c_str()));
   request.argv.push_back(nullptr);
+  // Built here, before the fork: ours without the names `env` sets, then `env`.
+  std::vector<std::string> environment;
+  if (!env.empty()) {
+    auto name = [](std::string_view entry) { return entry.substr(0, entry.find('=') + 1); };
+    for (char** e = environ; e && *e; ++e) {
+      const std::string_view entry(*e);
+      if (std::none_of(env.begin(), env.end(), [&](const std::string& x) { return name(x) == name(entry); }))
+        environment.emplace_back(entry);
+    }
+    environment.insert(environment.end(), env.begin(), env.end());
+    for (const auto& entry : environment) request.envp.push_back(const_cast<char*>(entry.c_str()));
+    request.envp.push_back(nullptr);
+  }
   request.log = log.string();
   request.input = input.string();
   Spawner::instance().spawn(request);

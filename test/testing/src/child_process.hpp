@@ -14,10 +14,11 @@ class ChildProcess {
  public:
   /// Starts `argv[0]` (an absolute path) with `argv`, stdin from `input` (default /dev/null) and
   /// stdout/stderr appended to `log`. The child gets no other descriptor of ours, default signal handling,
-  /// and is killed (SIGKILL) by the kernel when this process dies. \throws TestingError if it cannot be
-  /// started (e.g. exec fails).
+  /// and is killed (SIGKILL) by the kernel when this process dies. Its environment is ours, with the
+  /// "NAME=value" entries of `env` added (replacing ours of the same name). \throws TestingError if it cannot
+  /// be started (e.g. exec fails).
   ChildProcess(const std::vector<std::string>& argv, const std::filesystem::path& log,
-               const std::filesystem::path& input = "/dev/null");
+               const std::filesystem::path& input = "/dev/null", const std::vector<std::string>& env = {});
   /// SIGKILL and reap if still running. Never throws.
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;

@@ -31,8 +31,8 @@ std::optional<fs::path> find_on_path(std::string_view name) {
 }
 
 bool run_bounded(const std::vector<std::string>& argv, const fs::path& log, std::chrono::milliseconds timeout,
-                 const fs::path& input) {
-  ChildProcess child(argv, log, input);
+                 const fs::path& input, const std::vector<std::string>& env) {
+  ChildProcess child(argv, log, input, env);
   if (!child.wait_for_exit(timeout)) {
     child.kill_and_wait();
     return false;
@@ -41,8 +41,8 @@ bool run_bounded(const std::vector<std::string>& argv, const fs::path& log, std:
 }
 
 void run_tool(const std::vector<std::string>& argv, const fs::path& log, std::string_view what,
-              std::chrono::milliseconds timeout) {
-  if (run_bounded(argv, log, timeout)) return;
+              std::chrono::milliseconds timeout, const std::vector<std::string>& env) {
+  if (run_bounded(argv, log, timeout, "/dev/null", env)) return;
   std::ifstream in(log);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (text.size() > 4000) text.erase(0, text.size() - 4000);

@@ -51,7 +51,7 @@ void sweep_orphans(const fs::path& base) {
     for (fs::directory_iterator it(base, ec), end; !ec && it != end; it.increment(ec)) {
       const std::string name = it->path().filename().string();
       if (name.rfind("zkr-server-", 0) != 0 && name.rfind("zkr-cluster-", 0) != 0 &&
-          name.rfind("zkr-certs-", 0) != 0)
+          name.rfind("zkr-certs-", 0) != 0 && name.rfind("zkr-kdc-", 0) != 0)
         continue;
       std::ifstream owner(it->path() / owner_file);
       std::string pid, started;

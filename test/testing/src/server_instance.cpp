@@ -176,10 +176,23 @@ void ServerInstance::write_sasl_config(std::ostream& cfg) const {
   cfg << "authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider\n"
       << "enforce.auth.enabled=true\n"
       << "enforce.auth.schemes=sasl\n";
-  std::string jaas = "Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule required";
+  auto quotable = [](const std::string& s) { return s.find_first_of("\"\\") == std::string::npos; };
+  std::string jaas = "Server {\n  ";
+  if (const auto& krb = sasl_->kerberos) {
+    // The server's own login: its keys from the keytab, kept (storeKey) to accept the clients' tickets.
+    if (!sasl_->digest_users.empty())
+      throw TestingError("ServerOptions::sasl: digest_users and kerberos together (the server offers one)");
+    if (!quotable(krb->keytab.string()) || !quotable(krb->principal))
+      throw TestingError(
+          "ServerOptions::sasl: the keytab path or principal holds a character JAAS cannot take");
+    jaas += "com.sun.security.auth.module.Krb5LoginModule required\n  useKeyTab=true\n  keyTab=\"" +
+            krb->keytab.string() + "\"\n  storeKey=true\n  useTicketCache=false\n  principal=\"" +
+            krb->principal + "\"";
+  } else {
+    jaas += "org.apache.zookeeper.server.auth.DigestLoginModule required";
+  }
   for (const auto& [user, password] : sasl_->digest_users) {
-    if (user.find_first_of("\"\\ =") != std::string::npos ||
-        password.find_first_of("\"\\") != std::string::npos)
+    if (user.find_first_of("\"\\ =") != std::string::npos || !quotable(password))
       throw TestingError("ServerOptions::sasl: the user '" + user +
                          "' or its password holds a character JAAS cannot take");
     jaas += "\n  user_" + user + "=\"" + password + "\"";
@@ -215,6 +228,9 @@ void ServerInstance::launch() {
     argv.insert(argv.end(), cds.begin(), cds.end());
   }
   if (sasl_) argv.push_back("-Djava.security.auth.login.config=" + (config_.dir / "jaas.conf").string());
+  if (sasl_ && sasl_->kerberos)
+    argv.insert(argv.end(), {"-Djava.security.krb5.conf=" + sasl_->kerberos->krb5_conf.string(),
+                             "-Dsun.security.krb5.disableReferrals=true"});
   argv.insert(
       argv.end(),
       {"-cp", classpath_, "-Djava.net.preferIPv4Stack=true", "-Dzookeeper.admin.enableServer=false",
