@@ -266,6 +266,11 @@ def write_markdown(path, table, meta, notes, plot_note, png_name, rows=(), ftabl
         lines += ["Contended increments of a DistributedAtomicLong (K=8, optimistic and promoted to a lock) against "
                   "Curator: [benchmarks-counters.md](benchmarks-counters.md) (`bench/run_bench.py --only "
                   "increments`).", ""]
+    caches_report = Path(path).parent / "benchmarks-caches.md"
+    if table and caches_report.exists() and Path(path).name != caches_report.name:
+        lines += ["The caches (CuratorCache and TreeCache initialising 10k and 100k nodes, write-to-listener "
+                  "latency) against Curator and kazoo: [benchmarks-caches.md](benchmarks-caches.md) "
+                  "(`bench/run_bench.py --only cache`).", ""]
     if notes:
         lines += ["Notes:", ""] + ["- " + n for n in notes] + [""]
     if not table:
