@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <stdexcept>
+#include <string>
 
 #include "fixture.hpp"
 
@@ -23,6 +24,21 @@ inline std::unique_ptr<CuratorFramework> connected(const ClientConfig& c) {
   client->start();
   if (!client->block_until_connected(20s)) throw std::runtime_error("SASL client did not connect");
   return client;
+}
+
+/// For a transport without `what` (SASL, or Kerberos): says so (WARN) and checks that start() of a client
+/// asking `sasl` is refused with `errc::sasl_unsupported`, before any server is dialled. Returns false, for
+/// the caller's case to end.
+inline bool refusal_checked(const SaslConfig& sasl, const std::string& what) {
+  WARN(what << " checked as a refusal only: the " << std::string(to_string(*default_transport()))
+            << " transport of this build has no " << what << " (docs/sasl.md)");
+  ClientConfig c = client_config("127.0.0.1:2181", {});
+  c.sasl = sasl;
+  CuratorFramework client(c);
+  error_code ec;
+  client.start(ec);
+  CHECK(ec == errc::sasl_unsupported);
+  return false;
 }
 
 }  // namespace zkr::test

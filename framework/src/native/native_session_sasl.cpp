@@ -36,7 +36,7 @@ void NativeSession::begin_sasl(bool read_only) {
     ++attempts_abandoned_;
     attempt_failed("no answer to SASL within the bound");
   });
-  const auto& hp = cs_.hosts[(next_host_ - 1) % cs_.hosts.size()];
+  const auto& hp = current_host();
   sasl_ = std::make_unique<SaslExchange>(*cfg_.sasl, ip_port(local), ip_port(remote), hp.host, sasl_state_);
   if (log_.should_log(spdlog::level::debug))
     log_.debug("session 0x{:x}: SASL {} as '{}'", session_id_, to_string(cfg_.sasl->mechanism),
@@ -50,7 +50,7 @@ bool NativeSession::on_sasl_reply(jute::Reader& in) {
   if (h.xid == xid::notification || h.xid == xid::ping) return true;  // none expected: nothing was set yet
   if (h.xid != sasl_xid_) return false;
   if (h.err != 0) {
-    const auto& hp = cs_.hosts[(next_host_ - 1) % cs_.hosts.size()];
+    const auto& hp = current_host();
     sasl_step({SaslExchange::Step::Kind::failed,
                {},
                errc::sasl_auth_failed,
