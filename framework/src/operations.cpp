@@ -15,27 +15,19 @@ WatchId CoreImpl::read(std::string path, WatchCallback watch, zk::WatchKind kind
     return 0;
   }
   const WatchId id = watches_.add(std::move(watch), path, kind);
-  const auto generation = watches_.generation();
   auto full = ns_.fix(path);
   auto result = std::make_shared<Result>();
-  // A retry in a later session than the watch's: the watch went with its session (it had its session_lost),
-  // so the request goes without it (it would set a watch nobody hears) and the read ends as that session did:
-  // its caller reads again to watch in the new session.
-  const auto watch_gone = [this, id, generation] { return id && watches_.generation() != generation; };
-  auto attempt = std::make_shared<Attempt>([this, full, id, watch_gone, result, fill](Done k) {
-    session_->submit(Request{full, watch_gone() ? WatchId{0} : id},
-                     [result, fill, k = std::move(k)](zk::Reply r) mutable {
-                       fill(*result, r);
-                       k(r.ec);
-                     });
+  auto attempt = std::make_shared<Attempt>([this, full, id, result, fill](Done k) {
+    session_->submit(Request{full, id}, [result, fill, k = std::move(k)](zk::Reply r) mutable {
+      fill(*result, r);
+      k(r.ec);
+    });
   });
-  with_retry(
-      ro, in_namespace(std::move(attempt)),
-      [this, id, keep_watch_on_no_node, watch_gone, result, cb = std::move(cb)](error_code ec) mutable {
-        if (watch_gone()) ec = zk_errc::session_expired;
-        if (ec && !(keep_watch_on_no_node && ec == zk_errc::no_node)) (void)watches_.forget(id);
-        cb(ec, std::move(*result));
-      });
+  with_retry(ro, in_namespace(std::move(attempt)),
+             [this, id, keep_watch_on_no_node, result, cb = std::move(cb)](error_code ec) mutable {
+               if (ec && !(keep_watch_on_no_node && ec == zk_errc::no_node)) (void)watches_.forget(id);
+               cb(ec, std::move(*result));
+             });
   return id;
 }
 

@@ -111,7 +111,6 @@ std::vector<WatchRegistry::Watch> WatchRegistry::take_all() {
   for (auto& [id, w] : watches_) out.push_back(std::move(w));
   watches_.clear();
   per_path_.clear();
-  ++generation_;
   return out;
 }
 

@@ -42,9 +42,6 @@ class WatchRegistry {
   void fire(WatchId id, EventType type, const std::string& path);
   /// Every watch, now the caller's (the session went: each gets `session_lost`).
   std::vector<Watch> take_all();
-  /// How many times `take_all` ran: a request whose watch was registered under an earlier generation lost
-  /// that watch with its session, and must not set it in the next one.
-  std::uint64_t generation() const noexcept { return generation_; }
 
  private:
   void count(const Watch& w, int delta);
@@ -54,7 +51,6 @@ class WatchRegistry {
   /// Per path, how many of `watches_` are data watches, children, persistent and persistent recursive ones.
   std::unordered_map<std::string, std::array<int, 4>> per_path_;
   WatchId next_id_ = 1;
-  std::uint64_t generation_ = 0;
 };
 
 }  // namespace zkr::detail

@@ -95,35 +95,6 @@ TEST_CASE(
   CHECK_FALSE(out->ec());
 }
 
-TEST_CASE(
-    "framework states: a watching read retried after a session expiry goes without its dead watch and fails",
-    "[framework][states]") {
-  // The watch had its session_lost with the old session: set again in the new one it would fire for nobody,
-  // and its reader, holding a watch id that looks alive, would never read again (the cache fault checker
-  // found caches missing changes for good this way).
-  FakeClient c;
-  c.connect();
-  auto watched = std::make_shared<Outcome<zkr::EventType>>();
-  auto out = std::make_shared<Outcome<zkr::NodeData>>();
-  c.io([&c, watched, out] {
-    c.core().get_data(
-        "/a", [watched](const zkr::WatchedEvent& e) { watched->set({}, e.type); },
-        [out](zkr::error_code ec, zkr::NodeData d) { out->set(ec, std::move(d)); }, {});
-  });
-  auto in_flight = c.expect<zk::GetData>("/a");
-  CHECK(in_flight.as<zk::GetData>()->watch != 0);
-  c.session().set_state(SessionState::expired);
-  REQUIRE(watched->wait());
-  CHECK(watched->value() == zkr::EventType::session_lost);
-  c.connect();
-  auto retried = c.expect<zk::GetData>("/a");
-  CHECK(retried.session == c.core().session_id());
-  CHECK(retried.as<zk::GetData>()->watch == 0);
-  REQUIRE(c.session().reply(retried, fake::with_data("v")));
-  REQUIRE(out->wait());
-  CHECK(out->ec() == zk_errc::session_expired);
-}
-
 TEST_CASE("framework states: suspended for the session timeout (or its configured share) is LOST",
           "[framework][states]") {
   const int percent = GENERATE(100, 50);
