@@ -216,7 +216,7 @@ void CoreImpl::close() noexcept {
     fail_connection_waiters();
     for (auto& k : ns_.take_waiters()) post([k = std::move(k)]() mutable { k(errc::closed); });
     end_session();
-    fail_all_watches();
+    fail_watches(true);
     session_id_ = 0;
     { std::lock_guard lk(state_mu_); }
     state_cv_.notify_all();

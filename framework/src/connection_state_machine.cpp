@@ -78,7 +78,7 @@ void CoreImpl::give_up(error_code ec, const std::string& why) {
   pauses_.wake_all();  // sleeping retries end now, with the reason
   fail_connection_waiters();
   if (last_state_ && last_state_ != ConnectionState::lost) emit(ConnectionState::lost);
-  fail_all_watches();
+  fail_watches(true);
   end_session();  // pending requests complete with zk_errc::closing, which with_retry reports as the reason
 }
 
@@ -96,7 +96,7 @@ void CoreImpl::handle_session_lost(const char* why) {
   connected_ = false;
   session_id_ = 0;
   emit(ConnectionState::lost);
-  fail_all_watches();
+  fail_watches(false);
   // A fresh handle, hence a fresh session (Curator's handle reset).
   end_session();
   if (!life_.closed()) open_session();

@@ -228,8 +228,9 @@ class CoreImpl final : public Core,
   void find_protected(std::string full_path, std::string protected_id, bool ephemeral,
                       unique_function<void(error_code, std::optional<CreateResult>)> k);
   // operations.cpp
-  /// Every watch gets `session_lost` (posted): the session went.
-  void fail_all_watches();
+  /// Watches get `session_lost` (posted): every one when the client ends (`all`); when only the session
+  /// went, those the server had set (one whose request is in flight is set again by its retry).
+  void fail_watches(bool all);
 
   // client.cpp: the I/O thread, the configuration, the client's life
   std::shared_ptr<IoRuntime> rt_;  // first: outlives everything bound to the io_context

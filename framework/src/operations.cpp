@@ -17,11 +17,15 @@ WatchId CoreImpl::read(std::string path, WatchCallback watch, zk::WatchKind kind
   const WatchId id = watches_.add(std::move(watch), path, kind);
   auto full = ns_.fix(path);
   auto result = std::make_shared<Result>();
-  auto attempt = std::make_shared<Attempt>([this, full, id, result, fill](Done k) {
-    session_->submit(Request{full, id}, [result, fill, k = std::move(k)](zk::Reply r) mutable {
-      fill(*result, r);
-      k(r.ec);
-    });
+  auto attempt = std::make_shared<Attempt>([this, full, id, keep_watch_on_no_node, result, fill](Done k) {
+    session_->submit(Request{full, id},
+                     [this, id, keep_watch_on_no_node, result, fill, k = std::move(k)](zk::Reply r) mutable {
+                       // Answered: the server holds the watch in this session (see watch_registry.hpp).
+                       if (id && (!r.ec || (keep_watch_on_no_node && r.ec == zk_errc::no_node)))
+                         watches_.mark_set(id);
+                       fill(*result, r);
+                       k(r.ec);
+                     });
   });
   with_retry(ro, in_namespace(std::move(attempt)),
              [this, id, keep_watch_on_no_node, result, cb = std::move(cb)](error_code ec) mutable {
@@ -203,8 +207,9 @@ void CoreImpl::sync(std::string path, VoidCallback cb, RequestOptions ro) {
 }
 
 // The watches the reads and addWatch set (watch_registry.hpp): removed on request (locally at once, on the
-// server in the background), fired by the session's events, failed all at once (session_lost) when the
-// session goes.
+// server in the background), fired by the session's events, failed at once (session_lost) when the session
+// goes: the ones the server had set; one whose read is in flight is set by the read's retry in the next
+// session, so the reader's watch id stays live.
 
 void CoreImpl::remove_watch(WatchId id) {
   auto w = watches_.forget(id);
@@ -232,8 +237,8 @@ void CoreImpl::on_watch_event(WatchId id, EventType type, const std::string& pat
   watches_.fire(id, type, ns_.unfix(path));
 }
 
-void CoreImpl::fail_all_watches() {
-  for (auto& w : watches_.take_all())
+void CoreImpl::fail_watches(bool all) {
+  for (auto& w : all ? watches_.take_all() : watches_.take_set())
     post([cb = std::move(w.cb), path = std::move(w.path)]() mutable {
       cb(WatchedEvent{EventType::session_lost, std::move(path)});
     });

@@ -48,6 +48,10 @@ WatchId WatchRegistry::add(WatchCallback cb, std::string path, zk::WatchKind kin
   return id;
 }
 
+void WatchRegistry::mark_set(WatchId id) {
+  if (auto it = watches_.find(id); it != watches_.end()) it->second.set = true;
+}
+
 std::optional<std::pair<std::string, zk::WatchKind>> WatchRegistry::forget(WatchId id) {
   auto it = watches_.find(id);
   if (it == watches_.end()) return std::nullopt;
@@ -111,6 +115,20 @@ std::vector<WatchRegistry::Watch> WatchRegistry::take_all() {
   for (auto& [id, w] : watches_) out.push_back(std::move(w));
   watches_.clear();
   per_path_.clear();
+  return out;
+}
+
+std::vector<WatchRegistry::Watch> WatchRegistry::take_set() {
+  std::vector<Watch> out;
+  for (auto it = watches_.begin(); it != watches_.end();) {
+    if (it->second.set) {
+      count(it->second, -1);
+      out.push_back(std::move(it->second));
+      it = watches_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   return out;
 }
 

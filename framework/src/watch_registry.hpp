@@ -2,7 +2,10 @@
 // The watch registry (a part of the client, see client.hpp): the watches the reads set (one-shot) and
 // addWatch sets (persistent), keyed by an id that travels with the request to the session. A one-shot watch
 // is fired once by the session's watch event, a persistent one by each; both are forgotten on request or when
-// the request that set them failed, and all taken at once when the session goes. I/O thread only.
+// the request that set them failed. A watch is *set* once the server answered the request carrying it; when
+// the session goes, the set ones are taken (each gets session_lost), while one whose request is still in
+// flight stays: the retry loop sends that request again in the next session, where the server sets it under
+// the same id. I/O thread only.
 
 #include <array>
 #include <optional>
@@ -22,10 +25,13 @@ class WatchRegistry {
     WatchCallback cb;
     std::string path;  // un-namespaced
     zk::WatchKind kind = zk::WatchKind::data;
+    bool set = false;  // the server answered the request that carries it
   };
 
   /// Registers `cb` for a read of `path` (none: returns 0).
   WatchId add(WatchCallback cb, std::string path, zk::WatchKind kind);
+  /// The server answered the request carrying `id` and holds the watch in this session.
+  void mark_set(WatchId id);
   /// Forgets `id`; returns its path and kind when it was registered (the server still holds it).
   std::optional<std::pair<std::string, zk::WatchKind>> forget(WatchId id);
   /// Whether another watch of ours that a removal of `kind` on `path` would take from the server remains
@@ -40,8 +46,11 @@ class WatchRegistry {
   /// one. The event's path: a one-shot watch's own; `path` (un-namespaced) for a persistent one, whose
   /// events may be about a descendant.
   void fire(WatchId id, EventType type, const std::string& path);
-  /// Every watch, now the caller's (the session went: each gets `session_lost`).
+  /// Every watch, now the caller's (the client ended: each gets `session_lost`).
   std::vector<Watch> take_all();
+  /// The watches the server set, now the caller's (the session went: each gets `session_lost`); those whose
+  /// request is in flight stay, for its retry in the next session to set.
+  std::vector<Watch> take_set();
 
  private:
   void count(const Watch& w, int delta);

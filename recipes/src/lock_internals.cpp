@@ -169,8 +169,11 @@ struct LockInternals::Attempt : AcquireOp<LockInternals::Attempt, Lease> {
     if (ended()) return;
     const bool created = round.finish();
     const auto create_ec = round.create_error();
-    if (created && create_ec && stopping())
-      return give_up({});  // a timeout or cancel, not the create's error
+    // A timeout or cancel stopped the create's retries: the stop is the outcome, not the create's error. An
+    // error no retry would have mended (the client gave up: its auth was refused) is the outcome itself.
+    if (created && create_ec && stopping() &&
+        (create_ec == boost::asio::error::operation_aborted || is_retryable(create_ec)))
+      return give_up({});
     if (created) {
       if (create_ec == zk_errc::no_node) return retry_with_new_node(create_ec);
       if (create_ec) return give_up(create_ec);

@@ -95,6 +95,43 @@ TEST_CASE(
   CHECK_FALSE(out->ec());
 }
 
+TEST_CASE(
+    "framework states: a watching read in flight at a session expiry keeps its watch, which its retry sets "
+    "in "
+    "the new session",
+    "[framework][states]") {
+  // Its reader gets the read's result and a watch id that is alive: had the watch been given session_lost
+  // with the old session and then been set again by the retry, its events would reach nobody, and a one-shot
+  // cache holding that id would never read the node again (found by the cache fault checker).
+  FakeClient c;
+  c.connect();
+  auto watched = std::make_shared<Outcome<zkr::EventType>>();
+  auto out = std::make_shared<Outcome<zkr::NodeData>>();
+  c.io([&c, watched, out] {
+    c.core().get_data(
+        "/a", [watched](const zkr::WatchedEvent& e) { watched->set({}, e.type); },
+        [out](zkr::error_code ec, zkr::NodeData d) { out->set(ec, std::move(d)); }, {});
+  });
+  auto in_flight = c.expect<zk::GetData>("/a");
+  const auto id = in_flight.as<zk::GetData>()->watch;
+  CHECK(id != 0);
+  c.session().set_state(SessionState::expired);
+  CHECK(c.states().wait_for(2) == States{ConnectionState::connected, lost});
+  c.connect();
+  auto retried = c.expect<zk::GetData>("/a");
+  CHECK(retried.session == c.core().session_id());
+  CHECK(retried.as<zk::GetData>()->watch == id);
+  REQUIRE(c.session().reply(retried, fake::with_data("v")));
+  REQUIRE(out->wait());
+  CHECK_FALSE(out->ec());
+  c.sync_io();
+  c.sync_io();
+  CHECK_FALSE(watched->done());  // no session_lost: the watch was never set in the old session
+  c.session().fire_watch(id, zkr::EventType::node_data_changed);
+  REQUIRE(watched->wait());
+  CHECK(watched->value() == zkr::EventType::node_data_changed);
+}
+
 TEST_CASE("framework states: suspended for the session timeout (or its configured share) is LOST",
           "[framework][states]") {
   const int percent = GENERATE(100, 50);

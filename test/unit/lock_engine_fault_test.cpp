@@ -422,3 +422,28 @@ TEST_CASE_METHOD(Fixture, "engine: timeout 0 grants a free lock and gives up a h
     CHECK(core->requests()[2].op == Op::remove);
   }
 }
+
+TEST_CASE_METHOD(Fixture, "engine: a stop while the create meets an error no retry mends -> that error",
+                 "[engine][cancel]") {
+  // The stop (a cancel here; a timeout 0 the same) came before the create's reply, yet the client's refusal
+  // (its auth info, or SASL, was rejected and it stopped connecting) is the outcome: reported as a timeout,
+  // `zkr lock -w 0` said "timed out" (exit 75) to a user whose password was refused. An error a retry would
+  // mend stays the stop's.
+  auto e = engine();
+  auto cancel = std::make_shared<zkr::detail::CancelState>();
+  const auto code = GENERATE(error_code(zk_errc::auth_failed), error_code(zk_errc::connection_loss));
+  CAPTURE(code.message());
+  core->before_next(Op::create, [&] { cancel->request(); });
+  // A refused client's create never reaches the server; a lost reply's may have.
+  if (code == zk_errc::auth_failed)
+    core->fail_next(Op::create, code);
+  else
+    core->fail_next_applied(Op::create, code);
+  auto out = start(e, {}, cancel);
+  REQUIRE(wait(*out));
+  INFO(core->describe_log());
+  CHECK(out->ec == (code == zk_errc::auth_failed ? code : error_code(boost::asio::error::operation_aborted)));
+  CHECK_FALSE(out->lease.valid());
+  core->settle();
+  CHECK(kids().empty());
+}

@@ -127,6 +127,9 @@ class Core {
   bool remove_from_caller(const std::string& path, VoidCallback& cb) {
     return remove_from_caller(std::vector<std::string>{path}, cb);
   }
+  // The reads' watches: a watch set in a session that is lost gets one `session_lost` event. A read still in
+  // flight when its session goes is retried in the next one (per the retry policy) and sets its watch there:
+  // the id it returns is alive whenever the read succeeds.
   /// `watch` (optional): one-shot; set on success and on no-node (an exists watch waits for a create).
   virtual WatchId exists(std::string path, WatchCallback watch, StatCallback cb, RequestOptions ro = {}) = 0;
   /// `watch` (optional): set only when the node exists, so a vanished node leaves no watch.
