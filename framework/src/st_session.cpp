@@ -192,10 +192,13 @@ void StSession::update_descriptor(int fd, bool connected) {
 // moment its database is loaded (ZOOKEEPER-5051: the connection is refused with "ZooKeeperServer not
 // running", but closing it throws a NullPointerException before the socket is closed, so the client waits in
 // vain, 20 s with a 30 s session, on every restart that it happens to reach in that window). The pump
-// therefore watches each attempt's socket (by inode): an attempt still not connected `handshake_bound()`
-// after the pump first saw its socket is abandoned, the socket shut down so that the C client connects again
-// at once. From the second attempt abandoned in a row on, the bound doubles with each (a server that is
-// merely slow gets its answer through), up to 16 times; a connection starts it over.
+// therefore watches each attempt's socket (by inode): an attempt still not connected that has heard nothing
+// from the server for `handshake_bound()` (since the pump first saw its socket, or since the server's last
+// answer: a SASL exchange takes several) is abandoned, the socket shut down so that the C client connects
+// again at once. An answer waiting unread at the deadline counts as heard: abandoned then, a handshake the
+// server had just completed came up CONNECTED and went SUSPENDED at once. From the second attempt abandoned
+// in a row on, the bound doubles with each (a server that is merely slow gets its answer through), up to 16
+// times; a connection starts it over.
 std::chrono::milliseconds StSession::handshake_bound() const {
   return detail::handshake_bound(cfg_.handshake_timeout, handshakes_abandoned_);
 }
@@ -230,7 +233,13 @@ bool StSession::handshake_overdue(int fd, int state, std::chrono::steady_clock::
     handshake_since_ = now;
     return false;
   }
-  return now - handshake_since_ >= handshake_bound();
+  if (now - handshake_since_ < handshake_bound()) return false;
+  pollfd p{fd, POLLIN, 0};
+  if (::poll(&p, 1, 0) > 0 && (p.revents & POLLIN)) {
+    handshake_since_ = now;  // the server answered: the answer is read first, the bound starts again
+    return false;
+  }
+  return true;
 }
 
 // The C client writes each frame with two send() calls on its TCP_NODELAY socket, the 4-byte length and then
@@ -318,6 +327,8 @@ void StSession::pump() {
         if (p.revents & POLLOUT) ready |= ZOOKEEPER_WRITE;
       }
     }
+    // The server answered during the handshake (the C client reads it below): its silence starts over.
+    if ((ready & ZOOKEEPER_READ) && handshake_ino_ != 0 && handshake_ino_ == sd_ino_) handshake_since_ = now;
     const bool timed_out = tv.tv_sec == 0 && tv.tv_usec == 0;
     if (ready || timed_out) {
       // A flush of what the C client could not send at once, or a ping: corked like a turn's submissions

@@ -58,7 +58,8 @@ class StSession final : public CSession {
   bool in_pump_ = false;
   int corked_fd_ = -1;  // sd_'s descriptor while corked for the current turn (see cork_turn)
   // The handshake watch (see handshake_overdue): the socket of the connection attempt in progress (its inode;
-  // 0 = none), when the pump first saw it, and how many attempts in a row were abandoned.
+  // 0 = none), when the pump first saw it or last saw the server answer on it, and how many attempts in a row
+  // were abandoned.
   ino_t handshake_ino_ = 0;
   std::chrono::steady_clock::time_point handshake_since_{};
   int handshakes_abandoned_ = 0;

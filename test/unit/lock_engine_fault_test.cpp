@@ -426,9 +426,9 @@ TEST_CASE_METHOD(Fixture, "engine: timeout 0 grants a free lock and gives up a h
 TEST_CASE_METHOD(Fixture, "engine: a stop while the create meets an error no retry mends -> that error",
                  "[engine][cancel]") {
   // The stop (a cancel here; a timeout 0 the same) came before the create's reply, yet the client's refusal
-  // (its auth info, or SASL, was rejected and it stopped connecting) is the outcome: reported as a timeout,
-  // `zkr lock -w 0` said "timed out" (exit 75) to a user whose password was refused. An error a retry would
-  // mend stays the stop's.
+  // (its auth info, or SASL, was rejected on a reconnect and it stopped connecting) is the outcome: reported
+  // as a timeout, `zkr lock -w 0` would say "timed out" (exit 75) instead of "refused" (69). An error a retry
+  // would mend stays the stop's.
   auto e = engine();
   auto cancel = std::make_shared<zkr::detail::CancelState>();
   const auto code = GENERATE(error_code(zk_errc::auth_failed), error_code(zk_errc::connection_loss));
