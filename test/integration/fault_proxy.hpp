@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -123,6 +124,10 @@ class FaultProxy {
   /// Whether the connection cut after the armed create has been closed (the hold is over).
   bool cut_done() const { return cut_done_; }
   void set_refuse(bool refuse) { refuse_ = refuse; }
+  /// From now on the server's bytes reach the client only up to `bytes` more (over all connections); the rest
+  /// is swallowed while the connections stay open, even once the server has closed its side: a reply (over
+  /// TLS, a record) that arrives in part.
+  void stall_replies_after(std::size_t bytes) { reply_budget_ = static_cast<std::int64_t>(bytes); }
   void drop_connections() { ++drop_epoch_; }
   void set_upstream(std::uint16_t port) { upstream_port_ = port; }
   /// Connections accepted so far.
@@ -218,10 +223,20 @@ class FaultProxy {
       if (::poll(ps, cut_at ? 1 : 2, 20) < 0) break;
       if (ps[0].revents & (POLLIN | POLLHUP | POLLERR)) {
         auto n = ::recv(server, buf, sizeof buf, 0);
-        if (n <= 0) break;
-        if (!cut_at) {
-          if (frames_) trace_replies(outbuf, first_reply, buf, static_cast<std::size_t>(n));
-          if (!write_all(client, buf, static_cast<std::size_t>(n))) break;
+        if (n <= 0) {
+          // Stalled: the client is left waiting on its open connection, as behind a network that lost the
+          // rest.
+          while (reply_budget_ >= 0 && !stop_ && drop_epoch_ == epoch) std::this_thread::sleep_for(20ms);
+          break;
+        }
+        auto pass = static_cast<std::size_t>(n);
+        if (const auto budget = reply_budget_.load(); budget >= 0) {
+          pass = std::min(pass, static_cast<std::size_t>(budget));
+          reply_budget_ = budget - static_cast<std::int64_t>(pass);
+        }
+        if (!cut_at && pass > 0) {
+          if (frames_) trace_replies(outbuf, first_reply, buf, pass);
+          if (!write_all(client, buf, pass)) break;
         }
       }
       if (cut_at) continue;
@@ -303,6 +318,7 @@ class FaultProxy {
   std::atomic<int> drop_epoch_{0};
   std::atomic<int> accepted_{0};
   std::atomic<bool> cut_done_{false};
+  std::atomic<std::int64_t> reply_budget_{-1};  // -1: no stall
   mutable std::mutex m_;
   std::condition_variable cv_;
   bool armed_ = false, fired_ = false, forward_ = true, refuse_after_ = false;

@@ -87,7 +87,8 @@ void NativeSession::close() {
 
 // closeSession, then the server's answer or its end of the stream, waited for here (the server deletes the
 // session's ephemeral nodes before it answers, so that they are gone when close() returns, as with the C
-// client's zookeeper_close). Blocking, bounded by kCloseWait.
+// client's zookeeper_close). Blocking, bounded by kCloseWait (reads that would block wait in poll, with the
+// time left).
 void NativeSession::close_on_wire() {
   const std::int32_t xid = next_xid();
   encode_close(out_, xid);
@@ -101,6 +102,9 @@ void NativeSession::close_on_wire() {
   writing_.clear();
   writing_now_ = false;
   stream_.write(asio::buffer(all), ec);
+  // From here no read blocks: a TLS record that arrives in part would hold a blocking read (and the caller of
+  // close) for as long as the connection stays open, past the bound. A read that would block waits in poll.
+  if (!ec) stream_.socket().non_blocking(true, ec);
   const auto deadline = Clock::now() + kCloseWait;
   while (!ec) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
@@ -109,6 +113,10 @@ void NativeSession::close_on_wire() {
     if (!stream_.input_pending() && ::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
     if (in_.size() < in_len_ + kReadChunk) in_.resize(in_len_ + kReadChunk);
     const std::size_t n = stream_.read_some(asio::buffer(in_.data() + in_len_, in_.size() - in_len_), ec);
+    if (ec == asio::error::would_block) {
+      ec = {};
+      continue;
+    }
     if (ec) break;
     in_len_ += n;
     // The close's reply ends the wait; earlier replies complete their requests as usual.
