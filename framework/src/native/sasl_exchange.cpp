@@ -4,27 +4,13 @@
 
 #include <sasl/sasl.h>
 
-#include <algorithm>
-#include <cstring>
-#include <mutex>
-#include <vector>
-
+#include "../sasl/cyrus_callbacks.hpp"
 #include "../sasl/sasl_settings.hpp"
 #if ZKR_HAVE_GSSAPI
 #include "../sasl/gss_credentials.hpp"
 #endif
 
 namespace zkr::detail::native {
-
-namespace {
-
-// Cyrus's client side is initialised once per process and never finalised (other code may use it too).
-int init_cyrus() {
-  static int rc = sasl_client_init(nullptr);
-  return rc;
-}
-
-}  // namespace
 
 struct SaslExchange::ClientState {
 #if ZKR_HAVE_GSSAPI
@@ -40,47 +26,18 @@ struct SaslExchange::Impl {
   std::string local, remote, host;
   std::shared_ptr<ClientState> state;
   std::shared_ptr<void> gss_cred;  // GSSAPI: this exchange's credential, released after `conn`
+  CyrusCallbacks callbacks;        // the user, the password (read at start), the realm
   sasl_conn_t* conn = nullptr;
-  std::vector<unsigned char> secret;  // a sasl_secret_t: its length, then the password
-  std::vector<sasl_callback_t> callbacks;
   bool finished = false;  // Cyrus said OK while a last token was still to go to the server
 
-  explicit Impl(const SaslConfig& c) : cfg(c) {}
+  explicit Impl(const SaslConfig& c) : cfg(c), callbacks(c) {}
   ~Impl() {
     if (conn) sasl_dispose(&conn);
-    std::fill(secret.begin(), secret.end(), 0);
   }
 
   std::string detail(int rc) const {
     const char* d = conn ? sasl_errdetail(conn) : nullptr;
     return d ? std::string(d) : std::string(sasl_errstring(rc, nullptr, nullptr));
-  }
-
-  // The callbacks: the user (as authentication and authorisation name), the password, the realm. GSSAPI
-  // asks only for the authorisation name: none (the server then authorises the principal authenticated).
-  static int simple(void* ctx, int id, const char** result, unsigned* len) {
-    auto* self = static_cast<Impl*>(ctx);
-    if (id != SASL_CB_USER && id != SASL_CB_AUTHNAME) return SASL_BADPARAM;
-    static const std::string none;
-    const std::string& name = self->cfg.mechanism == SaslMechanism::gssapi ? none : self->cfg.user;
-    *result = name.c_str();
-    if (len) *len = static_cast<unsigned>(name.size());
-    return SASL_OK;
-  }
-  static int password(sasl_conn_t*, void* ctx, int id, sasl_secret_t** out) {
-    auto* self = static_cast<Impl*>(ctx);
-    if (id != SASL_CB_PASS || self->secret.empty()) return SASL_BADPARAM;
-    *out = reinterpret_cast<sasl_secret_t*>(self->secret.data());
-    return SASL_OK;
-  }
-  static int realm(void* ctx, int id, const char** available, const char** result) {
-    auto* self = static_cast<Impl*>(ctx);
-    if (id != SASL_CB_GETREALM) return SASL_BADPARAM;
-    if (!self->cfg.realm.empty())
-      *result = self->cfg.realm.c_str();
-    else
-      *result = available && *available ? *available : "";
-    return SASL_OK;
   }
 };
 
@@ -106,32 +63,17 @@ SaslExchange::Step SaslExchange::start() {
     problem = {errc::sasl_unsupported, "this build of zkrecipes has no Kerberos for GSSAPI"};
 #endif
     if (problem.ec) return {Step::Kind::failed, {}, problem.ec, problem.reason};
-  } else {
-    std::string pw = read_sasl_password(s.cfg.password_file, problem);
-    if (problem.ec) return {Step::Kind::failed, {}, problem.ec, problem.reason};
-    // sasl_secret_t: an unsigned long length, then the bytes (and a terminating zero, which Cyrus expects).
-    s.secret.assign(sizeof(sasl_secret_t) + pw.size() + 1, 0);
-    auto* secret = reinterpret_cast<sasl_secret_t*>(s.secret.data());
-    secret->len = pw.size();
-    std::memcpy(secret->data, pw.data(), pw.size());
-    std::fill(pw.begin(), pw.end(), '\0');
+  } else if (!s.callbacks.load_password(problem)) {
+    return {Step::Kind::failed, {}, problem.ec, problem.reason};
   }
 
-  if (int rc = init_cyrus(); rc != SASL_OK)
+  if (int rc = init_cyrus_client(); rc != SASL_OK)
     return {Step::Kind::failed,
             {},
             errc::sasl_unsupported,
             std::string("Cyrus SASL cannot start: ") + sasl_errstring(rc, nullptr, nullptr)};
-  // Cyrus stores every callback as int(*)(void); the cast goes through void(*)(), the generic one.
-  auto cb = [](auto* f) { return reinterpret_cast<int (*)()>(reinterpret_cast<void (*)()>(f)); };
-  s.callbacks = {
-      {SASL_CB_USER, cb(&Impl::simple), &s},   {SASL_CB_AUTHNAME, cb(&Impl::simple), &s},
-      {SASL_CB_PASS, cb(&Impl::password), &s}, {SASL_CB_GETREALM, cb(&Impl::realm), &s},
-      {SASL_CB_LIST_END, nullptr, nullptr},
-  };
-
   int rc = sasl_client_new(s.cfg.service.c_str(), s.host.c_str(), s.local.c_str(), s.remote.c_str(),
-                           s.callbacks.data(), 0, &s.conn);
+                           s.callbacks.list(), 0, &s.conn);
   if (rc != SASL_OK) return next(rc, nullptr, 0);
   // Authentication only: no integrity or confidentiality layer (ZooKeeper frames stay plain).
   sasl_security_properties_t props{};
@@ -175,8 +117,7 @@ SaslExchange::Step SaslExchange::next(int rc, const char* out, unsigned out_len)
   Impl& s = *impl_;
   if (rc == SASL_CONTINUE) return {Step::Kind::send, std::string(out ? out : "", out_len)};
   if (rc == SASL_OK) {
-    // The wipe: Cyrus has what it needs from the password once the mechanism is through.
-    std::fill(s.secret.begin(), s.secret.end(), 0);
+    s.callbacks.wipe();  // Cyrus has what it needs from the password once the mechanism is through
     if (out_len == 0) return {Step::Kind::done};
     s.finished = true;  // one last token for the server, whose answer ends the exchange
     return {Step::Kind::send, std::string(out, out_len)};

@@ -4,8 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
-
-#include "sasl_settings.hpp"
+#include <utility>
 
 namespace zkr::detail {
 
@@ -29,8 +28,32 @@ CyrusCallbacks::CyrusCallbacks(const SaslConfig& cfg) : cfg_(cfg) {
 CyrusCallbacks::~CyrusCallbacks() { wipe(); }
 
 void CyrusCallbacks::wipe() noexcept {
+  std::lock_guard lock(mu_);
+  clear_secret();
+}
+
+void CyrusCallbacks::clear_secret() noexcept {
   for (volatile unsigned char& c : secret_) c = 0;
   secret_.clear();
+  loaded_ = false;
+}
+
+void CyrusCallbacks::hold(std::string& pw) {
+  clear_secret();
+  secret_.assign(sizeof(sasl_secret_t) + pw.size() + 1, 0);
+  auto* secret = reinterpret_cast<sasl_secret_t*>(secret_.data());
+  secret->len = pw.size();
+  std::memcpy(secret->data, pw.data(), pw.size());
+  for (volatile char& c : pw) c = '\0';
+}
+
+bool CyrusCallbacks::load_password(SaslProblem& problem) {
+  std::lock_guard lock(mu_);
+  std::string pw = read_sasl_password(cfg_.password_file, problem);
+  if (problem.ec) return false;
+  hold(pw);
+  loaded_ = true;
+  return true;
 }
 
 bool CyrusCallbacks::password_unreadable(std::string& reason) const {
@@ -42,8 +65,10 @@ bool CyrusCallbacks::password_unreadable(std::string& reason) const {
 int CyrusCallbacks::simple(void* ctx, int id, const char** result, unsigned* len) {
   auto* self = static_cast<CyrusCallbacks*>(ctx);
   if (id != SASL_CB_USER && id != SASL_CB_AUTHNAME) return SASL_BADPARAM;
-  *result = self->cfg_.user.c_str();
-  if (len) *len = static_cast<unsigned>(self->cfg_.user.size());
+  static const std::string none;
+  const std::string& name = self->cfg_.mechanism == SaslMechanism::gssapi ? none : self->cfg_.user;
+  *result = name.c_str();
+  if (len) *len = static_cast<unsigned>(name.size());
   return SASL_OK;
 }
 
@@ -51,6 +76,10 @@ int CyrusCallbacks::password(sasl_conn_t*, void* ctx, int id, sasl_secret_t** ou
   auto* self = static_cast<CyrusCallbacks*>(ctx);
   if (id != SASL_CB_PASS) return SASL_BADPARAM;
   std::lock_guard lock(self->mu_);
+  if (std::exchange(self->loaded_, false)) {
+    *out = reinterpret_cast<sasl_secret_t*>(self->secret_.data());
+    return SASL_OK;
+  }
   SaslProblem problem;
   std::string pw = read_sasl_password(self->cfg_.password_file, problem);
   if (problem.ec) {
@@ -60,13 +89,8 @@ int CyrusCallbacks::password(sasl_conn_t*, void* ctx, int id, sasl_secret_t** ou
   self->unreadable_.clear();
   // The previous connection's copy goes first; this one stays until the next connection asks (Cyrus's
   // DIGEST-MD5 keeps the pointer for the exchange's later steps).
-  self->wipe();
-  self->secret_.assign(sizeof(sasl_secret_t) + pw.size() + 1, 0);
-  auto* secret = reinterpret_cast<sasl_secret_t*>(self->secret_.data());
-  secret->len = pw.size();
-  std::memcpy(secret->data, pw.data(), pw.size());
-  for (volatile char& c : pw) c = '\0';
-  *out = secret;
+  self->hold(pw);
+  *out = reinterpret_cast<sasl_secret_t*>(self->secret_.data());
   return SASL_OK;
 }
 
