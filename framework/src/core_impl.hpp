@@ -231,6 +231,9 @@ class CoreImpl final : public Core,
   /// Watches get `session_lost` (posted): every one when the client ends (`all`); when only the session
   /// went, those the server had set (one whose request is in flight is set again by its retry).
   void fail_watches(bool all);
+  /// The server answered the request that carries watch `id`, sent while the registry's generation was
+  /// `generation`: set in this session, or (a session gone since) dead, with its `session_lost`.
+  void watch_answered(WatchId id, std::uint64_t generation);
 
   // client.cpp: the I/O thread, the configuration, the client's life
   std::shared_ptr<IoRuntime> rt_;  // first: outlives everything bound to the io_context

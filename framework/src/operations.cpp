@@ -18,14 +18,12 @@ WatchId CoreImpl::read(std::string path, WatchCallback watch, zk::WatchKind kind
   auto full = ns_.fix(path);
   auto result = std::make_shared<Result>();
   auto attempt = std::make_shared<Attempt>([this, full, id, keep_watch_on_no_node, result, fill](Done k) {
-    session_->submit(Request{full, id},
-                     [this, id, keep_watch_on_no_node, result, fill, k = std::move(k)](zk::Reply r) mutable {
-                       // Answered: the server holds the watch in this session (see watch_registry.hpp).
-                       if (id && (!r.ec || (keep_watch_on_no_node && r.ec == zk_errc::no_node)))
-                         watches_.mark_set(id);
-                       fill(*result, r);
-                       k(r.ec);
-                     });
+    session_->submit(Request{full, id}, [this, id, gen = watches_.generation(), keep_watch_on_no_node, result,
+                                         fill, k = std::move(k)](zk::Reply r) mutable {
+      if (id && (!r.ec || (keep_watch_on_no_node && r.ec == zk_errc::no_node))) watch_answered(id, gen);
+      fill(*result, r);
+      k(r.ec);
+    });
   });
   with_retry(ro, in_namespace(std::move(attempt)),
              [this, id, keep_watch_on_no_node, result, cb = std::move(cb)](error_code ec) mutable {
@@ -235,6 +233,16 @@ void CoreImpl::remove_all_watches(std::string path, VoidCallback cb) {
 
 void CoreImpl::on_watch_event(WatchId id, EventType type, const std::string& path) {
   watches_.fire(id, type, ns_.unfix(path));
+}
+
+void CoreImpl::watch_answered(WatchId id, std::uint64_t generation) {
+  if (generation == watches_.generation()) return watches_.mark_set(id);
+  // Answered by a session that went meanwhile (a reply delivered as the session closed, after its watches
+  // were failed): the watch is as dead as theirs.
+  if (auto w = watches_.take_one(id))
+    post([cb = std::move(w->cb), path = std::move(w->path)]() mutable {
+      cb(WatchedEvent{EventType::session_lost, std::move(path)});
+    });
 }
 
 void CoreImpl::fail_watches(bool all) {

@@ -43,10 +43,11 @@ WatchId CoreImpl::add_persistent_watch(std::string path, AddWatchMode mode, Watc
   const WatchId id = watches_.add(std::move(watch), path, kind);
   auto full = ns_.fix(path);
   auto attempt = std::make_shared<Attempt>([this, full, mode, id](Done k) {
-    session_->submit(zk::AddWatch{full, mode, id}, [this, id, k = std::move(k)](zk::Reply r) mutable {
-      if (!r.ec) watches_.mark_set(id);  // see watch_registry.hpp
-      k(r.ec);
-    });
+    session_->submit(zk::AddWatch{full, mode, id},
+                     [this, id, gen = watches_.generation(), k = std::move(k)](zk::Reply r) mutable {
+                       if (!r.ec) watch_answered(id, gen);  // see watch_registry.hpp
+                       k(r.ec);
+                     });
   });
   with_retry(ro, in_namespace(std::move(attempt)), [this, id, cb = std::move(cb)](error_code ec) mutable {
     if (ec) (void)watches_.forget(id);

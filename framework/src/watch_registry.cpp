@@ -52,6 +52,15 @@ void WatchRegistry::mark_set(WatchId id) {
   if (auto it = watches_.find(id); it != watches_.end()) it->second.set = true;
 }
 
+std::optional<WatchRegistry::Watch> WatchRegistry::take_one(WatchId id) {
+  auto it = watches_.find(id);
+  if (it == watches_.end()) return std::nullopt;
+  count(it->second, -1);
+  Watch w = std::move(it->second);
+  watches_.erase(it);
+  return w;
+}
+
 std::optional<std::pair<std::string, zk::WatchKind>> WatchRegistry::forget(WatchId id) {
   auto it = watches_.find(id);
   if (it == watches_.end()) return std::nullopt;
@@ -115,10 +124,12 @@ std::vector<WatchRegistry::Watch> WatchRegistry::take_all() {
   for (auto& [id, w] : watches_) out.push_back(std::move(w));
   watches_.clear();
   per_path_.clear();
+  ++generation_;
   return out;
 }
 
 std::vector<WatchRegistry::Watch> WatchRegistry::take_set() {
+  ++generation_;
   std::vector<Watch> out;
   for (auto it = watches_.begin(); it != watches_.end();) {
     if (it->second.set) {

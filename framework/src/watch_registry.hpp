@@ -5,9 +5,11 @@
 // the request that set them failed. A watch is *set* once the server answered the request carrying it; when
 // the session goes, the set ones are taken (each gets session_lost), while one whose request is still in
 // flight stays: the retry loop sends that request again in the next session, where the server sets it under
-// the same id. I/O thread only.
+// the same id. An answer from a session already gone (delivered as it closed) leaves a dead watch, failed
+// then (`generation`, `take_one`). I/O thread only.
 
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -32,6 +34,11 @@ class WatchRegistry {
   WatchId add(WatchCallback cb, std::string path, zk::WatchKind kind);
   /// The server answered the request carrying `id` and holds the watch in this session.
   void mark_set(WatchId id);
+  /// Counts the sessions gone (each take): a request sent under an earlier count was answered by a session
+  /// that is over, so the watch it set is dead (`take_one`).
+  std::uint64_t generation() const noexcept { return generation_; }
+  /// Watch `id`, now the caller's (its session went: it gets `session_lost`), if registered.
+  std::optional<Watch> take_one(WatchId id);
   /// Forgets `id`; returns its path and kind when it was registered (the server still holds it).
   std::optional<std::pair<std::string, zk::WatchKind>> forget(WatchId id);
   /// Whether another watch of ours that a removal of `kind` on `path` would take from the server remains
@@ -60,6 +67,7 @@ class WatchRegistry {
   /// Per path, how many of `watches_` are data watches, children, persistent and persistent recursive ones.
   std::unordered_map<std::string, std::array<int, 4>> per_path_;
   WatchId next_id_ = 1;
+  std::uint64_t generation_ = 0;
 };
 
 }  // namespace zkr::detail
