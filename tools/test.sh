@@ -32,6 +32,8 @@ for arg in "$@"; do
 done
 
 start=$(date +%s)
+start_marker=$(mktemp)  # ctest logs older than this run are not reported
+trap 'rm -f "$start_marker"' EXIT
 passed=()
 failed=()
 skipped=()
@@ -51,6 +53,23 @@ step() {
   return 1
 }
 
+# failed_tests_report <build dir>: the tests that failed in that build's last ctest run and the end of each one's
+# output, repeated here at the end of the log so that a reader of only its last lines sees which test failed and
+# how (ctest prints them where they failed, before the later steps' output).
+failed_tests_report() {
+  local dir=$1/Testing/Temporary
+  [ -s "$dir/LastTestsFailed.log" ] && [ "$dir/LastTestsFailed.log" -nt "$start_marker" ] || return 0
+  echo
+  echo "==> failed in $1:"
+  sed 's/^[0-9]*://' "$dir/LastTestsFailed.log" | head -n 8 | while IFS= read -r name; do
+    echo "--- $name (the end of its output)"
+    awk -v name="$name" '
+      $0 ~ /^[0-9]+\/[0-9]+ Test: / { sub(/^[0-9]+\/[0-9]+ Test: /, ""); inside = ($0 == name); next }
+      inside && /^<end of output>$/ { inside = 0 }
+      inside { print }' "$dir/LastTest.log" | tail -n 40
+  done
+}
+
 summary() {
   local elapsed=$(($(date +%s) - start))
   echo
@@ -58,6 +77,8 @@ summary() {
     echo "test.sh: PASSED in ${elapsed}s: ${passed[*]}${skipped:+ (skipped: ${skipped[*]})}"
     exit 0
   fi
+  for build_dir in build build-asan build-fuzz; do failed_tests_report "$build_dir"; done
+  echo
   echo "test.sh: FAILED in ${elapsed}s: ${failed[*]}${passed:+ (passed: ${passed[*]})}${skipped:+ (skipped: ${skipped[*]})}"
   exit 1
 }
