@@ -234,6 +234,8 @@ class CoreImpl final : public Core,
   /// The server answered the request that carries watch `id`, sent while the registry's generation was
   /// `generation`: set in this session, or (a session gone since) dead, with its `session_lost`.
   void watch_answered(WatchId id, std::uint64_t generation);
+  /// Runs `w`'s callback with `session_lost`, posted.
+  void post_session_lost(WatchRegistry::Watch w);
 
   // client.cpp: the I/O thread, the configuration, the client's life
   std::shared_ptr<IoRuntime> rt_;  // first: outlives everything bound to the io_context

@@ -239,17 +239,17 @@ void CoreImpl::watch_answered(WatchId id, std::uint64_t generation) {
   if (generation == watches_.generation()) return watches_.mark_set(id);
   // Answered by a session that went meanwhile (a reply delivered as the session closed, after its watches
   // were failed): the watch is as dead as theirs.
-  if (auto w = watches_.take_one(id))
-    post([cb = std::move(w->cb), path = std::move(w->path)]() mutable {
-      cb(WatchedEvent{EventType::session_lost, std::move(path)});
-    });
+  if (auto w = watches_.take_one(id)) post_session_lost(std::move(*w));
 }
 
 void CoreImpl::fail_watches(bool all) {
-  for (auto& w : all ? watches_.take_all() : watches_.take_set())
-    post([cb = std::move(w.cb), path = std::move(w.path)]() mutable {
-      cb(WatchedEvent{EventType::session_lost, std::move(path)});
-    });
+  for (auto& w : all ? watches_.take_all() : watches_.take_set()) post_session_lost(std::move(w));
+}
+
+void CoreImpl::post_session_lost(WatchRegistry::Watch w) {
+  post([cb = std::move(w.cb), path = std::move(w.path)]() mutable {
+    cb(WatchedEvent{EventType::session_lost, std::move(path)});
+  });
 }
 
 }  // namespace zkr::detail

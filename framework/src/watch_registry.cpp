@@ -55,18 +55,16 @@ void WatchRegistry::mark_set(WatchId id) {
 std::optional<WatchRegistry::Watch> WatchRegistry::take_one(WatchId id) {
   auto it = watches_.find(id);
   if (it == watches_.end()) return std::nullopt;
-  count(it->second, -1);
   Watch w = std::move(it->second);
+  count(w, -1);
   watches_.erase(it);
   return w;
 }
 
 std::optional<std::pair<std::string, zk::WatchKind>> WatchRegistry::forget(WatchId id) {
-  auto it = watches_.find(id);
-  if (it == watches_.end()) return std::nullopt;
-  auto out = std::make_pair(it->second.path, it->second.kind);
-  erase(it);
-  return out;
+  auto w = take_one(id);
+  if (!w) return std::nullopt;
+  return std::make_pair(std::move(w->path), w->kind);
 }
 
 bool WatchRegistry::watching(const std::string& path, zk::WatchKind kind) const {
