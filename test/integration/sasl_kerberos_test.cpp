@@ -4,29 +4,24 @@
 // refusal at start() is what is checked.
 
 #include <spdlog/sinks/ostream_sink.h>
-#include <stdlib.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <sstream>
 #include <zkr/testing/server_options.hpp>
+#include <zkr/testing/test_certificates.hpp>
 #include <zkr/testing/test_kdc.hpp>
 
 #include "fixture.hpp"
 #include "sasl_support.hpp"
+#include "tls_support.hpp"
 
 using namespace zkr;
 using namespace zkr::test;
 
 namespace {
 
-/// The realm of this test process, and $KRB5_CONFIG naming it (read by each of MIT's contexts).
-zkr::testing::TestKdc& kdc() {
-  static zkr::testing::TestKdc realm;
-  static const bool configured = ::setenv("KRB5_CONFIG", realm.krb5_conf().c_str(), 1) == 0;
-  REQUIRE(configured);
-  return realm;
-}
+zkr::testing::TestKdc& kdc() { return test_realm(); }
 
 /// Whether this run's transport has GSSAPI; if not, what start() says is checked (no KDC, no server), and
 /// the case ends.
@@ -163,4 +158,23 @@ TEST_CASE("sasl kerberos: the session is authenticated again after a server rest
   CHECK(alice->get_data("/owned").data == "mine");
   CHECK(alice->session_id() == session);
   CHECK(is(*alice, principal));
+}
+
+TEST_CASE("sasl kerberos: over TLS, on the server's secure port only", "[sasl][kerberos]") {
+  if (!gssapi_or_refusal_checked() || !tls_available()) return;
+  zkr::testing::TestCertificates certs;
+  zkr::testing::ServerOptions so = KerberosServer::options();
+  so.tls = certs.server_options();
+  so.tls->plain_port = false;
+  zkr::testing::TestingServer server(so);
+  // Dialled as localhost, the name in the server's certificate and in its principal (zookeeper/localhost).
+  ClientConfig c = client_config("localhost:" + std::to_string(server.secure_port()), {});
+  c.tls = tls_settings(certs.client("client-a"));
+  const auto settings = KerberosServer::settings("tls-alice");
+  c.sasl = settings;
+  auto alice = connected(c);
+  CHECK(is(*alice, settings.principal));
+  alice->create("/owned",
+                {.acl = AclList{Acl{perms::all, {"sasl", settings.principal}}}, .data = std::string("mine")});
+  CHECK(alice->get_data("/owned").data == "mine");
 }

@@ -1,13 +1,25 @@
 #pragma once
-// Helpers shared by the SASL integration tests (sasl_test.cpp, sasl_kerberos_test.cpp).
+// Helpers shared by the SASL integration tests (sasl_test.cpp, sasl_kerberos_test.cpp, cli_sasl_test.cpp).
+
+#include <stdlib.h>
 
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <zkr/testing/test_kdc.hpp>
 
 #include "fixture.hpp"
 
 namespace zkr::test {
+
+/// The Kerberos realm of this test process (made at the first call), and $KRB5_CONFIG naming it: read by
+/// each of MIT's contexts in this process, and inherited by the programs it starts (zkr).
+inline zkr::testing::TestKdc& test_realm() {
+  static zkr::testing::TestKdc realm;
+  static const bool configured = ::setenv("KRB5_CONFIG", realm.krb5_conf().c_str(), 1) == 0;
+  REQUIRE(configured);
+  return realm;
+}
 
 /// Options of a client that must be refused: no retry, a 10 s connection bound, `logger` to capture the log.
 inline ClientOptions quick(std::shared_ptr<spdlog::logger> logger = {}) {

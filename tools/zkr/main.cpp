@@ -109,22 +109,31 @@ void add_common(CLI::App* cmd, RawOptions& o) {
                 "do not check that a server's certificate names the host it was reached by (the chain is "
                 "still checked against --tls-ca)");
   cmd->add_option("--sasl-user", o.sasl.user,
-                  "SASL to the ensemble: the user, ACL identity sasl:<user> (default: $ZKR_SASL_USER); the "
-                  "other --sasl-* options need it")
+                  "SASL (DIGEST-MD5) to the ensemble: the user, ACL identity sasl:<user> (default: "
+                  "$ZKR_SASL_USER)")
       ->option_text("USER");
   cmd->add_option("--sasl-password-file", o.sasl.password_file,
                   "DIGEST-MD5: file holding the password, read at each connection (default: "
                   "$ZKR_SASL_PASSWORD_FILE)")
       ->option_text("FILE");
+  cmd->add_option("--sasl-principal", o.sasl.principal,
+                  "SASL (GSSAPI, Kerberos) to the ensemble: the client's principal, name@REALM, ACL identity "
+                  "sasl:<principal> (default: $ZKR_SASL_PRINCIPAL); the realm's KDC comes from krb5.conf "
+                  "($KRB5_CONFIG)")
+      ->option_text("PRINCIPAL");
+  cmd->add_option("--sasl-keytab", o.sasl.keytab,
+                  "GSSAPI: the keytab holding the principal's keys (default: $ZKR_SASL_KEYTAB)")
+      ->option_text("FILE");
   cmd->add_option("--sasl-mechanism", o.sasl.mechanism,
-                  "DIGEST-MD5 (default) or GSSAPI (default: $ZKR_SASL_MECHANISM)")
+                  "DIGEST-MD5 or GSSAPI (default: $ZKR_SASL_MECHANISM, else GSSAPI with --sasl-principal, "
+                  "DIGEST-MD5 with --sasl-user)")
       ->option_text("NAME");
   cmd->add_option("--sasl-service", o.sasl.service,
                   "the SASL service name (default: $ZKR_SASL_SERVICE, else zookeeper)")
       ->option_text("NAME");
   cmd->add_option("--sasl-host", o.sasl.host,
                   "the server's host name in the exchange (default: $ZKR_SASL_HOST, else zk-sasl-md5 for "
-                  "DIGEST-MD5)")
+                  "DIGEST-MD5, the connect string's host for GSSAPI)")
       ->option_text("HOST");
   cmd->add_option("--sasl-realm", o.sasl.realm,
                   "the DIGEST-MD5 realm (default: $ZKR_SASL_REALM, else the one the server offers)")
