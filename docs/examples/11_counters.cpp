@@ -1,6 +1,7 @@
 // 11: shared values and counters. A SharedCount tells its listener about every change; a compare-and-set
 // with a stale version fails and one with the fresh version succeeds; a DistributedAtomicLong counts from
-// four threads without losing an increment; a semaphore takes its number of leases from the shared count.
+// four threads without losing an increment; a DistributedAtomicValue swaps bytes only when they are the
+// expected ones; a semaphore takes its number of leases from the shared count.
 //
 //   example_11_counters 127.0.0.1:2181
 #include <atomic>
@@ -46,6 +47,16 @@ int main(int argc, char** argv) {
   const auto total = zkr::DistributedAtomicLong(client, "/examples/counters/hits", retry).get();
   std::printf("hits = %lld\n", static_cast<long long>(total.post_value));
   if (total.post_value != 40) return 1;
+
+  // A distributed value: any bytes, swapped only when they are the ones expected.
+  zkr::DistributedAtomicValue config(client, "/examples/counters/config", retry);
+  config.initialize("v1");
+  const bool stale = config.compare_and_set("v0", "v2").succeeded;
+  const auto swapped = config.compare_and_set("v1", "v2");
+  std::printf("stale swap %s, fresh swap %s (%s -> %s)\n", stale ? "applied" : "refused",
+              swapped.succeeded ? "applied" : "refused", swapped.pre_value.c_str(),
+              swapped.post_value.c_str());
+  if (stale || !swapped.succeeded) return 1;
 
   // A semaphore whose number of leases is the shared count (3 now).
   zkr::InterProcessSemaphoreV2 pool(client, "/examples/counters/pool", limit);

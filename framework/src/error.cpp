@@ -134,6 +134,9 @@ class ZkrCategory final : public boost::system::error_category {
       case errc::sasl_auth_failed:
         return "the ZooKeeper server refused the SASL authentication (wrong password, unknown user or no "
                "common mechanism)";
+      case errc::outcome_unknown:
+        return "the write's answer was lost with the connection and the node has changed since: it was "
+               "applied once or not at all";
     }
     return "unknown zkrecipes error " + std::to_string(ev);
   }

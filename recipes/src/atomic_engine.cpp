@@ -7,6 +7,18 @@
 
 namespace zkr::detail {
 
+namespace {
+
+/// The outcome of an unconditional write of `v` that ended with `ec`.
+AtomicOutcome written(error_code ec, std::string v) {
+  AtomicOutcome r;
+  r.succeeded = !ec;
+  if (!ec) r.post = std::move(v);
+  return r;
+}
+
+}  // namespace
+
 AtomicEngine::AtomicEngine(std::shared_ptr<Core> core, std::string path, std::size_t width,
                            RetryPolicyPtr retry, std::optional<PromotedToLock> promoted)
     : core_(std::move(core)),
@@ -23,16 +35,18 @@ AtomicEngine::AtomicEngine(std::shared_ptr<Core> core, std::string path, std::si
   }
 }
 
-std::optional<std::int64_t> AtomicEngine::decode(const std::string& data) const {
-  if (data.empty()) return 0;  // Curator: null or empty data reads as 0
-  return decode_big_endian(data, width_);
+std::optional<std::string> AtomicEngine::read(const std::string& data) const {
+  if (width_ == 0) return data;
+  if (data.empty()) return encode_big_endian(0, width_);  // Curator: null or empty data reads as 0
+  if (data.size() != width_) return std::nullopt;
+  return data;
 }
 
-CreateOptions AtomicEngine::create_options(std::int64_t v) const {
+CreateOptions AtomicEngine::create_options(std::string data) {
   CreateOptions o;
   o.mode = CreateMode::persistent;
   o.parents_as_containers = true;  // persistent parents when the client says so (`use_container_parents`)
-  o.data = encode_big_endian(v, width_);
+  o.data = std::move(data);
   return o;
 }
 
@@ -42,18 +56,23 @@ void AtomicEngine::run(AtomicOp op, AtomicCallback cb) {
     case K::get:
       return get(std::move(cb));
     case K::compare_and_set:
-      return compare_and_set(op.a, op.b, std::move(cb));
+      return compare_and_set(std::move(op.expected), std::move(op.value), std::move(cb));
     case K::force_set:
-      return force_set(op.a, false, std::move(cb));
+      return force_set(std::move(op.value), false, std::move(cb));
     case K::initialize:
-      return initialize(op.a, std::move(cb));
-    case K::add:
+      return initialize(std::move(op.value), std::move(cb));
+    case K::add: {
+      // What `read` gave is a number of `width` bytes.
+      auto next = [d = op.delta, w = width_](bool, const std::string& pre) -> std::optional<std::string> {
+        return encode_big_endian(add_wrapping(decode_big_endian(pre, w).value_or(0), d, w), w);
+      };
+      return AtomicUpdate::start(shared_from_this(), lock_, promoted_, retry_, std::move(next),
+                                 std::move(cb));
+    }
     case K::try_set: {
-      const auto w = width_;
-      auto next = op.kind == K::add
-                      ? std::function<std::int64_t(std::int64_t)>(
-                            [d = op.a, w](std::int64_t pre) { return add_wrapping(pre, d, w); })
-                      : std::function<std::int64_t(std::int64_t)>([v = op.a](std::int64_t) { return v; });
+      auto next = [v = std::move(op.value)](bool, const std::string&) -> std::optional<std::string> {
+        return v;
+      };
       return AtomicUpdate::start(shared_from_this(), lock_, promoted_, retry_, std::move(next),
                                  std::move(cb));
     }
@@ -64,73 +83,57 @@ void AtomicEngine::get(AtomicCallback cb) {
   core_->get_data(path_, nullptr,
                   [self = shared_from_this(), cb = std::move(cb)](error_code ec, NodeData d) mutable {
                     AtomicOutcome r;
-                    if (ec == zk_errc::no_node) {  // nothing written yet: 0, and nothing is created
-                      r.succeeded = true;
-                      return cb({}, r);
-                    }
-                    if (ec) return cb(ec, r);
-                    auto v = self->decode(d.data);
+                    if (ec == zk_errc::no_node)
+                      d.data.clear();  // nothing written yet: as empty data
+                    else if (ec)
+                      return cb(ec, r);
+                    auto v = self->read(d.data);
                     if (!v) return cb(errc::corrupted_data, r);
                     r.succeeded = true;
-                    r.pre = r.post = *v;
+                    r.pre = r.post = std::move(*v);
                     cb({}, r);
                   });
 }
 
-void AtomicEngine::compare_and_set(std::int64_t expected, std::int64_t v, AtomicCallback cb) {
-  core_->get_data(
-      path_, nullptr,
-      [self = shared_from_this(), expected, v, cb = std::move(cb)](error_code ec, NodeData d) mutable {
-        AtomicOutcome r;
-        r.stats.optimistic_tries = 1;
-        if (ec == zk_errc::no_node) return cb({}, r);  // Curator: fails on a missing node
-        if (ec) return cb(ec, r);
-        auto cur = self->decode(d.data);
-        if (!cur) return cb(errc::corrupted_data, r);
-        r.pre = *cur;
-        if (*cur != expected) return cb({}, r);
-        self->core_->set_data(self->path_, encode_big_endian(v, self->width_), d.stat.version,
-                              [r, v, cb = std::move(cb)](error_code ec, Stat) mutable {
-                                if (ec == zk_errc::bad_version || ec == zk_errc::no_node) return cb({}, r);
-                                if (ec) return cb(ec, r);
-                                r.succeeded = true;
-                                r.post = v;
-                                cb({}, r);
-                              });
-      });
+void AtomicEngine::compare_and_set(std::string expected, std::string v, AtomicCallback cb) {
+  // One try, no promotion; fails on a missing node (as Curator's), on other bytes, and when another writer
+  // wins the versioned write.
+  auto next = [expected = std::move(expected), v = std::move(v)](
+                  bool missing, const std::string& pre) -> std::optional<std::string> {
+    if (missing || pre != expected) return std::nullopt;
+    return v;
+  };
+  AtomicUpdate::start(shared_from_this(), nullptr, std::nullopt, std::make_shared<RetryNTimes>(0, Millis(0)),
+                      std::move(next), std::move(cb));
 }
 
-void AtomicEngine::force_set(std::int64_t v, bool created_once, AtomicCallback cb) {
-  core_->set_data(
-      path_, encode_big_endian(v, width_), -1,
-      [self = shared_from_this(), v, created_once, cb = std::move(cb)](error_code ec, Stat) mutable {
-        AtomicOutcome r;
-        if (ec == zk_errc::no_node && !created_once) {
-          return self->core_->create(self->path_, self->create_options(v),
-                                     [self, v, cb = std::move(cb)](error_code ec, CreateResult) mutable {
-                                       // Someone created it first: overwrite (once).
-                                       if (ec == zk_errc::node_exists)
-                                         return self->force_set(v, true, std::move(cb));
-                                       AtomicOutcome r;
-                                       r.succeeded = !ec;
-                                       r.post = ec ? 0 : v;
-                                       cb(ec, r);
-                                     });
-        }
-        r.succeeded = !ec;
-        r.post = ec ? 0 : v;
-        cb(ec, r);
-      });
+void AtomicEngine::force_set(std::string v, bool created_once, AtomicCallback cb) {
+  auto data = v;
+  core_->set_data(path_, std::move(data), -1,
+                  [self = shared_from_this(), v = std::move(v), created_once, cb = std::move(cb)](
+                      error_code ec, Stat) mutable {
+                    if (ec == zk_errc::no_node && !created_once) {
+                      auto data = v;
+                      return self->core_->create(
+                          self->path_, create_options(std::move(data)),
+                          [self, v = std::move(v), cb = std::move(cb)](error_code ec, CreateResult) mutable {
+                            // Someone created it first: overwrite (once).
+                            if (ec == zk_errc::node_exists)
+                              return self->force_set(std::move(v), true, std::move(cb));
+                            cb(ec, written(ec, std::move(v)));
+                          });
+                    }
+                    cb(ec, written(ec, std::move(v)));
+                  });
 }
 
-void AtomicEngine::initialize(std::int64_t v, AtomicCallback cb) {
-  core_->create(path_, create_options(v), [v, cb = std::move(cb)](error_code ec, CreateResult) mutable {
-    AtomicOutcome r;
-    if (ec == zk_errc::node_exists) return cb({}, r);
-    r.succeeded = !ec;
-    r.post = ec ? 0 : v;
-    cb(ec, r);
-  });
+void AtomicEngine::initialize(std::string v, AtomicCallback cb) {
+  auto data = v;
+  core_->create(path_, create_options(std::move(data)),
+                [v = std::move(v), cb = std::move(cb)](error_code ec, CreateResult) mutable {
+                  if (ec == zk_errc::node_exists) return cb({}, AtomicOutcome{});
+                  cb(ec, written(ec, std::move(v)));
+                });
 }
 
 }  // namespace zkr::detail

@@ -4,7 +4,6 @@
 
 #include <boost/asio/bind_executor.hpp>
 #include <zkr/recipes/detail/lock_internals.hpp>
-#include <zkr/recipes/detail/number_codec.hpp>
 
 namespace zkr::detail {
 
@@ -30,39 +29,61 @@ AtomicUpdate::AtomicUpdate(std::shared_ptr<AtomicEngine> engine, std::shared_ptr
 void AtomicUpdate::try_once() {
   ++(under_lock_ ? out_.stats.promoted_lock_tries : out_.stats.optimistic_tries);
   engine_->core()->get_data(engine_->path(), nullptr, [self = shared_from_this()](error_code ec, NodeData d) {
-    if (ec == zk_errc::no_node) return self->write(true, 0);
-    if (ec) return self->finish(ec);
-    self->version_ = d.stat.version;
-    if (d.data.empty()) return self->write(false, 0);  // Curator: empty data reads as 0
-    auto pre = decode_big_endian(d.data, self->engine_->width());
+    const bool missing = ec == zk_errc::no_node;
+    if (ec && !missing) return self->finish(ec);
+    if (missing) d.data.clear();  // read as empty data
+    auto pre = self->engine_->read(d.data);
     if (!pre) return self->finish(errc::corrupted_data);
     self->version_ = d.stat.version;
-    self->write(false, *pre);
+    self->write(missing, std::move(*pre));
   });
 }
 
-void AtomicUpdate::write(bool missing, std::int64_t pre) {
-  out_.pre = pre;
-  const auto v = next_(pre);
-  auto done = [self = shared_from_this(), v](error_code ec) {
-    if (ec == zk_errc::bad_version || ec == zk_errc::node_exists || ec == zk_errc::no_node)
-      return self->lost_race();
-    if (ec) return self->finish(ec);
-    self->out_.succeeded = true;
-    self->out_.post = v;
-    self->finish({});
-  };
+void AtomicUpdate::write(bool missing, std::string pre) {
+  auto v = next_(missing, pre);
+  out_.pre = std::move(pre);
+  if (!v) return finish({});  // nothing to write: not succeeded
+  // Not retried by the client: a retry of a write applied before its answer was lost would meet a bad
+  // version and, read again, be applied twice (as Curator's may). `recheck` tells first.
+  RequestOptions once;
+  once.retry = false;
   auto& core = *engine_->core();
-  if (missing) {
-    CreateOptions o;
-    o.mode = CreateMode::persistent;
-    o.parents_as_containers = true;
-    o.data = encode_big_endian(v, engine_->width());
-    return core.create(engine_->path(), std::move(o),
-                       [done = std::move(done)](error_code ec, CreateResult) { done(ec); });
-  }
-  core.set_data(engine_->path(), encode_big_endian(v, engine_->width()), version_,
-                [done = std::move(done)](error_code ec, Stat) { done(ec); });
+  if (missing)
+    return core.create(
+        engine_->path(), AtomicEngine::create_options(*v),
+        [self = shared_from_this(), v = *v](error_code ec, CreateResult) { self->written(ec, true, v); },
+        once);
+  core.set_data(
+      engine_->path(), *v, version_,
+      [self = shared_from_this(), v = *v](error_code ec, Stat) { self->written(ec, false, v); }, once);
+}
+
+void AtomicUpdate::written(error_code ec, bool missing, std::string v) {
+  if (ec == zk_errc::bad_version || ec == zk_errc::node_exists || ec == zk_errc::no_node) return lost_race();
+  if (is_retryable(ec)) return recheck(missing);
+  if (ec) return finish(ec);
+  out_.succeeded = true;
+  out_.post = std::move(v);
+  finish({});
+}
+
+void AtomicUpdate::recheck(bool missing) {
+  // Under the client's retry policy, so after the reconnection. The sync first: the server now serving the
+  // session may be behind the one that took the write (and the write, if it was not applied by then, never
+  // will be: a session that moved on is refused by the old server).
+  auto& core = *engine_->core();
+  core.sync(engine_->path(), [self = shared_from_this(), missing](error_code ec) {
+    if (ec) return self->finish(ec);
+    self->engine_->core()->get_data(
+        self->engine_->path(), nullptr, [self, missing](error_code ec, NodeData d) {
+          const bool gone = ec == zk_errc::no_node;
+          if (ec && !gone) return self->finish(ec);
+          const bool unchanged = missing ? gone : !gone && d.stat.version == self->version_;
+          if (!unchanged) return self->finish(errc::outcome_unknown);
+          auto pre = std::move(self->out_.pre);
+          self->write(missing, std::move(pre));  // not applied: the same write again
+        });
+  });
 }
 
 void AtomicUpdate::lost_race() {
@@ -102,7 +123,7 @@ void AtomicUpdate::promote() {
 
 void AtomicUpdate::finish(error_code ec) {
   account();
-  if (!out_.succeeded) out_.post = 0;
+  if (!out_.succeeded) out_.post.clear();
   if (!lease_) return cb_(ec, out_);
   // The release completes back on the I/O thread, where every step of the update runs.
   lease_.async_release(boost::asio::bind_executor(

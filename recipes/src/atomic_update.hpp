@@ -1,11 +1,13 @@
 #pragma once
-// `AtomicUpdate`: one read-compute-write of a distributed atomic number (Curator's `tryOptimistic` then
-// `tryWithMutex`), on the client's I/O thread. Private to recipes/src.
+// `AtomicUpdate`: one read-compute-write of a distributed atomic value or number (Curator's `tryOptimistic`
+// then `tryWithMutex`; a compare-and-set is one try of it), on the client's I/O thread. Private to
+// recipes/src.
 
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <string>
 #include <zkr/recipes/detail/atomic_engine.hpp>
 #include <zkr/recipes/lease.hpp>
 
@@ -13,12 +15,18 @@ namespace zkr::detail {
 
 class AtomicUpdate : public std::enable_shared_from_this<AtomicUpdate> {
  public:
-  using Next = std::function<std::int64_t(std::int64_t)>;
+  /// The value to write, from the value read (`AtomicEngine::read`'s bytes; `missing`: there is no node, and
+  /// `pre` is what empty data reads as); nullopt: write nothing, the update does not succeed.
+  using Next = std::function<std::optional<std::string>(bool missing, const std::string& pre)>;
 
   /// Tries: read, `next(pre)`, then a versioned write (a create when the node is missing); while another
   /// writer wins (bad version, node exists, no node), again after the pause `retry` allows; when it gives
   /// up and `promoted` is set, the same under the lock `lock` with the promoted policy. `cb`: the outcome
   /// (I/O thread), after the lock, if taken, is released.
+  ///
+  /// A write whose answer is lost with the connection is not sent again blindly (it may have been applied):
+  /// once the client is connected again, a sync and a read tell. The node as it was read: not applied,
+  /// written again; changed: `errc::outcome_unknown`.
   static void start(std::shared_ptr<AtomicEngine> engine, std::shared_ptr<LockInternals> lock,
                     std::optional<PromotedToLock> promoted, RetryPolicyPtr retry, Next next,
                     AtomicCallback cb);
@@ -29,7 +37,9 @@ class AtomicUpdate : public std::enable_shared_from_this<AtomicUpdate> {
  private:
   using Clock = std::chrono::steady_clock;
   void try_once();
-  void write(bool missing, std::int64_t pre);
+  void write(bool missing, std::string pre);
+  void written(error_code ec, bool missing, std::string v);
+  void recheck(bool missing);
   void lost_race();
   void phase_over();
   void promote();

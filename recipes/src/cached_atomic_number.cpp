@@ -13,7 +13,7 @@ class CachedBlocks : public std::enable_shared_from_this<CachedBlocks> {
  public:
   CachedBlocks(std::shared_ptr<AtomicEngine> e, int f) : engine_(std::move(e)), factor_(f) {}
 
-  void take(AtomicCallback cb) {
+  void take(CachedCallback cb) {
     waiting_.push_back(std::move(cb));
     serve();
   }
@@ -28,11 +28,11 @@ class CachedBlocks : public std::enable_shared_from_this<CachedBlocks> {
       waiting_.pop_front();
       // Unsigned: Java's arithmetic wraps around (the public template wraps the value to the number's width).
       const auto v = static_cast<std::int64_t>(static_cast<std::uint64_t>(block_start_) + handed_++);
-      cb({}, AtomicOutcome{true, v, 0, {}});
+      cb({}, AtomicValue<std::int64_t>{true, v, 0, {}});
     }
     if (waiting_.empty() || refilling_) return;
     refilling_ = true;
-    engine_->run({AtomicOp::Kind::add, factor_, 0},
+    engine_->run({AtomicOp::Kind::add, {}, {}, factor_},
                  [self = shared_from_this()](error_code ec, AtomicOutcome o) { self->refilled(ec, o); });
   }
   void refilled(error_code ec, const AtomicOutcome& o) {
@@ -40,10 +40,10 @@ class CachedBlocks : public std::enable_shared_from_this<CachedBlocks> {
     if (ec || !o.succeeded) {
       // The waiters of this block share its outcome; the next call tries again.
       auto failed = std::exchange(waiting_, {});
-      for (auto& cb : failed) cb(ec, AtomicOutcome{false, 0, 0, o.stats});
+      for (auto& cb : failed) cb(ec, AtomicValue<std::int64_t>{false, 0, 0, o.stats});
       return;
     }
-    block_start_ = o.pre;
+    block_start_ = decode_big_endian(o.pre, engine_->width()).value_or(0);
     block_size_ = static_cast<std::uint64_t>(factor_);
     handed_ = 0;
     serve();
@@ -56,13 +56,13 @@ class CachedBlocks : public std::enable_shared_from_this<CachedBlocks> {
   std::uint64_t block_size_ = 0;  // 0 before the first block
   std::uint64_t handed_ = 0;      // values of the block handed out
   bool refilling_ = false;
-  std::deque<AtomicCallback> waiting_;
+  std::deque<CachedCallback> waiting_;
 };
 
 std::shared_ptr<CachedBlocks> make_cached_blocks(std::shared_ptr<AtomicEngine> engine, int cache_factor) {
   return std::make_shared<CachedBlocks>(std::move(engine), cache_factor);
 }
-void take_cached_value(const std::shared_ptr<CachedBlocks>& blocks, AtomicCallback cb) {
+void take_cached_value(const std::shared_ptr<CachedBlocks>& blocks, CachedCallback cb) {
   blocks->take(std::move(cb));
 }
 const std::shared_ptr<AtomicEngine>& cached_engine(const CachedBlocks& blocks) noexcept {

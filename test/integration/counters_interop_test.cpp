@@ -1,12 +1,14 @@
-// Interop of the shared count and the distributed atomic long with Java Curator 5.4 (test/interop/java/
-// CounterPeer.java) on the same paths: a count set on one side is seen on the other, and increments made at
-// once from Java and from C++ (optimistic, and promoted to the lock) lose nothing and double nothing.
+// Interop of the shared count, the distributed atomic long and value with Java Curator 5.4
+// (test/interop/java/ CounterPeer.java) on the same paths: a count set on one side is seen on the other, and
+// increments made at once from Java and from C++ (optimistic, and promoted to the lock) lose nothing and
+// double nothing, and a value's bytes written on one side are read and compared byte for byte on the other.
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 #include <zkr/recipes/distributed_atomic_number.hpp>
+#include <zkr/recipes/distributed_atomic_value.hpp>
 #include <zkr/recipes/shared_count.hpp>
 
 #include "curator_peer.hpp"
@@ -85,4 +87,41 @@ TEST_CASE_METHOD(ServerFixture, "counters interop: Java Curator and C++ share a 
             PromotedToLock{"/ic/lock", 60s, std::make_shared<RetryNTimes>(1000, Millis(1))}) ==
         java_k + 2 * cxx_k);
   CHECK(java_promoted.call("get") == "value " + std::to_string(java_k + 2 * cxx_k));
+}
+
+TEST_CASE_METHOD(ServerFixture, "counters interop: Java Curator and C++ share a byte value",
+                 "[counters][interop]") {
+  std::string why;
+  if (!CuratorPeer::available(&why)) {
+    WARN("skipped: " << why);
+    return;
+  }
+  auto c = client();
+  auto retry = std::make_shared<RetryNTimes>(10, Millis(1));
+  DistributedAtomicValue value(*c, "/iv/value", retry);
+  CuratorPeer java(server.connect_string(), "value", {"/iv/value"}, counter_peer());
+  CHECK(java.call("get") == "value -");  // missing: Java's null, our empty
+  CHECK(value.get().post_value.empty());
+
+  // Java writes, C++ reads and compares byte for byte (a zero byte and a high bit included).
+  CHECK(java.call("set 00ff4100") == "ok");
+  CHECK(value.get().post_value == std::string("\x00\xff\x41\x00", 4));
+  CHECK_FALSE(value.compare_and_set(std::string("\x00\xff\x41", 3), "x").succeeded);
+  auto swapped = value.compare_and_set(std::string("\x00\xff\x41\x00", 4), "C++");
+  CHECK(swapped.succeeded);
+  CHECK(swapped.pre_value == std::string("\x00\xff\x41\x00", 4));
+
+  // C++ writes, Java reads and compares.
+  CHECK(java.call("get") == "value 432b2b");
+  CHECK(java.call("cas 43 6a") == "cas false");
+  CHECK(java.call("cas 432b2b 6a617661") == "cas true");
+  CHECK(value.get().post_value == "java");
+  CHECK(value.try_set("").succeeded);
+  CHECK(java.call("get") == "value -");
+
+  // A Java long read as a value: its 8 bytes, big-endian.
+  CuratorPeer java_long(server.connect_string(), "long", {"/iv/long"}, counter_peer());
+  CHECK(java_long.call("set 258") == "ok");
+  CHECK(DistributedAtomicValue(*c, "/iv/long", retry).get().post_value ==
+        std::string("\0\0\0\0\0\0\x01\x02", 8));
 }

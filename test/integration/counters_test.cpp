@@ -1,7 +1,8 @@
 // Integration tests of the shared values and counters against a real server: SharedCount's compare-and-set,
 // listeners and recovery after a session expiry; the distributed atomic numbers' operations; their byte
 // layouts read back raw; data of the wrong size as a typed error; and concurrent increments from two clients
-// (optimistic and promoted to the lock) that lose nothing.
+// (optimistic and promoted to the lock) that lose nothing; the distributed atomic value's bytes, and its
+// try_set racing from two clients under the promoted lock.
 #include <algorithm>
 #include <atomic>
 #include <boost/asio/use_future.hpp>
@@ -16,6 +17,7 @@
 #include <vector>
 #include <zkr/recipes/cached_atomic_number.hpp>
 #include <zkr/recipes/distributed_atomic_number.hpp>
+#include <zkr/recipes/distributed_atomic_value.hpp>
 #include <zkr/recipes/inter_process_semaphore_v2.hpp>
 #include <zkr/recipes/shared_count.hpp>
 
@@ -210,6 +212,95 @@ TEST_CASE_METHOD(ServerFixture,
     if (promoted) CHECK(promoted_tries > 0);
     CHECK(eventually([&] { return children("/dal/locks/l").empty(); }));
   }
+}
+
+TEST_CASE_METHOD(ServerFixture,
+                 "distributed atomic value: bytes of any size, compare-and-set byte for byte, twins",
+                 "[counters]") {
+  auto c = client();
+  auto retry = std::make_shared<RetryNTimes>(3, Millis(10));
+  DistributedAtomicValue v(*c, "/dav/a/v", retry);
+
+  auto r = v.get();  // missing: empty, and nothing is created
+  CHECK((r.succeeded && r.pre_value.empty() && r.post_value.empty()));
+  CHECK_FALSE(admin->exists("/dav/a/v"));
+  CHECK_FALSE(v.compare_and_set("", "x").succeeded);  // a missing node fails, as Curator's
+  CHECK(v.initialize(bytes({0, 1, 2})));
+  CHECK_FALSE(v.initialize("other"));
+  CHECK(admin->get_data("/dav/a/v").data == bytes({0, 1, 2}));
+
+  CHECK_FALSE(v.compare_and_set(bytes({0, 1}), "prefix").succeeded);  // a prefix is not the value
+  r = v.compare_and_set(bytes({0, 1, 2}), "three");
+  CHECK((r.succeeded && r.pre_value == bytes({0, 1, 2}) && r.post_value == "three"));
+  r = v.try_set(std::string(1000, 'z'));
+  CHECK((r.succeeded && r.pre_value == "three" && r.stats.optimistic_tries == 1));
+  CHECK(admin->get_data("/dav/a/v").data == std::string(1000, 'z'));
+  v.force_set("forced");
+  CHECK(v.async_get(boost::asio::use_future).get().post_value == "forced");
+  r = v.async_compare_and_set("forced", "async", boost::asio::use_future).get();
+  CHECK(r.succeeded);
+  v.async_force_set("", boost::asio::use_future).get();  // empty is a value, as written
+  CHECK(admin->get_data("/dav/a/v").data.empty());
+  CHECK(v.async_try_set("back", boost::asio::use_future).get().succeeded);
+  CHECK_FALSE(v.async_initialize("x", boost::asio::use_future).get());
+
+  // A long's node is 8 bytes to a value; a value of 3 bytes is corrupted_data to a long.
+  DistributedAtomicLong n(*c, "/dav/a/v", retry);
+  error_code ec;
+  (void)n.get(ec);
+  CHECK(ec == errc::corrupted_data);
+  v.force_set(bytes({0, 0, 0, 0, 0, 0, 0, 7}));
+  CHECK(n.increment().post_value == 8);
+  CHECK(v.get().post_value == bytes({0, 0, 0, 0, 0, 0, 0, 8}));
+
+  // Bad input: a typed error at construction.
+  CHECK_THROWS_MATCHES(
+      DistributedAtomicValue(*c, "no/slash", retry), Error,
+      Catch::Predicate<Error>([](const Error& x) { return x.code() == errc::invalid_path; }));
+  CHECK_THROWS_MATCHES(
+      DistributedAtomicValue(*c, "/dav/x", nullptr), Error,
+      Catch::Predicate<Error>([](const Error& x) { return x.code() == errc::invalid_argument; }));
+}
+
+TEST_CASE_METHOD(ServerFixture,
+                 "distributed atomic value: try_set from two clients, promoted, every write is seen",
+                 "[counters]") {
+  // Each writer sets its own bytes; every try_set succeeds (promoted to the lock when the optimistic try
+  // loses), and every pre_value is a value someone wrote (or the empty start): nothing torn, nothing
+  // invented.
+  constexpr int per_thread = 15;
+  auto c1 = client();
+  auto c2 = client();
+  std::optional<PromotedToLock> lock =
+      PromotedToLock{"/dav/locks/l", 30s, std::make_shared<RetryNTimes>(1000, Millis(1))};
+  std::mutex m;
+  std::set<std::string> written{""}, seen;
+  std::atomic<int> failed{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < 4; ++t)
+    workers.emplace_back([&, t] {
+      DistributedAtomicValue v(t % 2 ? *c1 : *c2, "/dav/race", std::make_shared<RetryNTimes>(0, Millis(0)),
+                               lock);
+      for (int k = 0; k < per_thread; ++k) {
+        const std::string mine = "writer " + std::to_string(t) + " #" + std::to_string(k);
+        {
+          std::lock_guard lk(m);
+          written.insert(mine);
+        }
+        error_code ec;
+        auto r = v.try_set(mine, ec);
+        if (ec || !r.succeeded || r.post_value != mine) ++failed;
+        std::lock_guard lk(m);
+        seen.insert(r.pre_value);
+      }
+    });
+  for (auto& w : workers) w.join();
+  CHECK(failed == 0);
+  for (const auto& s : seen) CHECK(written.count(s) == 1);
+  CHECK(written.count(DistributedAtomicValue(*admin, "/dav/race", std::make_shared<RetryNTimes>(0, Millis(0)))
+                          .get()
+                          .post_value) == 1);
+  CHECK(eventually([&] { return children("/dav/locks/l").empty(); }));
 }
 
 TEST_CASE_METHOD(ServerFixture, "cached atomic long: threads of two clients draw unique ids in blocks",

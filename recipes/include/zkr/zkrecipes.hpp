@@ -16,6 +16,7 @@
 #include <zkr/recipes/cache/tree_cache.hpp>
 #include <zkr/recipes/cached_atomic_number.hpp>
 #include <zkr/recipes/distributed_atomic_number.hpp>
+#include <zkr/recipes/distributed_atomic_value.hpp>
 #include <zkr/recipes/inter_process_lock.hpp>
 #include <zkr/recipes/inter_process_multi_lock.hpp>
 #include <zkr/recipes/inter_process_mutex.hpp>

@@ -1,23 +1,34 @@
 /*
- * CounterPeer: a scriptable Apache Curator 5.x SharedCount / DistributedAtomicLong user for zkrecipes' interop
+ * CounterPeer: a scriptable Apache Curator 5.x SharedCount / DistributedAtomicLong / DistributedAtomicValue user
+ * for zkrecipes' interop
  * tests (test/integration/counters_interop_test.cpp), so that Java Curator and zkrecipes share one count or
  * one counter. It is compiled together with CuratorPeer.java and uses its output helpers.
  *
  * Usage:
  *   CounterPeer --connect HOSTS [--session-timeout-ms N] [--connection-timeout-ms N] [--lock LOCKPATH]
- *               count|long PATH
+ *               count|long|value PATH
  *
  *   count  a started SharedCount(client, PATH, 0)
  *   long   DistributedAtomicLong(client, PATH, RetryNTimes(1000, 1)), promoted to an InterProcessMutex at
  *          LOCKPATH (PromotedToLock with RetryNTimes(1000, 1)) when --lock is given
+ *   value  DistributedAtomicValue(client, PATH, RetryNTimes(1000, 1)); its bytes are written in hex, `-` for
+ *          none (null or empty)
  *
  * Start-up: `ready`, or `error <message>` and exit status 2.
  *
  * Commands, one per line, each answered by exactly one line:
- *   get         -> `value <n>` (count: getCount(); long: get().postValue())
- *   set <n>     -> `ok` (count: setCount; long: forceSet)
+ *   get         -> `value <n>` (count: getCount(); long: get().postValue(); value: get().postValue() in hex)
+ *   set <n>     -> `ok` (count: setCount; long: forceSet; value: trySet of hex bytes, `failed` if it did not
+ *                  succeed)
+ *   cas <e> <n> -> `cas true|false`: compareAndSet of hex bytes (value only)
  *   wait <n>    -> `value <n>` once getCount() is n (count only; `timeout <last>` after 30 s)
  *   incr <k>    -> `done <succeeded>` after k increments (long only)
+ *   run         -> `running`: increments from a thread of its own until `stop` (long only)
+ *   stop        -> `stopped <succeeded> <uncertain> <post values>`: the increments of `run`, the number of them
+ *                  whose outcome the peer cannot vouch for (one that threw, or during which the client's retry
+ *                  policy was asked to retry a request: a retried write may have been applied twice), and the
+ *                  post values of those that succeeded, comma-separated (`-` for none), each followed by `?`
+ *                  when that increment is one of the uncertain
  *   quit        -> `bye`, exit status 0 (end of stdin does the same)
  *   failing     -> `error <message>`
  */
@@ -25,24 +36,41 @@
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
+import org.apache.curator.RetryPolicy;
+import org.apache.curator.RetrySleeper;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
+import org.apache.curator.framework.recipes.atomic.DistributedAtomicValue;
 import org.apache.curator.framework.recipes.atomic.PromotedToLock;
 import org.apache.curator.framework.recipes.shared.SharedCount;
+import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.retry.RetryNTimes;
 
 public final class CounterPeer {
     public static void main(String[] args) throws Exception {
         CuratorPeer.CommandLine cl = new CuratorPeer.CommandLine(
-            args, "CounterPeer --connect HOSTS [--lock LOCKPATH] count|long PATH", "--lock");
+            args, "CounterPeer --connect HOSTS [--lock LOCKPATH] count|long|value PATH", "--lock");
         if (cl.rest.size() != 2) {
             cl.fail("a recipe and one path are required");
         }
         String recipe = cl.rest.get(0);
         String path = cl.rest.get(1);
-        CuratorFramework client = cl.newClient();
+        // The client's policy, counting the retries it allows (a request retried after a connection loss).
+        final AtomicLong clientRetries = new AtomicLong();
+        final RetryPolicy base = new ExponentialBackoffRetry(100, 3);
+        CuratorFramework client = cl.newClient(new RetryPolicy() {
+            @Override
+            public boolean allowRetry(int retryCount, long elapsedTimeMs, RetrySleeper sleeper) {
+                clientRetries.incrementAndGet();
+                return base.allowRetry(retryCount, elapsedTimeMs, sleeper);
+            }
+        });
         client.start();
         if (!client.blockUntilConnected(cl.connectionTimeoutMs, TimeUnit.MILLISECONDS)) {
             CuratorPeer.emit("error could not connect to " + cl.connect);
@@ -50,6 +78,7 @@ public final class CounterPeer {
         }
         SharedCount count = null;
         DistributedAtomicLong number = null;
+        DistributedAtomicValue bytes = null;
         try {
             if (recipe.equals("count")) {
                 count = new SharedCount(client, path, 0);
@@ -61,6 +90,8 @@ public final class CounterPeer {
                     : new DistributedAtomicLong(client, path, new RetryNTimes(1000, 1),
                                                 PromotedToLock.builder().lockPath(lock)
                                                     .retryPolicy(new RetryNTimes(1000, 1)).build());
+            } else if (recipe.equals("value")) {
+                bytes = new DistributedAtomicValue(client, path, new RetryNTimes(1000, 1));
             } else {
                 cl.fail("unknown recipe " + recipe);
             }
@@ -68,6 +99,11 @@ public final class CounterPeer {
             CuratorPeer.emit("error " + CuratorPeer.oneLine(t));
             System.exit(2);
         }
+        final DistributedAtomicLong counter = number;
+        final AtomicBoolean running = new AtomicBoolean();
+        final List<String> runValues = new ArrayList<>();
+        final long[] runUncertain = {0};
+        Thread runner = null;
         CuratorPeer.emit("ready");
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
@@ -77,6 +113,12 @@ public final class CounterPeer {
             try {
                 if (cmd.equals("quit")) {
                     break;
+                } else if (cmd.equals("get") && bytes != null) {
+                    CuratorPeer.emit("value " + hex(bytes.get().postValue()));
+                } else if (cmd.equals("set") && bytes != null) {
+                    CuratorPeer.emit(bytes.trySet(unhex(w[1])).succeeded() ? "ok" : "failed");
+                } else if (cmd.equals("cas")) {
+                    CuratorPeer.emit("cas " + bytes.compareAndSet(unhex(w[1]), unhex(w[2])).succeeded());
                 } else if (cmd.equals("get")) {
                     CuratorPeer.emit("value " + (count != null ? count.getCount() : number.get().postValue()));
                 } else if (cmd.equals("set")) {
@@ -94,6 +136,47 @@ public final class CounterPeer {
                     }
                     int got = count.getCount();
                     CuratorPeer.emit((got == want ? "value " : "timeout ") + got);
+                } else if (cmd.equals("run")) {
+                    running.set(true);
+                    runner = new Thread(() -> {
+                        while (running.get()) {
+                            long retriesBefore = clientRetries.get();
+                            boolean threw = false;
+                            Long post = null;
+                            try {
+                                var r = counter.increment();
+                                if (r.succeeded()) {
+                                    post = r.postValue();
+                                }
+                            } catch (Exception e) {
+                                threw = true;
+                            }
+                            boolean uncertain = threw || clientRetries.get() != retriesBefore;
+                            synchronized (runValues) {
+                                if (post != null) {
+                                    runValues.add(post + (uncertain ? "?" : ""));
+                                }
+                                if (uncertain) {
+                                    ++runUncertain[0];
+                                }
+                            }
+                        }
+                    });
+                    runner.start();
+                    CuratorPeer.emit("running");
+                } else if (cmd.equals("stop")) {
+                    running.set(false);
+                    if (runner != null) {
+                        runner.join();
+                    }
+                    StringBuilder values = new StringBuilder();
+                    synchronized (runValues) {
+                        for (String v : runValues) {
+                            values.append(values.length() == 0 ? "" : ",").append(v);
+                        }
+                        CuratorPeer.emit("stopped " + runValues.size() + " " + runUncertain[0] + " "
+                                         + (values.length() == 0 ? "-" : values.toString()));
+                    }
                 } else if (cmd.equals("incr")) {
                     int k = Integer.parseInt(w[1]);
                     int ok = 0;
@@ -116,5 +199,29 @@ public final class CounterPeer {
         client.close();
         CuratorPeer.emit("bye");
         System.exit(0);
+    }
+
+    /** Bytes in lower-case hex, `-` for null or none. */
+    static String hex(byte[] b) {
+        if (b == null || b.length == 0) {
+            return "-";
+        }
+        StringBuilder out = new StringBuilder();
+        for (byte x : b) {
+            out.append(String.format("%02x", x & 0xff));
+        }
+        return out.toString();
+    }
+
+    /** The bytes of `hex`, none for `-`. */
+    static byte[] unhex(String hex) {
+        if (hex.equals("-")) {
+            return new byte[0];
+        }
+        byte[] out = new byte[hex.length() / 2];
+        for (int i = 0; i < out.length; ++i) {
+            out[i] = (byte) Integer.parseInt(hex.substring(2 * i, 2 * i + 2), 16);
+        }
+        return out;
     }
 }

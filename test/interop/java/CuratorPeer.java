@@ -77,6 +77,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
+import org.apache.curator.RetryPolicy;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessLock;
@@ -663,11 +664,15 @@ public final class CuratorPeer {
 
         /** A client for these settings (not started) that prints its connection states as `state` lines. */
         CuratorFramework newClient() {
+            return newClient(new ExponentialBackoffRetry(100, 3));
+        }
+
+        CuratorFramework newClient(RetryPolicy retryPolicy) {
             CuratorFramework client = CuratorFrameworkFactory.builder()
                 .connectString(connect)
                 .sessionTimeoutMs(sessionTimeoutMs)
                 .connectionTimeoutMs(Math.min(connectionTimeoutMs, sessionTimeoutMs))
-                .retryPolicy(new ExponentialBackoffRetry(100, 3))
+                .retryPolicy(retryPolicy)
                 .build();
             client.getConnectionStateListenable().addListener((c, state) -> emit("state " + state.name()));
             return client;

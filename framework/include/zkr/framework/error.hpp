@@ -78,10 +78,13 @@ enum class errc : int {
   corrupted_data,     ///< a node's data cannot be what the recipe stored there (a shared count or an atomic
                       ///< counter whose bytes are not 4 or 8 long: written by someone else)
   sasl_unsupported,   ///< SASL was asked for, but the transport or this build has none for the mechanism
-                      ///< (the C client; a build without Cyrus SASL; GSSAPI, not yet done: docs/sasl.md)
+                      ///< (a build without Cyrus SASL; GSSAPI on the C client: docs/sasl.md)
   sasl_config_error,  ///< the SASL settings are incomplete, or the password file is missing or unreadable
   sasl_auth_failed,   ///< the server refused the SASL authentication (wrong password, unknown user, no
                       ///< common mechanism), or the exchange failed on the client's side
+  outcome_unknown,    ///< a conditional write was sent, its answer was lost with the connection, and the node
+                      ///< has changed since: it was applied once or not at all, and is not sent again (a
+                      ///< distributed atomic number's write: docs/counters.md)
 };
 
 const boost::system::error_category& zk_category() noexcept;

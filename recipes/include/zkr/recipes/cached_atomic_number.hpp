@@ -21,9 +21,11 @@ namespace detail {
 /// thread, one add in flight at a time, the calls waiting for it served in order.
 class CachedBlocks;
 std::shared_ptr<CachedBlocks> make_cached_blocks(std::shared_ptr<AtomicEngine> engine, int cache_factor);
-/// Hands the next value of `blocks` to `cb` (I/O thread), taking a new block first if needed: `pre` is the
-/// block's start plus the values handed out before (not yet wrapped to the number's width).
-void take_cached_value(const std::shared_ptr<CachedBlocks>& blocks, AtomicCallback cb);
+/// What `take_cached_value` hands out: `pre_value` is the block's start plus the values handed out before
+/// (not yet wrapped to the number's width); `post_value` is not set.
+using CachedCallback = unique_function<void(error_code, AtomicValue<std::int64_t>)>;
+/// Hands the next value of `blocks` to `cb` (I/O thread), taking a new block first if needed.
+void take_cached_value(const std::shared_ptr<CachedBlocks>& blocks, CachedCallback cb);
 const std::shared_ptr<AtomicEngine>& cached_engine(const CachedBlocks& blocks) noexcept;
 int cached_factor(const CachedBlocks& blocks) noexcept;
 }  // namespace detail
@@ -65,9 +67,9 @@ class CachedAtomicNumber {
     return v;
   }
   AtomicValue<T> next(error_code& ec) {
-    auto o = detail::run_blocking<detail::AtomicOutcome>(
+    auto o = detail::run_blocking<AtomicValue<std::int64_t>>(
         *engine().core(),
-        [b = blocks_](detail::AtomicCallback cb) { detail::take_cached_value(b, std::move(cb)); }, ec);
+        [b = blocks_](detail::CachedCallback cb) { detail::take_cached_value(b, std::move(cb)); }, ec);
     return narrow(o);
   }
   template <
@@ -76,8 +78,10 @@ class CachedAtomicNumber {
     return detail::async_run<AtomicValue<T>>(
         engine().core(), {"CachedAtomicNumber::next", path(), detail::Cancellation::write},
         std::forward<Token>(token), [b = blocks_](auto cb) {
-          detail::take_cached_value(
-              b, [cb = std::move(cb)](error_code ec, detail::AtomicOutcome o) mutable { cb(ec, narrow(o)); });
+          detail::take_cached_value(b,
+                                    [cb = std::move(cb)](error_code ec, AtomicValue<std::int64_t> o) mutable {
+                                      cb(ec, narrow(o));
+                                    });
         });
   }
 
@@ -85,10 +89,10 @@ class CachedAtomicNumber {
   int cache_factor() const noexcept { return detail::cached_factor(*blocks_); }
 
  private:
-  static AtomicValue<T> narrow(const detail::AtomicOutcome& o) {
+  static AtomicValue<T> narrow(const AtomicValue<std::int64_t>& o) {
     if (!o.succeeded) return {false, T{}, T{}, o.stats};
-    const auto pre = detail::wrap_to_width(static_cast<std::uint64_t>(o.pre), sizeof(T));
-    const auto post = detail::wrap_to_width(static_cast<std::uint64_t>(o.pre) + 1, sizeof(T));
+    const auto pre = detail::wrap_to_width(static_cast<std::uint64_t>(o.pre_value), sizeof(T));
+    const auto post = detail::wrap_to_width(static_cast<std::uint64_t>(o.pre_value) + 1, sizeof(T));
     return {true, static_cast<T>(pre), static_cast<T>(post), o.stats};
   }
   const detail::AtomicEngine& engine() const noexcept { return *detail::cached_engine(*blocks_); }

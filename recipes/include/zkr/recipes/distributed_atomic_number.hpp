@@ -12,12 +12,23 @@
 #include <type_traits>
 #include <zkr/framework/curator_framework.hpp>
 #include <zkr/framework/detail/access.hpp>
-#include <zkr/framework/detail/async.hpp>
 #include <zkr/recipes/atomic_value.hpp>
 #include <zkr/recipes/detail/atomic_engine.hpp>
+#include <zkr/recipes/detail/atomic_twins.hpp>
 #include <zkr/recipes/detail/number_codec.hpp>
 
 namespace zkr {
+
+namespace detail {
+/// The engine's outcome (bytes) as numbers of type `T`: a value not written is 0.
+template <class T>
+AtomicValue<T> number_value(const AtomicOutcome& o) {
+  auto number = [](const std::string& bytes) {
+    return static_cast<T>(decode_big_endian(bytes, sizeof(T)).value_or(0));
+  };
+  return {o.succeeded, number(o.pre), number(o.post), o.stats};
+}
+}  // namespace detail
 
 /// Curator's `DistributedAtomicNumber<T>` (`T` is `std::int64_t` or `std::int32_t`): a number at
 /// `counter_path`, changed by a read and a write versioned on what was read. While another writer wins, the
@@ -48,35 +59,33 @@ class DistributedAtomicNumber {
   /// `counter_path` (and a promoted lock's path) are validated (`Error` with `errc::invalid_path`); a null
   /// retry policy is `errc::invalid_argument`.
   DistributedAtomicNumber(CuratorFramework& client, std::string counter_path, RetryPolicyPtr retry_policy,
-                          std::optional<PromotedToLock> promoted = std::nullopt) {
-    engine_ = std::make_shared<detail::AtomicEngine>(detail::access::core(client), std::move(counter_path),
-                                                     width, std::move(retry_policy), std::move(promoted));
-  }
+                          std::optional<PromotedToLock> promoted = std::nullopt)
+      : twins_(twins_for(client, std::move(counter_path), std::move(retry_policy), std::move(promoted))) {}
 
   /// The current value (one read; a missing node gives 0, succeeded).
-  AtomicValue<T> get() { return run_or_throw({detail::AtomicOp::Kind::get}, "get"); }
-  AtomicValue<T> get(error_code& ec) { return run({detail::AtomicOp::Kind::get}, ec); }
+  AtomicValue<T> get() { return twins_.run_or_throw({detail::AtomicOp::Kind::get}, "get"); }
+  AtomicValue<T> get(error_code& ec) { return twins_.run({detail::AtomicOp::Kind::get}, ec); }
   template <
       boost::asio::completion_token_for<void(error_code, AtomicValue<T>)> Token = default_completion_token_t>
   auto async_get(Token&& token = {}) {
-    return async({detail::AtomicOp::Kind::get}, "get", std::forward<Token>(token));
+    return twins_.async({detail::AtomicOp::Kind::get}, "get", std::forward<Token>(token));
   }
 
   /// Adds `delta` (optimistic, then promoted).
-  AtomicValue<T> add(T delta) { return run_or_throw(add_op(delta), "add"); }
-  AtomicValue<T> add(T delta, error_code& ec) { return run(add_op(delta), ec); }
+  AtomicValue<T> add(T delta) { return twins_.run_or_throw(add_op(delta), "add"); }
+  AtomicValue<T> add(T delta, error_code& ec) { return twins_.run(add_op(delta), ec); }
   template <
       boost::asio::completion_token_for<void(error_code, AtomicValue<T>)> Token = default_completion_token_t>
   auto async_add(T delta, Token&& token = {}) {
-    return async(add_op(delta), "add", std::forward<Token>(token));
+    return twins_.async(add_op(delta), "add", std::forward<Token>(token));
   }
   /// Subtracts `delta` (an add of its two's-complement negation, as Curator's).
-  AtomicValue<T> subtract(T delta) { return run_or_throw(add_op(negate(delta)), "subtract"); }
-  AtomicValue<T> subtract(T delta, error_code& ec) { return run(add_op(negate(delta)), ec); }
+  AtomicValue<T> subtract(T delta) { return twins_.run_or_throw(add_op(negate(delta)), "subtract"); }
+  AtomicValue<T> subtract(T delta, error_code& ec) { return twins_.run(add_op(negate(delta)), ec); }
   template <
       boost::asio::completion_token_for<void(error_code, AtomicValue<T>)> Token = default_completion_token_t>
   auto async_subtract(T delta, Token&& token = {}) {
-    return async(add_op(negate(delta)), "subtract", std::forward<Token>(token));
+    return twins_.async(add_op(negate(delta)), "subtract", std::forward<Token>(token));
   }
   /// `add(1)`.
   AtomicValue<T> increment() { return add(1); }
@@ -96,109 +105,83 @@ class DistributedAtomicNumber {
   }
 
   /// Sets `v` whatever the value was (optimistic, then promoted): fails only when the policies give up.
-  AtomicValue<T> try_set(T v) { return run_or_throw(set_op(v), "try_set"); }
-  AtomicValue<T> try_set(T v, error_code& ec) { return run(set_op(v), ec); }
+  AtomicValue<T> try_set(T v) { return twins_.run_or_throw(set_op(v), "try_set"); }
+  AtomicValue<T> try_set(T v, error_code& ec) { return twins_.run(set_op(v), ec); }
   template <
       boost::asio::completion_token_for<void(error_code, AtomicValue<T>)> Token = default_completion_token_t>
   auto async_try_set(T v, Token&& token = {}) {
-    return async(set_op(v), "try_set", std::forward<Token>(token));
+    return twins_.async(set_op(v), "try_set", std::forward<Token>(token));
   }
 
   /// Sets `v` if the value is `expected`: one read and one versioned write, no retry and no promotion, as
   /// Curator's. Fails (not an error) when the value differs, someone wrote in between, or the node is missing
   /// (as Curator's; `initialize` creates it).
   AtomicValue<T> compare_and_set(T expected, T v) {
-    return run_or_throw(cas_op(expected, v), "compare_and_set");
+    return twins_.run_or_throw(cas_op(expected, v), "compare_and_set");
   }
-  AtomicValue<T> compare_and_set(T expected, T v, error_code& ec) { return run(cas_op(expected, v), ec); }
+  AtomicValue<T> compare_and_set(T expected, T v, error_code& ec) {
+    return twins_.run(cas_op(expected, v), ec);
+  }
   template <
       boost::asio::completion_token_for<void(error_code, AtomicValue<T>)> Token = default_completion_token_t>
   auto async_compare_and_set(T expected, T v, Token&& token = {}) {
-    return async(cas_op(expected, v), "compare_and_set", std::forward<Token>(token));
+    return twins_.async(cas_op(expected, v), "compare_and_set", std::forward<Token>(token));
   }
 
   /// Writes `v` unconditionally (creating the node if missing). Handler of the async twin:
   /// `void(error_code)`.
-  void force_set(T v) { run_or_throw(plain_op(detail::AtomicOp::Kind::force_set, v), "force_set"); }
-  void force_set(T v, error_code& ec) { run(plain_op(detail::AtomicOp::Kind::force_set, v), ec); }
+  void force_set(T v) { twins_.force_set(encode(v)); }
+  void force_set(T v, error_code& ec) { twins_.force_set(encode(v), ec); }
   template <boost::asio::completion_token_for<void(error_code)> Token = default_completion_token_t>
   auto async_force_set(T v, Token&& token = {}) {
-    return detail::async_run<>(
-        engine_->core(), info("force_set"), std::forward<Token>(token),
-        [e = engine_, op = plain_op(detail::AtomicOp::Kind::force_set, v)](auto cb) mutable {
-          e->run(op, [cb = std::move(cb)](error_code ec, detail::AtomicOutcome) mutable { cb(ec); });
-        });
+    return twins_.async_force_set(encode(v), std::forward<Token>(token));
   }
 
   /// Creates the node with `v` if it does not exist: true if this call created it. Handler of the async
   /// twin: `void(error_code, bool)`.
-  bool initialize(T v) {
-    return run_or_throw(plain_op(detail::AtomicOp::Kind::initialize, v), "initialize").succeeded;
-  }
-  bool initialize(T v, error_code& ec) {
-    return run(plain_op(detail::AtomicOp::Kind::initialize, v), ec).succeeded;
-  }
+  bool initialize(T v) { return twins_.initialize(encode(v)); }
+  bool initialize(T v, error_code& ec) { return twins_.initialize(encode(v), ec); }
   template <boost::asio::completion_token_for<void(error_code, bool)> Token = default_completion_token_t>
   auto async_initialize(T v, Token&& token = {}) {
-    return detail::async_run<bool>(
-        engine_->core(), info("initialize"), std::forward<Token>(token),
-        [e = engine_, op = plain_op(detail::AtomicOp::Kind::initialize, v)](auto cb) mutable {
-          e->run(op, [cb = std::move(cb)](error_code ec, detail::AtomicOutcome o) mutable {
-            cb(ec, o.succeeded);
-          });
-        });
+    return twins_.async_initialize(encode(v), std::forward<Token>(token));
   }
 
-  const std::string& path() const noexcept { return engine_->path(); }
+  const std::string& path() const noexcept { return twins_.engine()->path(); }
 
   friend struct detail::access;
 
  private:
+  using Twins = detail::AtomicTwins<AtomicValue<T>, &detail::number_value<T>>;
+  static Twins twins_for(CuratorFramework& client, std::string counter_path, RetryPolicyPtr retry_policy,
+                         std::optional<PromotedToLock> promoted) {
+    return twins_over(detail::access::core(client), std::move(counter_path), std::move(retry_policy),
+                      std::move(promoted));
+  }
+  static Twins twins_over(std::shared_ptr<detail::Core> core, std::string counter_path,
+                          RetryPolicyPtr retry_policy, std::optional<PromotedToLock> promoted) {
+    return Twins(std::make_shared<detail::AtomicEngine>(std::move(core), std::move(counter_path), width,
+                                                        std::move(retry_policy), std::move(promoted)),
+                 "DistributedAtomicNumber");
+  }
   /// Over a core (`detail::access::make`: the unit tests' fake).
   DistributedAtomicNumber(std::shared_ptr<detail::Core> core, std::string counter_path,
-                          RetryPolicyPtr retry_policy, std::optional<PromotedToLock> promoted) {
-    engine_ = std::make_shared<detail::AtomicEngine>(std::move(core), std::move(counter_path), width,
-                                                     std::move(retry_policy), std::move(promoted));
-  }
+                          RetryPolicyPtr retry_policy, std::optional<PromotedToLock> promoted)
+      : twins_(twins_over(std::move(core), std::move(counter_path), std::move(retry_policy),
+                          std::move(promoted))) {}
   /// The engine, for the recipes built on this number (`detail::access::engine`: `CachedAtomicLong`).
-  const std::shared_ptr<detail::AtomicEngine>& internals() const noexcept { return engine_; }
+  const std::shared_ptr<detail::AtomicEngine>& internals() const noexcept { return twins_.engine(); }
 
   static constexpr T negate(T d) noexcept {
     return static_cast<T>(detail::wrap_to_width(std::uint64_t{0} - static_cast<std::uint64_t>(d), width));
   }
-  static detail::AtomicOp add_op(T d) { return {detail::AtomicOp::Kind::add, d, 0}; }
-  static detail::AtomicOp set_op(T v) { return {detail::AtomicOp::Kind::try_set, v, 0}; }
-  static detail::AtomicOp cas_op(T e, T v) { return {detail::AtomicOp::Kind::compare_and_set, e, v}; }
-  static detail::AtomicOp plain_op(detail::AtomicOp::Kind k, T v) { return {k, v, 0}; }
-
-  static AtomicValue<T> narrow(const detail::AtomicOutcome& o) {
-    return {o.succeeded, static_cast<T>(o.pre), static_cast<T>(o.post), o.stats};
-  }
-  detail::OpInfo info(std::string_view op) const {
-    return {op, engine_->path(), detail::Cancellation::write};
-  }
-  AtomicValue<T> run(detail::AtomicOp op, error_code& ec) {
-    auto o = detail::run_blocking<detail::AtomicOutcome>(
-        *engine_->core(), [e = engine_, op](detail::AtomicCallback cb) mutable { e->run(op, std::move(cb)); },
-        ec);
-    return narrow(o);
-  }
-  AtomicValue<T> run_or_throw(detail::AtomicOp op, std::string_view name) {
-    error_code ec;
-    auto r = run(op, ec);
-    throw_if(ec, std::string("DistributedAtomicNumber::") + std::string(name), engine_->path());
-    return r;
-  }
-  template <class Token>
-  auto async(detail::AtomicOp op, std::string_view name, Token&& token) {
-    return detail::async_run<AtomicValue<T>>(
-        engine_->core(), info(name), std::forward<Token>(token), [e = engine_, op](auto cb) mutable {
-          e->run(op,
-                 [cb = std::move(cb)](error_code ec, detail::AtomicOutcome o) mutable { cb(ec, narrow(o)); });
-        });
+  static std::string encode(T v) { return detail::encode_big_endian(v, width); }
+  static detail::AtomicOp add_op(T d) { return {detail::AtomicOp::Kind::add, {}, {}, d}; }
+  static detail::AtomicOp set_op(T v) { return {detail::AtomicOp::Kind::try_set, encode(v)}; }
+  static detail::AtomicOp cas_op(T e, T v) {
+    return {detail::AtomicOp::Kind::compare_and_set, encode(v), encode(e)};
   }
 
-  std::shared_ptr<detail::AtomicEngine> engine_;
+  Twins twins_;
 };
 
 /// Curator's `DistributedAtomicLong`: 8 bytes big-endian.
