@@ -101,7 +101,7 @@ void CoreImpl::delete_children_then(std::string path, int version, bool guarante
                  if (ec) return cb(ec);
                  auto names = std::make_shared<std::vector<std::string>>(std::move(c.names));
                  auto step = std::make_shared<unique_function<void(std::size_t)>>();
-                 *step = [this, path, version, quietly, names, stop, weak = std::weak_ptr(step),
+                 *step = [this, path, version, names, stop, weak = std::weak_ptr(step),
                           cb = std::move(cb)](std::size_t i) mutable {
                    // The listing proved the node there: gone now, it was deleted as asked (a container
                    // parent is reaped by the server once its last child goes, often before this delete).

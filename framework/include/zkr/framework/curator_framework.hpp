@@ -156,7 +156,17 @@ struct WatchHandle {
 
 namespace detail {
 class CoreImpl;
+
+/// The abandon hook of a cancelled read with a watcher: a late success set the watch, so remove it again;
+/// the caller was told the read was cancelled and must not hear from its watcher. (Defined before the class
+/// that uses it: clang refuses a member with a deduced return type used before its definition.)
+template <class T>
+auto forget_watch(const std::shared_ptr<Core>& core, std::shared_ptr<WatchId> id) {
+  return [weak = std::weak_ptr<Core>(core), id = std::move(id)](error_code, T) {
+    if (auto c = weak.lock(); c && *id != 0) c->remove_watch(*id);
+  };
 }
+}  // namespace detail
 
 /// The client (Curator's `CuratorFramework`). Not copyable; movable. The destructor closes it, and returns
 /// once the handlers of the operations it ended (with `errc::closed`) have run on the I/O thread, or been
@@ -265,7 +275,7 @@ class CuratorFramework {
             auto cb, detail::StopPtr stop) mutable {
           *id = exists_start(this_core, std::move(path), std::move(w), std::move(cb), std::move(stop));
         },
-        forget_watch<std::optional<Stat>>(core(), id));
+        detail::forget_watch<std::optional<Stat>>(core(), id));
   }
 
   // get_data
@@ -287,7 +297,7 @@ class CuratorFramework {
           *id = this_core->get_data(std::move(path), wrap_watcher(this_core, std::move(w)), std::move(cb),
                                     {.stop = std::move(stop)});
         },
-        forget_watch<NodeData>(core(), id));
+        detail::forget_watch<NodeData>(core(), id));
   }
 
   // get_children
@@ -312,7 +322,7 @@ class CuratorFramework {
               [cb = std::move(cb)](error_code ec, Children c) mutable { cb(ec, std::move(c.names)); },
               {.stop = std::move(stop)});
         },
-        forget_watch<std::vector<std::string>>(core(), id));
+        detail::forget_watch<std::vector<std::string>>(core(), id));
   }
 
   // set_data
@@ -470,7 +480,7 @@ class CuratorFramework {
             auto cb, detail::StopPtr stop) mutable {
           add_watch_start(this_core, std::move(path), mode, std::move(w), id, std::move(cb), std::move(stop));
         },
-        forget_watch<WatchHandle>(core(), id));
+        detail::forget_watch<WatchHandle>(core(), id));
   }
   /// Ends a watch `add_watch` made: its watcher will not run again (one already posted may still run), and
   /// the server's watch is removed in the background. Unknown or empty handles are ignored.
@@ -575,14 +585,6 @@ class CuratorFramework {
                               Watcher w, const std::shared_ptr<detail::WatchId>& id,
                               detail::unique_function<void(error_code, WatchHandle)> cb,
                               detail::StopPtr stop = {});
-  /// The abandon hook of a cancelled read with a watcher: a late success set the watch, so remove it again;
-  /// the caller was told the read was cancelled and must not hear from its watcher.
-  template <class T>
-  static auto forget_watch(const std::shared_ptr<detail::Core>& core, std::shared_ptr<detail::WatchId> id) {
-    return [weak = std::weak_ptr<detail::Core>(core), id = std::move(id)](error_code, T) {
-      if (auto c = weak.lock(); c && *id != 0) c->remove_watch(*id);
-    };
-  }
   static detail::WatchCallback wrap_watcher(const std::shared_ptr<detail::Core>& core, Watcher w);
 
   std::shared_ptr<detail::CoreImpl> impl_;
