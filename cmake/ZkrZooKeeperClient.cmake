@@ -8,7 +8,7 @@
 # TLS (ZKR_ZOOKEEPER_TLS: auto, ON or OFF) sets ZKR_ZOOKEEPER_TLS_ENABLED: whether the framework is built with
 # the client's TLS support (docs/tls.md). `auto` takes it when the chosen flavour's library is TLS-capable
 # (ZooKeeper_<flavour>_TLS, from FindZooKeeper.cmake); ON fails here when it is not. Without it, a client
-# configured for TLS fails at start() with errc::tls_unsupported: it never falls back to plain text.
+# configured for TLS fails at start() with client_errc::tls_unsupported: it never falls back to plain text.
 #
 # `native` (issue 38) links no C client: the framework speaks the protocol itself (framework/src/native/).
 #

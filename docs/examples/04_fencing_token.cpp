@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
   fast.lease()->multi_while_held({zkr::Op::set_data("/examples/fenced-config", "from the new holder")}, ec);
   const bool fenced_ok = !ec;
   slow.lease()->multi_while_held({zkr::Op::set_data("/examples/fenced-config", "late")}, ec);
-  const bool fenced_late_refused = ec == zkr::errc::lock_lost;
+  const bool fenced_late_refused = ec == zkr::client_errc::lock_lost;
   std::printf("in ZooKeeper: new holder's transaction %s; old holder's %s\n",
               fenced_ok ? "committed" : "failed",
               fenced_late_refused ? "refused (lock_lost)" : "not refused (wrong!)");

@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   zkr::error_code ec;
   rw_a.write_lock().acquire(ec);  // upgrade: same thread holds the read lock
   std::printf("upgrade attempt: %s\n", ec.message().c_str());
-  failures += ec == zkr::errc::would_deadlock ? 0 : 1;
+  failures += ec == zkr::client_errc::would_deadlock ? 0 : 1;
   rw_b.read_lock().release();
   rw_a.read_lock().release();
 

@@ -329,7 +329,7 @@ void CSession::report_auth_failed() {
   std::string reason;
 #if ZKR_HAVE_C_CLIENT_SASL
   if (sasl_callbacks_ && sasl_callbacks_->password_unreadable(reason))
-    return events_.on_refused(errc::sasl_config_error, "SASL authentication failed: " + reason);
+    return events_.on_refused(client_errc::sasl_config_error, "SASL authentication failed: " + reason);
 #endif
   // The server the handle was last talking to: the one that refused (the C client keeps its address).
   const char* server = zh_ ? zoo_get_current_server(zh_) : nullptr;
@@ -337,7 +337,7 @@ void CSession::report_auth_failed() {
            (server && *server ? "the server " + std::string(server) + " of " : std::string("the ensemble ")) +
            cfg_.connect_string + " refused " + std::string(to_string(cfg_.sasl->mechanism)) + " as '" +
            cfg_.sasl->user + "' (wrong password, unknown user, or a mechanism it does not offer)";
-  events_.on_refused(errc::sasl_auth_failed, reason);
+  events_.on_refused(client_errc::sasl_auth_failed, reason);
 }
 
 void CSession::on_c_watch_event(std::uint64_t generation, WatchId id, int type, std::string path) {

@@ -101,8 +101,9 @@ class CSession : public Session {
   int refused_rc(int rc) const;
   /// Whether `state` (zoo_state) is a live connection.
   static bool is_connected_state(int state) noexcept;
-  /// The C client is in AUTH_FAILED for good: with SASL, the client gives up with `errc::sasl_auth_failed`
-  /// (or `sasl_config_error` when the password file could not be read), else with ZooKeeper's auth failure.
+  /// The C client is in AUTH_FAILED for good: with SASL, the client gives up with
+  /// `client_errc::sasl_auth_failed` (or `sasl_config_error` when the password file could not be read), else
+  /// with ZooKeeper's auth failure.
   void report_auth_failed();
   /// A session event of the current handle, on the I/O thread, before `events_` hears of it.
   virtual void on_session_event(int state) { (void)state; }

@@ -1,6 +1,6 @@
 // The client's life: the I/O thread it runs on (made in the constructor, drained and joined in the
 // destructor), start (the first session), close (pending guaranteed deletes get their wait, then everything
-// pending ends with errc::closed), and the blocking waits and test hooks that go with them.
+// pending ends with client_errc::closed), and the blocking waits and test hooks that go with them.
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -133,9 +133,9 @@ CoreImpl::~CoreImpl() {
     rt_->thread.detach();  // the thread holds the runtime alive until it returns
     return;
   }
-  // Let the queue drain instead of stopping it: close() queued completions (errc::closed) that queue the
-  // callers' handlers in turn, and those must run. close() cancelled our timers and the socket wait, so the
-  // loop runs out of work once drained; what still holds it after two seconds (a caller's timer on our
+  // Let the queue drain instead of stopping it: close() queued completions (client_errc::closed) that queue
+  // the callers' handlers in turn, and those must run. close() cancelled our timers and the socket wait, so
+  // the loop runs out of work once drained; what still holds it after two seconds (a caller's timer on our
   // executor) is dropped.
   if (rt_->ran_out.get_future().wait_for(std::chrono::seconds(2)) != std::future_status::ready) {
     log_->warn("the I/O thread still had work two seconds after close; dropping it");
@@ -145,10 +145,10 @@ CoreImpl::~CoreImpl() {
 }
 
 error_code CoreImpl::start(std::string* subject) {
-  if (life_.closed()) return errc::closed;
-  if (!valid_connect_string(cfg_.connect_string)) return errc::invalid_connect_string;
-  if (cfg_.handshake_timeout < std::chrono::milliseconds::zero()) return errc::invalid_argument;
-  if (!ns_.prefix().empty() && path_error(ns_.prefix())) return errc::invalid_path;
+  if (life_.closed()) return client_errc::closed;
+  if (!valid_connect_string(cfg_.connect_string)) return client_errc::invalid_connect_string;
+  if (cfg_.handshake_timeout < std::chrono::milliseconds::zero()) return client_errc::invalid_argument;
+  if (!ns_.prefix().empty() && path_error(ns_.prefix())) return client_errc::invalid_path;
   const auto transport = resolve_transport(cfg_.transport);
   if (!transport) {
     if (cfg_.transport == Transport::automatic) {
@@ -159,13 +159,13 @@ error_code CoreImpl::start(std::string* subject) {
       log_->error("ZooKeeper transport refused: this build does not carry the {} transport",
                   to_string(cfg_.transport));
     }
-    return errc::transport_unavailable;
+    return client_errc::transport_unavailable;
   }
   if (cfg_.tls && !tls_supported(*transport)) {
     log_->error("TLS settings refused: the {} transport has no TLS support (docs/tls.md)",
                 to_string(*transport));
     if (subject) *subject = "TLS";
-    return errc::tls_unsupported;
+    return client_errc::tls_unsupported;
   }
   if (cfg_.tls) {
     // Before the C client sees them: it would spin on a bad file (docs/tls.md). Again before every session.
@@ -184,14 +184,14 @@ error_code CoreImpl::start(std::string* subject) {
       return problem.ec;
     }
   }
-  if (!life_.start()) return life_.closed() ? error_code(errc::closed) : error_code{};
+  if (!life_.start()) return life_.closed() ? error_code(client_errc::closed) : error_code{};
   error_code ec;
   run_blocking_void(
       *this,
       [this](VoidCallback done) {
         // A close() that raced this start() (and saw it not started) finishes nothing: open no handle.
-        if (life_.closed()) return done(errc::closed);
-        done(open_session() ? error_code{} : error_code(errc::invalid_connect_string));
+        if (life_.closed()) return done(client_errc::closed);
+        done(open_session() ? error_code{} : error_code(client_errc::invalid_connect_string));
       },
       ec);
   if (ec) life_.start_failed();
@@ -214,7 +214,7 @@ void CoreImpl::close() noexcept {
     if (preflight_) preflight_->cancel();
     pauses_.wake_all();
     fail_connection_waiters();
-    for (auto& k : ns_.take_waiters()) post([k = std::move(k)]() mutable { k(errc::closed); });
+    for (auto& k : ns_.take_waiters()) post([k = std::move(k)]() mutable { k(client_errc::closed); });
     end_session();
     fail_watches(true);
     session_id_ = 0;
@@ -259,7 +259,8 @@ error_code CoreImpl::inject_session_expiration() {
   run_blocking_void(
       *this,
       [this](VoidCallback done) {
-        if (!session_->is_open()) return done(life_.given_up() ? life_.reason() : error_code(errc::closed));
+        if (!session_->is_open())
+          return done(life_.given_up() ? life_.reason() : error_code(client_errc::closed));
         handle_session_lost("session expiration injected");
         done({});
       },

@@ -143,7 +143,7 @@ class CoreImpl final : public Core,
   /// What a request gets when there is no session: the client closed, auth failed, or the session is being
   /// replaced after a loss.
   error_code no_session_ec() const override {
-    if (life_.closed()) return errc::closed;
+    if (life_.closed()) return client_errc::closed;
     if (life_.given_up()) return life_.reason();
     return zk_errc::session_expired;
   }
@@ -184,9 +184,10 @@ class CoreImpl final : public Core,
   // retry_loop.cpp
   struct RetryState;
   /// Runs `attempt` under the retry policy (when `ro.retry`) after the connection wait; `done(ec)` once, with
-  /// the operation's result: a request cut off by the end of its session is `errc::closed` when the client
-  /// closed, else `zk_errc::session_expired`; with no connection in time `errc::connection_timeout`; after a
-  /// stop `operation_aborted`; after the client gave up, the reason.
+  /// the operation's result: a request cut off by the end of its session is `client_errc::closed` when the
+  /// client closed, else `zk_errc::session_expired`; with no connection in time
+  /// `client_errc::connection_timeout`; after a stop `operation_aborted`; after the client gave up, the
+  /// reason.
   void with_retry(const RequestOptions& ro, std::shared_ptr<Attempt> attempt, Done done);
 
   // namespace_acl.cpp
@@ -218,8 +219,8 @@ class CoreImpl final : public Core,
 
   // requests_3_6.cpp
   /// A 3.6+ `request` about `path` (un-namespaced; what the gate checks) under the namespace and the retry
-  /// loop, `fill`ing `Result` from a successful reply; `errc::unsupported_by_transport` where the session
-  /// does not speak 3.6.
+  /// loop, `fill`ing `Result` from a successful reply; `client_errc::unsupported_by_transport` where the
+  /// session does not speak 3.6.
   template <class Request, class Result, class Fill>
   void request_3_6(std::string path, Request request, unique_function<void(error_code, Result)> cb,
                    RequestOptions ro, Fill fill);

@@ -81,60 +81,60 @@ class ZkrCategory final : public boost::system::error_category {
  public:
   const char* name() const noexcept override { return "zkrecipes"; }
   std::string message(int ev) const override {
-    switch (static_cast<errc>(ev)) {
-      case errc::invalid_path:
+    switch (static_cast<client_errc>(ev)) {
+      case client_errc::invalid_path:
         return "invalid path";
-      case errc::data_too_large:
+      case client_errc::data_too_large:
         return "node data is larger than the server accepts";
-      case errc::not_started:
+      case client_errc::not_started:
         return "the client is not started";
-      case errc::closed:
+      case client_errc::closed:
         return "the client is closed";
-      case errc::invalid_connect_string:
+      case client_errc::invalid_connect_string:
         return "invalid connect string";
-      case errc::connection_timeout:
+      case client_errc::connection_timeout:
         return "could not connect within the connection timeout";
-      case errc::not_owner:
+      case client_errc::not_owner:
         return "you do not own the lock";
-      case errc::not_acquired:
+      case client_errc::not_acquired:
         return "not acquired";
-      case errc::would_deadlock:
+      case client_errc::would_deadlock:
         return "the operation would deadlock";
-      case errc::invalid_argument:
+      case client_errc::invalid_argument:
         return "invalid argument";
-      case errc::node_not_found_after_retries:
+      case client_errc::node_not_found_after_retries:
         return "sequential path not found: possible session loss";
-      case errc::lock_lost:
+      case client_errc::lock_lost:
         return "the lock was lost";
-      case errc::tls_unsupported:
+      case client_errc::tls_unsupported:
         return "TLS was asked for, but the transport has no TLS support";
-      case errc::tls_file_error:
+      case client_errc::tls_file_error:
         return "a TLS file is missing, unreadable, not what it should be, or expired";
-      case errc::tls_key_error:
+      case client_errc::tls_key_error:
         return "the TLS private key cannot be opened with the given password, or does not match the "
                "certificate";
-      case errc::tls_handshake_failed:
+      case client_errc::tls_handshake_failed:
         return "the TLS handshake with the ensemble failed (refused, certificate checks, or no TLS there)";
-      case errc::timed_out:
+      case client_errc::timed_out:
         return "not acquired within the timeout";
-      case errc::unsupported_by_transport:
+      case client_errc::unsupported_by_transport:
         return "the ZooKeeper transport this build links does not support the request";
-      case errc::malformed_reply:
+      case client_errc::malformed_reply:
         return "the server sent bytes that break the ZooKeeper protocol (truncated, oversized or out of "
                "order)";
-      case errc::transport_unavailable:
+      case client_errc::transport_unavailable:
         return "the ZooKeeper transport asked for is not in this build of zkrecipes (or "
                "ZKR_ZOOKEEPER_TRANSPORT names none: use c or native)";
-      case errc::corrupted_data:
+      case client_errc::corrupted_data:
         return "the node's data is not a value of the recipe (wrong size: written by someone else)";
-      case errc::sasl_unsupported:
+      case client_errc::sasl_unsupported:
         return "SASL was asked for, but the transport or this build has no SASL for the mechanism";
-      case errc::sasl_config_error:
+      case client_errc::sasl_config_error:
         return "the SASL settings are incomplete, or a SASL credential file is missing or unreadable";
-      case errc::sasl_auth_failed:
+      case client_errc::sasl_auth_failed:
         return "the ZooKeeper server refused the SASL authentication (wrong password, unknown user or no "
                "common mechanism)";
-      case errc::outcome_unknown:
+      case client_errc::outcome_unknown:
         return "the write's answer was lost with the connection and the node has changed since: it was "
                "applied once or not at all";
     }
@@ -173,8 +173,9 @@ bool is_session_lost(const error_code& ec) noexcept {
            ec.value() == static_cast<int>(zk_errc::invalid_state) ||
            ec.value() == static_cast<int>(zk_errc::closing);
   // A client that gave its session up for good after a TLS refusal (as for an auth failure).
-  return ec == errc::closed || ec == errc::tls_handshake_failed || ec == errc::tls_file_error ||
-         ec == errc::tls_key_error || ec == errc::sasl_auth_failed || ec == errc::sasl_config_error;
+  return ec == client_errc::closed || ec == client_errc::tls_handshake_failed ||
+         ec == client_errc::tls_file_error || ec == client_errc::tls_key_error ||
+         ec == client_errc::sasl_auth_failed || ec == client_errc::sasl_config_error;
 }
 
 bool is_connection_loss(const error_code& ec) noexcept {

@@ -12,20 +12,20 @@ void CoreImpl::remove(std::string path, int version, bool guaranteed, bool quiet
                       RequestOptions ro) {
   if (guaranteed) ro.stop.reset();  // a guaranteed delete keeps its guarantee when its caller stops waiting
   if (auto ec = gate(path)) return post_result(std::move(cb), ec);
-  if (path == "/") return post_result(std::move(cb), error_code(errc::invalid_path));
+  if (path == "/") return post_result(std::move(cb), error_code(client_errc::invalid_path));
   auto full = ns_.fix(path);
   auto attempt = std::make_shared<Attempt>([this, full, version](Done k) {
     session_->submit(zk::Delete{full, version}, [k = std::move(k)](zk::Reply r) mutable { k(r.ec); });
   });
   // A retryable failure to create the namespace keeps a guaranteed delete too.
-  with_retry(
-      ro, in_namespace(std::move(attempt)),
-      [this, full, guaranteed, quietly, cb = std::move(cb)](error_code ec) mutable {
-        if (ec == zk_errc::no_node && quietly) return cb({});
-        if (ec && guaranteed && !life_.closed() && (is_retryable(ec) || ec == errc::connection_timeout))
-          deletes_.remove(full);
-        cb(ec);
-      });
+  with_retry(ro, in_namespace(std::move(attempt)),
+             [this, full, guaranteed, quietly, cb = std::move(cb)](error_code ec) mutable {
+               if (ec == zk_errc::no_node && quietly) return cb({});
+               if (ec && guaranteed && !life_.closed() &&
+                   (is_retryable(ec) || ec == client_errc::connection_timeout))
+                 deletes_.remove(full);
+               cb(ec);
+             });
 }
 
 void remove_each(Core& core, std::vector<std::string> paths, VoidCallback cb) {
@@ -90,7 +90,7 @@ void CoreImpl::delete_children_then(std::string path, int version, bool guarante
     // that node only, so it completes once the children are gone, or reports not_empty and gives up.
     return delete_children_then(
         path, version, false, quietly, [this, path, cb = std::move(cb)](error_code ec) mutable {
-          if (ec && !life_.closed() && (is_retryable(ec) || ec == errc::connection_timeout))
+          if (ec && !life_.closed() && (is_retryable(ec) || ec == client_errc::connection_timeout))
             deletes_.remove(ns_.fix(path));
           cb(ec);
         });

@@ -32,8 +32,8 @@ class Lifecycle {
   /// What an operation gets from a client that is not open (`closed`, `not_started`); none when open.
   error_code gate() const noexcept {
     const auto p = phase();
-    if (p == Phase::closed) return errc::closed;
-    if (p == Phase::idle) return errc::not_started;
+    if (p == Phase::closed) return client_errc::closed;
+    if (p == Phase::idle) return client_errc::not_started;
     return {};
   }
 

@@ -33,7 +33,7 @@ AclList CoreImpl::acl_for(const std::string& full_path, const std::optional<AclL
 
 error_code CoreImpl::gate(std::string_view path, bool sequential) const {
   if (auto ec = life_.gate()) return ec;
-  if (path_error(path, sequential)) return errc::invalid_path;
+  if (path_error(path, sequential)) return client_errc::invalid_path;
   return {};
 }
 

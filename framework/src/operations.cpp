@@ -59,7 +59,7 @@ WatchId CoreImpl::get_children(std::string path, WatchCallback watch, ChildrenCa
 void CoreImpl::set_data(std::string path, std::string data, int version, StatCallback cb, RequestOptions ro) {
   if (auto ec = gate(path)) return post_result(std::move(cb), ec, zkr::Stat{});
   if (data.size() > cfg_.max_data_size)
-    return post_result(std::move(cb), error_code(errc::data_too_large), zkr::Stat{});
+    return post_result(std::move(cb), error_code(client_errc::data_too_large), zkr::Stat{});
   auto full = ns_.fix(path);
   auto result = std::make_shared<zkr::Stat>();
   auto d = std::make_shared<std::string>(std::move(data));
@@ -80,11 +80,11 @@ void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) {
     if (op.kind == Op::Kind::create &&
         (op.mode == CreateMode::container || op.mode == CreateMode::persistent_with_ttl ||
          op.mode == CreateMode::persistent_sequential_with_ttl))
-      return post_result(std::move(cb), error_code(errc::invalid_argument), std::vector<OpResult>{});
+      return post_result(std::move(cb), error_code(client_errc::invalid_argument), std::vector<OpResult>{});
     if (path_error(op.path, op.kind == Op::Kind::create && is_sequential(op.mode)))
-      return post_result(std::move(cb), error_code(errc::invalid_path), std::vector<OpResult>{});
+      return post_result(std::move(cb), error_code(client_errc::invalid_path), std::vector<OpResult>{});
     if (op.data.size() > cfg_.max_data_size)
-      return post_result(std::move(cb), error_code(errc::data_too_large), std::vector<OpResult>{});
+      return post_result(std::move(cb), error_code(client_errc::data_too_large), std::vector<OpResult>{});
   }
   if (ops.empty()) return post_result(std::move(cb), error_code{}, std::vector<OpResult>{});
   struct MultiState {
@@ -225,7 +225,7 @@ void CoreImpl::remove_all_watches(std::string path, VoidCallback cb) {
   if (auto ec = gate(path)) return post_result(std::move(cb), ec);
   watches_.forget_path(path);
   if (!session_->is_open())
-    return post_result(std::move(cb), life_.given_up() ? life_.reason() : error_code(errc::closed));
+    return post_result(std::move(cb), life_.given_up() ? life_.reason() : error_code(client_errc::closed));
   session_->submit(
       zk::RemoveWatches{ns_.fix(path), zk::WatchKind::any},
       [cb = std::move(cb)](zk::Reply r) mutable { cb(r.ec == zk_errc::no_watcher ? error_code{} : r.ec); });

@@ -13,11 +13,11 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
   if (auto ec = gate(path, sequential)) return post_result(std::move(cb), ec, CreateResult{});
   std::string data = options.data ? *options.data : *cfg_.default_data;
   if (data.size() > cfg_.max_data_size)
-    return post_result(std::move(cb), error_code(errc::data_too_large), CreateResult{});
+    return post_result(std::move(cb), error_code(client_errc::data_too_large), CreateResult{});
   if ((options.mode == CreateMode::persistent_with_ttl ||
        options.mode == CreateMode::persistent_sequential_with_ttl) &&
       options.ttl.count() <= 0)
-    return post_result(std::move(cb), error_code(errc::invalid_argument), CreateResult{});
+    return post_result(std::move(cb), error_code(client_errc::invalid_argument), CreateResult{});
 
   struct State {
     std::string full;
@@ -85,7 +85,8 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
       // A stop after a failed try counts as unknown (the loop did not get to look). With no try sent (never
       // connected), there is nothing to look for.
       if (!st->protected_id.empty() && !life_.closed() && st->attempts > 0 &&
-          (is_connection_loss(ec) || ec == errc::connection_timeout || ec == asio::error::operation_aborted))
+          (is_connection_loss(ec) || ec == client_errc::connection_timeout ||
+           ec == asio::error::operation_aborted))
         deletes_.sweep(parent_path(st->full), protected_names::prefix_for(st->protected_id));
       return cb(ec, CreateResult{});
     }

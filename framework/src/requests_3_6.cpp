@@ -1,7 +1,7 @@
 // ZooKeeper 3.6+'s requests, where the session speaks them (`Session::speaks_3_6`): persistent watches
 // (addWatch), multiRead, getEphemerals, getAllChildrenNumber and whoAmI. Each is one request under the
 // namespace and the retry loop, as the plain operations are (operations.cpp). Over a transport that lacks
-// them, each fails with `errc::unsupported_by_transport` before anything is sent.
+// them, each fails with `client_errc::unsupported_by_transport` before anything is sent.
 
 #include "core_impl.hpp"
 
@@ -13,7 +13,7 @@ template <class Request, class Result, class Fill>
 void CoreImpl::request_3_6(std::string path, Request request, unique_function<void(error_code, Result)> cb,
                            RequestOptions ro, Fill fill) {
   if (!session_->speaks_3_6())
-    return post_result(std::move(cb), error_code(errc::unsupported_by_transport), Result{});
+    return post_result(std::move(cb), error_code(client_errc::unsupported_by_transport), Result{});
   if (auto ec = gate(path)) return post_result(std::move(cb), ec, Result{});
   auto result = std::make_shared<Result>();
   auto attempt =
@@ -31,7 +31,7 @@ void CoreImpl::request_3_6(std::string path, Request request, unique_function<vo
 WatchId CoreImpl::add_persistent_watch(std::string path, AddWatchMode mode, WatchCallback watch,
                                        VoidCallback cb, RequestOptions ro) {
   if (!session_->speaks_3_6()) {
-    post_result(std::move(cb), error_code(errc::unsupported_by_transport));
+    post_result(std::move(cb), error_code(client_errc::unsupported_by_transport));
     return 0;
   }
   if (auto ec = gate(path)) {

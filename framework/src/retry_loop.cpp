@@ -32,7 +32,7 @@ void CoreImpl::with_retry(const RequestOptions& ro, std::shared_ptr<Attempt> att
   auto run = std::make_shared<unique_function<void()>>();
   *run = [this, st, weak_run = std::weak_ptr(run)]() {
     auto self_run = weak_run.lock();
-    if (life_.closed()) return st->done(errc::closed);
+    if (life_.closed()) return st->done(client_errc::closed);
     if (life_.given_up()) return st->done(life_.reason());
     if (st->stopped()) return st->done(asio::error::operation_aborted);
     auto go = [this, st, self_run] {
@@ -45,7 +45,7 @@ void CoreImpl::with_retry(const RequestOptions& ro, std::shared_ptr<Attempt> att
         // closed) failed with its session: retry it like an expiry. One cut off by the close: closed.
         const bool closed = life_.closed();
         if (ec == zk_errc::closing)
-          ec = closed ? error_code(errc::closed) : error_code(zk_errc::session_expired);
+          ec = closed ? error_code(client_errc::closed) : error_code(zk_errc::session_expired);
         if (ec && st->retry && !closed && !st->stopped() && cfg_.retry_policy->allow_retry(ec)) {
           auto elapsed = std::chrono::duration_cast<Millis>(Clock::now() - st->start);
           if (auto sleep = cfg_.retry_policy->allow_retry(st->retries++, elapsed)) {
@@ -66,10 +66,10 @@ void CoreImpl::with_retry(const RequestOptions& ro, std::shared_ptr<Attempt> att
     if (connected_) return go();
     auto wid = when_connected(cfg_.connection_timeout, [this, st, go](bool ok) mutable {
       st->wake_on_stop({});
-      if (life_.closed()) return st->done(errc::closed);
+      if (life_.closed()) return st->done(client_errc::closed);
       if (life_.given_up()) return st->done(life_.reason());
       if (st->stopped()) return st->done(asio::error::operation_aborted);
-      if (!ok) return st->done(errc::connection_timeout);
+      if (!ok) return st->done(client_errc::connection_timeout);
       go();
     });
     if (wid != 0) st->wake_on_stop([this, wid] { cancel_wait(wid); });

@@ -159,8 +159,8 @@ class SessionEvents {
   /// The server refused our auth info: the session is over for good (called from inside the session's work).
   virtual void on_auth_failed() = 0;
   /// The connection's authentication was refused for good with a reason of the library's own (SASL:
-  /// `errc::sasl_auth_failed`, `errc::sasl_config_error`): the client gives up with `ec`, logging `why`
-  /// (never a secret). Posted by the session, as `on_session_state` is.
+  /// `client_errc::sasl_auth_failed`, `client_errc::sasl_config_error`): the client gives up with `ec`,
+  /// logging `why` (never a secret). Posted by the session, as `on_session_state` is.
   virtual void on_refused(error_code ec, const std::string& why) {
     (void)ec;
     (void)why;
@@ -168,7 +168,7 @@ class SessionEvents {
   }
   /// Whether the framework counts the session as connected now (the session reports a silent disconnect).
   virtual bool believes_connected() const = 0;
-  /// What a request gets while there is no session: `errc::closed` (the client closed), the reason the
+  /// What a request gets while there is no session: `client_errc::closed` (the client closed), the reason the
   /// client gave up (auth failed, TLS refused), or `zk_errc::session_expired` (the session is being
   /// replaced).
   virtual error_code no_session_ec() const = 0;
@@ -192,7 +192,7 @@ class Session {
   /// Whether the transport speaks ZooKeeper 3.6+'s requests (`needs_3_6`): addWatch with persistent
   /// watches set again on every new connection (SetWatches2), multiRead, getEphemerals,
   /// getAllChildrenNumber, whoAmI. A session that does not answers them with
-  /// `errc::unsupported_by_transport`.
+  /// `client_errc::unsupported_by_transport`.
   virtual bool speaks_3_6() const { return false; }
   /// The session id and the negotiated session timeout, once connected.
   virtual std::int64_t session_id() const = 0;

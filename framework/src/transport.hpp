@@ -13,7 +13,7 @@ namespace zkr::detail {
 inline constexpr const char* transport_env_var = "ZKR_ZOOKEEPER_TRANSPORT";
 
 /// The transport a client asking for `asked` speaks through; empty when this build cannot give it
-/// (`errc::transport_unavailable`).
+/// (`client_errc::transport_unavailable`).
 std::optional<Transport> resolve_transport(Transport asked) noexcept;
 
 /// Whether the ZooKeeper C client this build links has TLS (false without a C client).

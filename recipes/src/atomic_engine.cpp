@@ -26,11 +26,12 @@ AtomicEngine::AtomicEngine(std::shared_ptr<Core> core, std::string path, std::si
       width_(width),
       retry_(std::move(retry)),
       promoted_(std::move(promoted)) {
-  if (auto why = path_error(path_)) throw Error(errc::invalid_path, "DistributedAtomic " + *why, path_);
-  if (!retry_) throw Error(errc::invalid_argument, "DistributedAtomic: no retry policy", path_);
+  if (auto why = path_error(path_))
+    throw Error(client_errc::invalid_path, "DistributedAtomic " + *why, path_);
+  if (!retry_) throw Error(client_errc::invalid_argument, "DistributedAtomic: no retry policy", path_);
   if (promoted_) {
     if (!promoted_->retry_policy)
-      throw Error(errc::invalid_argument, "PromotedToLock: no retry policy", promoted_->lock_path);
+      throw Error(client_errc::invalid_argument, "PromotedToLock: no retry policy", promoted_->lock_path);
     lock_ = std::make_shared<LockInternals>(core_, promoted_->lock_path, "lock-", 1, default_mutex_driver());
   }
 }
@@ -88,7 +89,7 @@ void AtomicEngine::get(AtomicCallback cb) {
                     else if (ec)
                       return cb(ec, r);
                     auto v = self->read(d.data);
-                    if (!v) return cb(errc::corrupted_data, r);
+                    if (!v) return cb(client_errc::corrupted_data, r);
                     r.succeeded = true;
                     r.pre = r.post = std::move(*v);
                     cb({}, r);

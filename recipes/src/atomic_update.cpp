@@ -33,7 +33,7 @@ void AtomicUpdate::try_once() {
     if (ec && !missing) return self->finish(ec);
     if (missing) d.data.clear();  // read as empty data
     auto pre = self->engine_->read(d.data);
-    if (!pre) return self->finish(errc::corrupted_data);
+    if (!pre) return self->finish(client_errc::corrupted_data);
     self->version_ = d.stat.version;
     self->write(missing, std::move(*pre));
   });
@@ -79,7 +79,7 @@ void AtomicUpdate::recheck(bool missing) {
           const bool gone = ec == zk_errc::no_node;
           if (ec && !gone) return self->finish(ec);
           const bool unchanged = missing ? gone : !gone && d.stat.version == self->version_;
-          if (!unchanged) return self->finish(errc::outcome_unknown);
+          if (!unchanged) return self->finish(client_errc::outcome_unknown);
           auto pre = std::move(self->out_.pre);
           self->write(missing, std::move(pre));  // not applied: the same write again
         });

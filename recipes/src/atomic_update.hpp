@@ -26,7 +26,7 @@ class AtomicUpdate : public std::enable_shared_from_this<AtomicUpdate> {
   ///
   /// A write whose answer is lost with the connection is not sent again blindly (it may have been applied):
   /// once the client is connected again, a sync and a read tell. The node as it was read: not applied,
-  /// written again; changed: `errc::outcome_unknown`.
+  /// written again; changed: `client_errc::outcome_unknown`.
   static void start(std::shared_ptr<AtomicEngine> engine, std::shared_ptr<LockInternals> lock,
                     std::optional<PromotedToLock> promoted, RetryPolicyPtr retry, Next next,
                     AtomicCallback cb);

@@ -18,16 +18,16 @@ InterProcessMultiLock::InterProcessMultiLock(CuratorFramework& client, std::vect
 
 InterProcessMultiLock::InterProcessMultiLock(std::vector<std::shared_ptr<InterProcessLock>> locks)
     : owned_(std::move(locks)) {
-  if (owned_.empty()) throw Error(errc::invalid_argument, "multi-lock (no locks)", "");
+  if (owned_.empty()) throw Error(client_errc::invalid_argument, "multi-lock (no locks)", "");
   for (const auto& l : owned_) {
-    if (!l) throw Error(errc::invalid_argument, "multi-lock (null lock)", "");
+    if (!l) throw Error(client_errc::invalid_argument, "multi-lock (null lock)", "");
     locks_.push_back(l.get());
   }
   async_target_ = std::make_shared<const AsyncTarget>(AsyncTarget{nullptr, locks_, owned_});
 }
 
 InterProcessMultiLock::InterProcessMultiLock(std::vector<std::reference_wrapper<InterProcessLock>> locks) {
-  if (locks.empty()) throw Error(errc::invalid_argument, "multi-lock (no locks)", "");
+  if (locks.empty()) throw Error(client_errc::invalid_argument, "multi-lock (no locks)", "");
   for (auto& l : locks) locks_.push_back(&l.get());
   async_target_ = std::make_shared<const AsyncTarget>(AsyncTarget{nullptr, locks_, {}});
 }
@@ -48,7 +48,7 @@ detail::OpInfo InterProcessMultiLock::acquire_info() const {
   detail::OpInfo info{"acquire", paths_.empty() ? std::string() : paths_.front(),
                       detail::Cancellation::cleanup};
   if (!grant_core())
-    info.refuse = errc::invalid_argument;  // a lock of this multi-lock has no asynchronous acquire
+    info.refuse = client_errc::invalid_argument;  // a lock of this multi-lock has no asynchronous acquire
   return info;
 }
 

@@ -45,7 +45,8 @@ class InterProcessReadWriteLock::WriteLock : public InterProcessMutex {
  protected:
   /// `participant_nodes` lists the writer nodes only (Curator: children containing "__WRIT__").
   std::string participant_kind() const override;
-  /// `errc::would_deadlock` when the calling thread holds the read lock but not the write lock (upgrade).
+  /// `client_errc::would_deadlock` when the calling thread holds the read lock but not the write lock
+  /// (upgrade).
   error_code acquire_precondition() const override;
 
  private:
@@ -79,7 +80,7 @@ std::string InterProcessReadWriteLock::WriteLock::participant_kind() const {
 
 error_code InterProcessReadWriteLock::WriteLock::acquire_precondition() const {
   // Re-entering the write lock never gets here; holding only the read lock means waiting for ourselves.
-  if (read_ && read_->is_owned_by_current_thread()) return errc::would_deadlock;
+  if (read_ && read_->is_owned_by_current_thread()) return client_errc::would_deadlock;
   return {};
 }
 
@@ -102,7 +103,7 @@ detail::AcquireOptions InterProcessReadWriteLock::ReadLock::make_options(
   // releases it, but the write node went with its session (or was deleted): granting the read at once, with
   // a node sorted where that write node was, would let it read beside the next writer. Curator checks only
   // the thread. A grant known to be lost queues its read as any reader does; one found lost during the
-  // downgrade (its node missing from the listing, or a new session) fails it with `errc::lock_lost`.
+  // downgrade (its node missing from the listing, or a new session) fails it with `client_errc::lock_lost`.
   const Lease* write_lease = write_.lease();
   if (!write_lease || write_lease->status() == LeaseStatus::lost ||
       write_lease->session_id() != detail::access::engine(*this)->core()->session_id())

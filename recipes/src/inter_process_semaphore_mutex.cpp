@@ -35,7 +35,7 @@ void InterProcessSemaphoreMutex::release(error_code& ec) {
   {
     std::lock_guard lk(mu_);
     if (!lease_) {
-      ec = errc::not_acquired;
+      ec = client_errc::not_acquired;
       return;
     }
     l = std::move(lease_);  // cleared before the delete (CURATOR-376)

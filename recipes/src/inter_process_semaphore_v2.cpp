@@ -254,7 +254,8 @@ struct SemAcquire : AcquireOp<SemAcquire, std::vector<Lease>> {
   void missing_node() {
     if (watch) core->remove_watch(watch), watch = 0;
     auto sleep = retries.next(*core);
-    if (!sleep) return stop(errc::node_not_found_after_retries);  // deletes the lease and the mutex first
+    if (!sleep)
+      return stop(client_errc::node_not_found_after_retries);  // deletes the lease and the mutex first
     std::vector<std::string> nodes;
     if (!lease_node.empty()) nodes.push_back(lease_node.take_path());
     give_back(*core, std::move(nodes), lease_list(std::move(mutex_lease)));
@@ -286,7 +287,7 @@ void semaphore_acquire(std::shared_ptr<SemaphoreShared> s, int qty,
                        unique_function<void(error_code, std::vector<Lease>)> done) {
   if (qty < 1) {
     return boost::asio::post(s->core->io_executor(),
-                             [done = std::move(done)]() mutable { done(errc::invalid_argument, {}); });
+                             [done = std::move(done)]() mutable { done(client_errc::invalid_argument, {}); });
   }
   auto a = std::make_shared<SemAcquire>(std::move(s), qty, deadline, std::move(cancel), std::move(done));
   a->begin();
@@ -298,8 +299,8 @@ namespace detail {
 
 std::shared_ptr<SemaphoreShared> make_semaphore_shared(std::shared_ptr<Core> core, std::string path,
                                                        int max_leases) {
-  if (auto why = path_error(path)) throw Error(errc::invalid_path, "semaphore " + *why, path);
-  if (max_leases < 1) throw Error(errc::invalid_argument, "semaphore max_leases must be >= 1", path);
+  if (auto why = path_error(path)) throw Error(client_errc::invalid_path, "semaphore " + *why, path);
+  if (max_leases < 1) throw Error(client_errc::invalid_argument, "semaphore max_leases must be >= 1", path);
   auto s = std::make_shared<SemaphoreShared>();
   s->core = std::move(core);
   s->path = path;

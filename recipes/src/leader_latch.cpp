@@ -137,7 +137,7 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
 
   /// An acquire failed (retry policy exhausted while disconnected, say): try again once connected.
   void retry_later(error_code ec) {
-    if (ec == errc::closed) return;  // the client is closed: nothing will ever connect again
+    if (ec == client_errc::closed) return;  // the client is closed: nothing will ever connect again
     core->logger()->warn("LeaderLatch {}: queueing failed ({}); will try again", engine->base_path(),
                          ec.message());
     need_attempt = true;
@@ -220,7 +220,7 @@ struct LeaderLatch::Impl : std::enable_shared_from_this<LeaderLatch::Impl> {
       std::lock_guard lk(mu);
       return std::exchange(waiters, {});
     }();
-    for (auto& [i, w] : woken) w(errc::closed);
+    for (auto& [i, w] : woken) w(client_errc::closed);
   }
 };
 
@@ -254,7 +254,8 @@ void LeaderLatch::close(CloseMode mode, error_code& ec) {
   {
     std::lock_guard lk(impl_->mu);
     if (impl_->state != State::started) {
-      ec = impl_->state == State::latent ? make_error_code(errc::not_started) : make_error_code(errc::closed);
+      ec = impl_->state == State::latent ? make_error_code(client_errc::not_started)
+                                         : make_error_code(client_errc::closed);
       return;
     }
     impl_->state = State::closed;
@@ -280,13 +281,13 @@ void LeaderLatch::close() { close(impl_->close_mode); }
 void LeaderLatch::await(error_code& ec) {
   ec = {};
   if (impl_->core->running_in_io_thread()) {
-    ec = errc::would_deadlock;
+    ec = client_errc::would_deadlock;
     return;
   }
   std::unique_lock lk(impl_->mu);
   impl_->cv.wait(lk, [&] { return impl_->state != State::started || impl_->leader; });
-  if (impl_->state == State::latent) ec = errc::not_started;
-  if (impl_->state == State::closed) ec = errc::closed;
+  if (impl_->state == State::latent) ec = client_errc::not_started;
+  if (impl_->state == State::closed) ec = client_errc::closed;
 }
 void LeaderLatch::await() {
   error_code ec;
@@ -305,8 +306,8 @@ std::uint64_t LeaderLatch::await_start(const std::shared_ptr<Impl>& impl, detail
   std::unique_lock lk(impl->mu);
   if (impl->state != State::started || impl->leader) {
     auto ec = impl->state == State::started  ? error_code{}
-              : impl->state == State::latent ? make_error_code(errc::not_started)
-                                             : make_error_code(errc::closed);
+              : impl->state == State::latent ? make_error_code(client_errc::not_started)
+                                             : make_error_code(client_errc::closed);
     lk.unlock();
     cb(ec);
     return 0;

@@ -25,7 +25,7 @@ LeaderSelector::LeaderSelector(CuratorFramework& client, std::string leader_path
       mutex_(client, std::move(leader_path)),
       listener_(std::move(listener)),
       target_(std::make_shared<Target>()) {
-  if (!listener_) throw Error(errc::invalid_argument, "LeaderSelector (null listener)", mutex_.path());
+  if (!listener_) throw Error(client_errc::invalid_argument, "LeaderSelector (null listener)", mutex_.path());
   target_->self = this;
 }
 
@@ -66,7 +66,8 @@ void LeaderSelector::start(error_code& ec) {
   {
     std::lock_guard lk(mu_);
     if (state_ != State::latent) {
-      ec = state_ == State::closed ? make_error_code(errc::closed) : make_error_code(errc::invalid_argument);
+      ec = state_ == State::closed ? make_error_code(client_errc::closed)
+                                   : make_error_code(client_errc::invalid_argument);
       return;
     }
     state_ = State::started;
@@ -109,7 +110,8 @@ bool LeaderSelector::requeue(error_code& ec) {
   {
     std::lock_guard lk(mu_);
     if (state_ != State::started) {
-      ec = state_ == State::latent ? make_error_code(errc::not_started) : make_error_code(errc::closed);
+      ec = state_ == State::latent ? make_error_code(client_errc::not_started)
+                                   : make_error_code(client_errc::closed);
       return false;
     }
   }
@@ -171,7 +173,7 @@ Lease LeaderSelector::acquire_cancellable(const std::shared_ptr<detail::CancelSt
     ec = e;
     return std::move(l);
   } catch (const std::future_error&) {  // the client's I/O thread ended without running it: closed
-    ec = errc::closed;
+    ec = client_errc::closed;
     return {};
   }
 }
@@ -220,11 +222,11 @@ void LeaderSelector::do_work() {
   if (lease) {
     error_code rec;
     lease.release(rec);  // deletes our node: the next in line leads
-    if (rec && rec != errc::not_acquired)
+    if (rec && rec != client_errc::not_acquired)
       core()->logger()->warn("LeaderSelector {}: releasing {} failed ({}); deleting in the background",
                              path(), lease.node_path(), rec.message());
   }
-  if (!requeue_now || ec == errc::closed) return;
+  if (!requeue_now || ec == client_errc::closed) return;
   if (ec && ec != asio::error::operation_aborted) {
     // An acquire that failed (retry policy exhausted while disconnected): pause before the next one.
     std::unique_lock lk(mu_);
@@ -238,7 +240,8 @@ void LeaderSelector::close(error_code& ec) {
   {
     std::lock_guard lk(mu_);
     if (state_ != State::started) {
-      ec = state_ == State::latent ? make_error_code(errc::not_started) : make_error_code(errc::closed);
+      ec = state_ == State::latent ? make_error_code(client_errc::not_started)
+                                   : make_error_code(client_errc::closed);
       return;
     }
     state_ = State::closed;

@@ -160,12 +160,12 @@ void LeaseCore::watch_node() {
 }
 
 void LeaseCore::release(VoidCallback cb) {
-  if (released) return cb(errc::not_acquired);
+  if (released) return cb(client_errc::not_acquired);
   released = true;
   set_status(LeaseStatus::released);
   stop_monitoring();
   // The session and its ephemeral node are gone with the client; a persistent node is left behind.
-  if (!core->is_open()) return cb(persistent ? error_code(errc::closed) : error_code{});
+  if (!core->is_open()) return cb(persistent ? error_code(client_errc::closed) : error_code{});
   core->remove(path, -1, /*guaranteed=*/true, /*quietly=*/true, std::move(cb));
 }
 
@@ -263,19 +263,19 @@ void Lease::on_status_change(std::function<void(LeaseStatus)> listener) {
 }
 
 std::shared_ptr<detail::Core> Lease::core_of() const {
-  if (!core_) throw Error(errc::not_acquired, "lease", "");
+  if (!core_) throw Error(client_errc::not_acquired, "lease", "");
   return core_->core;
 }
 
 std::shared_ptr<detail::Core> Lease::async_core() const noexcept { return core_ ? core_->core : nullptr; }
 
 detail::OpInfo Lease::info(std::string_view operation, detail::Cancellation cancellation) const {
-  if (!core_) return {operation, std::string(), cancellation, errc::not_acquired};
+  if (!core_) return {operation, std::string(), cancellation, client_errc::not_acquired};
   return {operation, core_->path, cancellation};
 }
 
 void Lease::release_start(const std::shared_ptr<detail::LeaseCore>& c, detail::VoidCallback cb) {
-  if (!c) return cb(errc::not_acquired);
+  if (!c) return cb(client_errc::not_acquired);
   c->release(std::move(cb));
 }
 
@@ -304,14 +304,14 @@ void Lease::multi_while_held_start(std::vector<std::shared_ptr<detail::LeaseCore
                                    std::vector<Op> ops,
                                    detail::unique_function<void(error_code, std::vector<OpResult>)> cb,
                                    detail::StopPtr stop) {
-  if (grants.empty()) return cb(errc::not_acquired, {});
+  if (grants.empty()) return cb(client_errc::not_acquired, {});
   for (const auto& g : grants) {
-    if (!g || g->released) return cb(errc::not_acquired, {});
+    if (!g || g->released) return cb(client_errc::not_acquired, {});
     if (g->core != grants.front()->core)
-      return cb(errc::invalid_argument, {});  // one transaction, one client
+      return cb(client_errc::invalid_argument, {});  // one transaction, one client
   }
   for (const auto& g : grants)
-    if (g->status == LeaseStatus::lost) return cb(errc::lock_lost, {});
+    if (g->status == LeaseStatus::lost) return cb(client_errc::lock_lost, {});
   const std::size_t checks = grants.size();
   std::vector<Op> all;
   all.reserve(checks + ops.size());
@@ -323,7 +323,7 @@ void Lease::multi_while_held_start(std::vector<std::shared_ptr<detail::LeaseCore
         const auto end = results.begin() + static_cast<std::ptrdiff_t>(std::min(checks, results.size()));
         // The node is gone: the grant was lost (its session expired, or someone deleted it).
         if (std::any_of(results.begin(), end, [](const OpResult& r) { return r.ec == zk_errc::no_node; }))
-          ec = errc::lock_lost;
+          ec = client_errc::lock_lost;
         results.erase(results.begin(), end);
         cb(ec, std::move(results));
       },
@@ -332,7 +332,7 @@ void Lease::multi_while_held_start(std::vector<std::shared_ptr<detail::LeaseCore
 
 void Lease::data_start(const std::shared_ptr<detail::LeaseCore>& c,
                        detail::unique_function<void(error_code, std::string)> cb, detail::StopPtr stop) {
-  if (!c || c->released) return cb(errc::not_acquired, {});
+  if (!c || c->released) return cb(client_errc::not_acquired, {});
   c->core->get_data(c->path, nullptr,
                     [cb = std::move(cb)](error_code ec, NodeData d) mutable { cb(ec, std::move(d.data)); },
                     {.stop = std::move(stop)});
@@ -340,7 +340,7 @@ void Lease::data_start(const std::shared_ptr<detail::LeaseCore>& c,
 
 std::string Lease::data(error_code& ec) const {
   if (!core_) {
-    ec = errc::not_acquired;
+    ec = client_errc::not_acquired;
     return {};
   }
   return detail::run_blocking<std::string>(
@@ -357,7 +357,7 @@ std::string Lease::data() const {
 
 std::vector<OpResult> Lease::multi_while_held(std::vector<Op> ops, error_code& ec) const {
   if (!core_) {
-    ec = errc::not_acquired;
+    ec = client_errc::not_acquired;
     return {};
   }
   return detail::run_blocking<std::vector<OpResult>>(
@@ -376,7 +376,7 @@ std::vector<OpResult> Lease::multi_while_held(std::vector<Op> ops) const {
 
 void Lease::release(error_code& ec) {
   if (!core_) {
-    ec = errc::not_acquired;
+    ec = client_errc::not_acquired;
     return;
   }
   if (core_->core->running_in_io_thread()) {
@@ -385,7 +385,7 @@ void Lease::release(error_code& ec) {
     // would leave the node, and everyone else behind it, until the session ends.
     auto c = std::move(core_);
     if (c->released) {
-      ec = errc::not_acquired;
+      ec = client_errc::not_acquired;
       return;
     }
     ec = {};

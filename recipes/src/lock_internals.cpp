@@ -35,7 +35,7 @@ LockInternals::LockInternals(std::shared_ptr<detail::Core> core, std::string bas
       lock_name_(std::move(lock_name)),
       max_leases_(max_leases),
       driver_(std::move(driver)) {
-  if (auto why = path_error(base_path_)) throw Error(errc::invalid_path, "lock " + *why, base_path_);
+  if (auto why = path_error(base_path_)) throw Error(client_errc::invalid_path, "lock " + *why, base_path_);
   if (!driver_)
     driver_ = std::shared_ptr<const LockDriver>(&standard_lock_driver(), [](const LockDriver*) {});
 }
@@ -194,7 +194,8 @@ struct LockInternals::Attempt : AcquireOp<LockInternals::Attempt, Lease> {
     if (!r) return retry_with_new_node(zk_errc::no_node);
     if (r->gets_the_lock && !options.fixed_sequence_node.empty() &&
         std::find(l.names.begin(), l.names.end(), options.fixed_sequence_node) == l.names.end())
-      return give_up(errc::lock_lost);  // the node whose place we take is gone: so is the grant it stood for
+      return give_up(
+          client_errc::lock_lost);  // the node whose place we take is gone: so is the grant it stood for
     if (r->gets_the_lock) return grant();
     if (out_of_time()) return give_up({});
     // An event seen while this listing was in flight may postdate it: look again.
@@ -311,7 +312,7 @@ struct LockInternals::Attempt : AcquireOp<LockInternals::Attempt, Lease> {
     // CURATOR-604: an ephemeral node of an earlier session is never ours.
     if (!node.of_live_session(*core)) return retry_with_new_node(zk_errc::session_expired);
     if (!options.fixed_sequence_node.empty() && node.session != options.fixed_sequence_session)
-      return give_up(errc::lock_lost);
+      return give_up(client_errc::lock_lost);
     core->logger()->debug("lock {}: granted {}", engine->base_path_, node.path);
     drop_watches();
     auto lease = detail::make_lease(core, node.path, node.czxid, node.session, node.persistent());
@@ -375,7 +376,8 @@ struct LockInternals::Attempt : AcquireOp<LockInternals::Attempt, Lease> {
     if (stopping()) return give_up({});
     auto sleep = retries.next(*core);
     if (!sleep || !core->is_open())
-      return give_up(cause == zk_errc::no_node ? error_code(errc::node_not_found_after_retries) : cause);
+      return give_up(cause == zk_errc::no_node ? error_code(client_errc::node_not_found_after_retries)
+                                               : cause);
     // Our node may still exist (a node of an earlier session, CURATOR-604; a listing that raced with the
     // parent's reaping): delete it before making another one.
     if (!node.empty()) give_back(*core, {node.take_path()}, {});

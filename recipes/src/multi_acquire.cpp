@@ -23,10 +23,11 @@ std::shared_ptr<Core> multi_core(const std::shared_ptr<MultiShared>& s) { return
 
 std::shared_ptr<MultiShared> make_multi_shared(std::shared_ptr<Core> core,
                                                const std::vector<std::string>& paths) {
-  if (paths.empty()) throw Error(errc::invalid_argument, "multi-lock (no paths)", "");
+  if (paths.empty()) throw Error(client_errc::invalid_argument, "multi-lock (no paths)", "");
   for (std::size_t i = 0; i < paths.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
-      if (paths[i] == paths[j]) throw Error(errc::invalid_argument, "multi-lock (duplicate path)", paths[i]);
+      if (paths[i] == paths[j])
+        throw Error(client_errc::invalid_argument, "multi-lock (duplicate path)", paths[i]);
   auto s = std::make_shared<MultiShared>();
   s->core = core;
   for (const auto& p : paths)

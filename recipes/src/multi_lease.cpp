@@ -22,7 +22,7 @@ void multi_release_nodes(std::vector<Lease> leases, VoidCallback cb) {
   std::vector<std::shared_ptr<LeaseCore>> cores;
   for (auto it = leases.rbegin(); it != leases.rend(); ++it)
     if (auto& st = detail::access::state(*it); st && !st->released) cores.push_back(st);
-  if (cores.empty()) return cb(errc::not_acquired);
+  if (cores.empty()) return cb(client_errc::not_acquired);
   auto core = cores.front()->core;
   std::vector<std::string> paths;
   for (auto& c : cores) {  // as LeaseCore::release, minus the delete
@@ -111,7 +111,7 @@ std::vector<std::string> MultiLease::node_paths() const {
 std::shared_ptr<detail::Core> MultiLease::core_of() const {
   for (const auto& l : leases_)
     if (detail::access::state(l)) return detail::access::state(l)->core;
-  throw Error(errc::not_acquired, "release", "");
+  throw Error(client_errc::not_acquired, "release", "");
 }
 
 std::shared_ptr<detail::Core> MultiLease::async_core() const noexcept {
@@ -121,7 +121,7 @@ std::shared_ptr<detail::Core> MultiLease::async_core() const noexcept {
 }
 
 detail::OpInfo MultiLease::info(std::string_view operation, detail::Cancellation cancellation) const {
-  if (!async_core()) return {operation, std::string(), cancellation, errc::not_acquired};
+  if (!async_core()) return {operation, std::string(), cancellation, client_errc::not_acquired};
   return {operation, leases_.front().node_path(), cancellation};
 }
 
@@ -134,7 +134,7 @@ std::vector<std::shared_ptr<detail::LeaseCore>> MultiLease::grant_states() const
 
 std::vector<OpResult> MultiLease::multi_while_held(std::vector<Op> ops, error_code& ec) const {
   if (!valid()) {
-    ec = errc::not_acquired;
+    ec = client_errc::not_acquired;
     return {};
   }
   return detail::run_blocking<std::vector<OpResult>>(
@@ -164,7 +164,7 @@ void MultiLease::release(error_code& ec) {
   auto leases = take();
   auto first = std::find_if(leases.begin(), leases.end(), [](const Lease& l) { return l.valid(); });
   if (first == leases.end()) {
-    ec = errc::not_acquired;
+    ec = client_errc::not_acquired;
     return;
   }
   if (detail::one_client(leases)) {

@@ -58,7 +58,8 @@ void InterProcessMultiLock::locks_step(const std::shared_ptr<LocksRun>& run, std
     return run->done({}, MultiLease(std::move(leases)));
   }
   auto core = locks[i]->grant_core();
-  if (!core) return locks_roll_back(run, errc::invalid_argument);  // checked at the start; cannot change
+  if (!core)
+    return locks_roll_back(run, client_errc::invalid_argument);  // checked at the start; cannot change
   auto io = core->io_executor();
   boost::asio::post(io, [run, i, core = std::move(core)]() mutable {
     auto stop = std::make_shared<detail::StopSignal>();
@@ -185,7 +186,7 @@ bool InterProcessMultiLock::locks_acquire(std::optional<std::chrono::millisecond
       give_back(lost);
       if (++retakes > max_retakes) {
         give_back(0);
-        ec = errc::lock_lost;
+        ec = client_errc::lock_lost;
         return false;
       }
     }

@@ -16,7 +16,7 @@ VersionedValue<std::int32_t> SharedCount::versioned_count(error_code& ec) const 
   auto v = value_.versioned_value();
   auto n = detail::decode_big_endian(v.value, width);
   if (!n) {
-    ec = errc::corrupted_data;
+    ec = client_errc::corrupted_data;
     return {v.version, 0};
   }
   return {v.version, static_cast<std::int32_t>(*n)};

@@ -31,7 +31,7 @@ struct SharedValue::Impl : std::enable_shared_from_this<SharedValue::Impl> {
         path(std::move(p)),
         seed(std::move(s)),
         listeners(core->logger(), "SharedValue " + path) {
-    if (auto why = path_error(path)) throw Error(errc::invalid_path, "SharedValue " + *why, path);
+    if (auto why = path_error(path)) throw Error(client_errc::invalid_path, "SharedValue " + *why, path);
     current.value = seed;
   }
 
@@ -39,11 +39,11 @@ struct SharedValue::Impl : std::enable_shared_from_this<SharedValue::Impl> {
     std::lock_guard lk(mu);
     return state == State::started;
   }
-  /// `errc::not_started` or `errc::closed` unless started.
+  /// `client_errc::not_started` or `client_errc::closed` unless started.
   error_code check_started() const {
     std::lock_guard lk(mu);
-    if (state == State::latent) return errc::not_started;
-    if (state == State::closed) return errc::closed;
+    if (state == State::latent) return client_errc::not_started;
+    if (state == State::closed) return client_errc::closed;
     return {};
   }
 
@@ -122,8 +122,8 @@ SharedValue::State SharedValue::state() const {
 void SharedValue::start_op(const std::shared_ptr<Impl>& impl, detail::VoidCallback cb) {
   {
     std::lock_guard lk(impl->mu);
-    if (impl->state == State::started) return cb(errc::invalid_argument);
-    if (impl->state == State::closed) return cb(errc::closed);
+    if (impl->state == State::started) return cb(client_errc::invalid_argument);
+    if (impl->state == State::closed) return cb(client_errc::closed);
     impl->state = State::started;
   }
   impl->state_listener = impl->core->add_state_listener([w = impl->weak_from_this()](ConnectionState s) {
@@ -137,7 +137,7 @@ void SharedValue::start_op(const std::shared_ptr<Impl>& impl, detail::VoidCallba
     if (ec && ec != zk_errc::node_exists) return impl->start_failed(ec, std::move(cb));
     impl->read([impl, cb = std::move(cb)](error_code ec) mutable {
       if (ec) return impl->start_failed(ec, std::move(cb));
-      cb(impl->check_started());  // `errc::closed` when closed meanwhile
+      cb(impl->check_started());  // `client_errc::closed` when closed meanwhile
     });
   });
 }

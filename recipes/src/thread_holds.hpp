@@ -21,17 +21,17 @@ bool reenter_hold(std::mutex& mu, Holds& holds) {
   return true;
 }
 
-/// One level less of the calling thread's hold: `errc::not_owner` when it holds nothing. The last level takes
-/// the hold out, forgotten even if releasing its lease then fails (Curator: CURATOR-678; the guaranteed
-/// deletes go on), runs
-/// `on_last` under `mu` and returns the lease, for the caller to release outside `mu`. Nullopt otherwise.
+/// One level less of the calling thread's hold: `client_errc::not_owner` when it holds nothing. The last
+/// level takes the hold out, forgotten even if releasing its lease then fails (Curator: CURATOR-678; the
+/// guaranteed deletes go on), runs `on_last` under `mu` and returns the lease, for the caller to release
+/// outside `mu`. Nullopt otherwise.
 template <class Holds, class OnLast>
 auto leave_hold(std::mutex& mu, Holds& holds, error_code& ec, OnLast&& on_last)
     -> std::optional<decltype(Holds::mapped_type::lease)> {
   std::lock_guard lk(mu);
   auto it = holds.find(std::this_thread::get_id());
   if (it == holds.end()) {
-    ec = errc::not_owner;
+    ec = client_errc::not_owner;
     return std::nullopt;
   }
   if (--it->second.count > 0) return std::nullopt;

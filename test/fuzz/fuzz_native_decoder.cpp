@@ -1,7 +1,7 @@
 // libFuzzer target: the native transport's decoders (framework/src/native/jute.cpp, records.cpp) on arbitrary
 // server bytes. The first byte picks what the rest is read as: a frame length, a ConnectResponse, a
 // notification, or the reply to one of the seam's request kinds. Any input must end in a value or
-// errc::malformed_reply: never a crash, an out-of-bounds read or an allocation the input cannot back.
+// client_errc::malformed_reply: never a crash, an out-of-bounds read or an allocation the input cannot back.
 
 #include <cstddef>
 #include <cstdint>
@@ -63,7 +63,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const auto h = native::decode_reply_header(r);
       zk::Reply reply;
       native::decode_reply(r, request_for(static_cast<std::uint8_t>(pick >> 2)), reply);
-      if (r.error() && r.error() != zkr::errc::malformed_reply) std::abort();
+      if (r.error() && r.error() != zkr::client_errc::malformed_reply) std::abort();
       (void)h;
       break;
     }

@@ -56,7 +56,7 @@ TEST_CASE("async: an empty handle completes its handler with not_acquired, poste
   auto f = done.get_future();
   REQUIRE(f.wait_for(5s) == std::future_status::ready);
   auto [ec, thread] = f.get();
-  CHECK(ec == errc::not_acquired);
+  CHECK(ec == client_errc::not_acquired);
   CHECK(thread != std::this_thread::get_id());
 
   // use_future: the error is in the future (a bare system_error: no diagnostics asked for).
@@ -65,7 +65,7 @@ TEST_CASE("async: an empty handle completes its handler with not_acquired, poste
     data.get();
     FAIL("no error");
   } catch (const boost::system::system_error& e) {
-    CHECK(e.code() == errc::not_acquired);
+    CHECK(e.code() == client_errc::not_acquired);
   }
   // with_diagnostics(use_future): zkr::Error with the operation.
   auto multi = empty.async_multi_while_held({}, with_diagnostics(asio::use_future));
@@ -73,7 +73,7 @@ TEST_CASE("async: an empty handle completes its handler with not_acquired, poste
     multi.get();
     FAIL("no error");
   } catch (const Error& e) {
-    CHECK(e.code() == errc::not_acquired);
+    CHECK(e.code() == client_errc::not_acquired);
     CHECK(e.operation() == "multi_while_held");
   }
   MultiLease none;
@@ -83,7 +83,7 @@ TEST_CASE("async: an empty handle completes its handler with not_acquired, poste
   // The default token: a deferred operation; co_await throws zkr::Error.
   auto op = empty.async_data();
   auto e = error_of([&]() -> asio::awaitable<void> { co_await std::move(op); });
-  CHECK(e.code() == errc::not_acquired);
+  CHECK(e.code() == client_errc::not_acquired);
   CHECK(e.operation() == "get_data");
 }
 
@@ -150,7 +150,7 @@ TEST_CASE("async: default token, with_diagnostics and the cancellation types", "
     InterProcessMutex m(*closed, "/async/lock");
     closed->close();
     e = error_of([&]() -> asio::awaitable<void> { co_await m.async_try_acquire_for(1s); });
-    CHECK(e.code() == errc::closed);
+    CHECK(e.code() == client_errc::closed);
     CHECK(e.operation() == "acquire");
     CHECK(e.path() == "/async/lock");
   }

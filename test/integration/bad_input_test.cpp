@@ -71,7 +71,7 @@ std::vector<Row> rows() {
       {"malformed UTF-8", "/bad/x\xC3"},
   };
   for (auto& [what, p] : bad_paths) {
-    const auto inv = make_error_code(errc::invalid_path);
+    const auto inv = make_error_code(client_errc::invalid_path);
     auto path = p;
     auto ec_row = [&](const std::string& op, std::function<void(CuratorFramework&, error_code&)> f) {
       t.push_back({op + " with " + what + " path",
@@ -109,7 +109,7 @@ std::vector<Row> rows() {
                  fx.admin->create(root + "/big", {.data = std::string(default_max_data_size + 1, 'x')}, ec);
                  return from_error(ec);
                },
-               make_error_code(errc::data_too_large)});
+               make_error_code(client_errc::data_too_large)});
   t.push_back({"release without holding",
                [](ServerFixture& fx) {
                  InterProcessMutex m(*fx.admin, root + "/l1");
@@ -117,7 +117,7 @@ std::vector<Row> rows() {
                  m.release(ec);
                  return from_error(ec);
                },
-               make_error_code(errc::not_owner)});
+               make_error_code(client_errc::not_owner)});
   t.push_back({"release from another thread",
                [](ServerFixture& fx) {
                  InterProcessMutex m(*fx.admin, root + "/l2");
@@ -127,7 +127,7 @@ std::vector<Row> rows() {
                  m.release();
                  return from_error(ec);
                },
-               make_error_code(errc::not_owner)});
+               make_error_code(client_errc::not_owner)});
   t.push_back({"double release",
                [](ServerFixture& fx) {
                  InterProcessMutex m(*fx.admin, root + "/l3");
@@ -137,7 +137,7 @@ std::vector<Row> rows() {
                  m.release(ec);
                  return from_error(ec);
                },
-               make_error_code(errc::not_owner)});
+               make_error_code(client_errc::not_owner)});
   t.push_back({"double release of a semaphore mutex",
                [](ServerFixture& fx) {
                  InterProcessSemaphoreMutex m(*fx.admin, root + "/l3s");
@@ -147,7 +147,7 @@ std::vector<Row> rows() {
                  m.release(ec);
                  return from_error(ec);
                },
-               make_error_code(errc::not_acquired)});
+               make_error_code(client_errc::not_acquired)});
   for (auto [what, timeout] : {std::pair{"zero", 0ms}, std::pair{"negative", -5ms}}) {
     t.push_back({std::string(what) + " timeout on a held lock",
                  [timeout](ServerFixture& fx) {
@@ -158,7 +158,7 @@ std::vector<Row> rows() {
                    const bool got = m.acquire(timeout, ec);
                    const auto left = fx.children(root + "/l4").size();  // only the holder's node
                    held.release();
-                   if (left != 1) return from_error(make_error_code(errc::invalid_argument));
+                   if (left != 1) return from_error(make_error_code(client_errc::invalid_argument));
                    return Outcome{ec, got};
                  },
                  {},
@@ -183,7 +183,7 @@ std::vector<Row> rows() {
                  m.acquire(ec);
                  return from_error(ec);
                },
-               make_error_code(errc::closed)});
+               make_error_code(client_errc::closed)});
   t.push_back({"a never-started client",
                [](ServerFixture& fx) {
                  ClientConfig cfg;
@@ -195,7 +195,7 @@ std::vector<Row> rows() {
                  const bool acquired = m.acquire(1s, ec);
                  return from_error(acquired ? error_code() : ec);  // acquired: no error, which fails the case
                },
-               make_error_code(errc::not_started)});
+               make_error_code(client_errc::not_started)});
   t.push_back({"a lock object destroyed while an async wait is pending (the handler still completes)",
                [](ServerFixture& fx) {
                  auto other = fx.client();
@@ -207,7 +207,7 @@ std::vector<Row> rows() {
                  m.reset();
                  held.release();
                  if (f.wait_for(20s) != std::future_status::ready)
-                   return from_error(make_error_code(errc::lock_lost));  // hang
+                   return from_error(make_error_code(client_errc::lock_lost));  // hang
                  try {
                    Lease l = f.get();
                    l.release();
@@ -228,7 +228,7 @@ std::vector<Row> rows() {
                  c.start(ec);
                  return from_error(ec);
                },
-               make_error_code(errc::invalid_argument)});
+               make_error_code(client_errc::invalid_argument)});
   t.push_back({"an unreachable ensemble (connection timeout 1 s)",
                [](ServerFixture&) {
                  ClientConfig cfg;
@@ -242,10 +242,10 @@ std::vector<Row> rows() {
                  const auto t0 = std::chrono::steady_clock::now();
                  m.acquire(ec);
                  if (std::chrono::steady_clock::now() - t0 > 10s)
-                   return from_error(make_error_code(errc::lock_lost));
+                   return from_error(make_error_code(client_errc::lock_lost));
                  return from_error(ec);
                },
-               make_error_code(errc::connection_timeout)});
+               make_error_code(client_errc::connection_timeout)});
   t.push_back(
       {"a foreign persistent child \"0\" in the lock directory blocks the lock until deleted (CURATOR-43)",
        [](ServerFixture& fx) {
@@ -284,7 +284,7 @@ std::vector<Row> rows() {
   const auto settings = [](const zkr::testing::TlsClientFiles& f) {
     return TlsConfig{f.ca.string(), f.certificate.string(), f.key.string(), f.key_password, true};
   };
-  auto tls_row = [&](const std::string& what, TlsConfig tls, errc expected) {
+  auto tls_row = [&](const std::string& what, TlsConfig tls, client_errc expected) {
     t.push_back({"TLS: " + what,
                  [tls](ServerFixture& fx) {
                    ClientConfig c;
@@ -296,29 +296,29 @@ std::vector<Row> rows() {
                    client.start(ec);
                    return from_error(ec);
                  },
-                 make_error_code(tls_supported() ? expected : errc::tls_unsupported), std::nullopt});
+                 make_error_code(tls_supported() ? expected : client_errc::tls_unsupported), std::nullopt});
   };
   auto missing_ca = settings(a);
   missing_ca.ca_file = (certs->dir() / "no-such-ca.pem").string();
-  tls_row("a missing CA file", missing_ca, errc::tls_file_error);
+  tls_row("a missing CA file", missing_ca, client_errc::tls_file_error);
   auto not_a_key = settings(a);
   not_a_key.key_file = a.certificate.string();
-  tls_row("a key file that holds no key", not_a_key, errc::tls_file_error);
+  tls_row("a key file that holds no key", not_a_key, client_errc::tls_file_error);
   auto wrong_password = settings(a);
   wrong_password.key_password = "not-the-password";
-  tls_row("the wrong key password", wrong_password, errc::tls_key_error);
+  tls_row("the wrong key password", wrong_password, client_errc::tls_key_error);
   auto no_password = settings(a);
   no_password.key_password.clear();
-  tls_row("an encrypted key and no password", no_password, errc::tls_key_error);
+  tls_row("an encrypted key and no password", no_password, client_errc::tls_key_error);
   auto other_key = settings(a);
   other_key.key_file = b.key.string();
-  tls_row("the key of another certificate", other_key, errc::tls_key_error);
+  tls_row("the key of another certificate", other_key, client_errc::tls_key_error);
   auto comma = settings(a);
   comma.cert_file = a.certificate.string() + ",x";
-  tls_row("a path with a comma (the C client splits on them)", comma, errc::tls_file_error);
+  tls_row("a path with a comma (the C client splits on them)", comma, client_errc::tls_file_error);
   auto no_cert = settings(a);
   no_cert.cert_file.clear();
-  tls_row("no client certificate (the C client needs one)", no_cert, errc::tls_file_error);
+  tls_row("no client certificate (the C client needs one)", no_cert, client_errc::tls_file_error);
   return t;
 }
 

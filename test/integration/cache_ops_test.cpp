@@ -117,7 +117,7 @@ TEST_CASE("cache operations: rebuild, rebuild_node, clear, clear_and_refresh, cl
     CHECK(eventually([&] { return rec.count(T::child_removed) == 1 && rec.count(T::child_added) == 1; }));
     error_code ec;
     cache.rebuild_node(root + "/a/deeper", ec);
-    CHECK(ec == errc::invalid_argument);
+    CHECK(ec == client_errc::invalid_argument);
   }
 
   SECTION("clear_data_bytes keeps the Stat, refuses a stale version, rebuild brings the bytes back") {
@@ -149,7 +149,7 @@ TEST_CASE("cache operations: rebuild, rebuild_node, clear, clear_and_refresh, cl
     auto f = got.get_future();
     REQUIRE(f.wait_for(20s) == std::future_status::ready);
     const auto [blocking, async] = f.get();
-    CHECK(blocking == errc::would_deadlock);
+    CHECK(blocking == client_errc::would_deadlock);
     CHECK_FALSE(async);
   }
 
@@ -157,11 +157,11 @@ TEST_CASE("cache operations: rebuild, rebuild_node, clear, clear_and_refresh, cl
     cache.close();
     error_code ec;
     cache.rebuild(ec);
-    CHECK(ec == errc::closed);
+    CHECK(ec == client_errc::closed);
     cache.rebuild_node(root + "/a", ec);
-    CHECK(ec == errc::closed);
+    CHECK(ec == client_errc::closed);
     cache.clear_and_refresh(ec);
-    CHECK(ec == errc::closed);
+    CHECK(ec == client_errc::closed);
     CHECK_THROWS_AS(cache.rebuild(), Error);
     CHECK_FALSE(cache.clear_data_bytes(root + "/a", -1));
     cache.clear();
@@ -233,6 +233,6 @@ TEST_CASE("cache operations: rebuild, rebuild_node, clear, clear_and_refresh, cl
     node.close();
     error_code ec;
     node.rebuild(ec);
-    CHECK(ec == errc::closed);
+    CHECK(ec == client_errc::closed);
   }
 }

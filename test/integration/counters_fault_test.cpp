@@ -91,7 +91,7 @@ class Incrementers {
       std::lock_guard lk(m_);
       if (ec) {
         ++tally_.uncertain;
-        if (ec != errc::outcome_unknown) ++tally_.other_errors;
+        if (ec != client_errc::outcome_unknown) ++tally_.other_errors;
       } else if (r.succeeded) {
         tally_.claimed.push_back(r.post_value);
       }

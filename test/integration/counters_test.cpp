@@ -88,10 +88,10 @@ TEST_CASE_METHOD(ServerFixture, "shared count: seed, compare-and-set, listeners,
   error_code ec;
   CHECK(eventually([&] {
     (void)b.count(ec);
-    return ec == errc::corrupted_data;
+    return ec == client_errc::corrupted_data;
   }));
   CHECK_THROWS_MATCHES(b.count(), Error, Catch::Predicate<Error>([](const Error& e) {
-                         return e.code() == errc::corrupted_data;
+                         return e.code() == client_errc::corrupted_data;
                        }));
   b.set_count(11);
   CHECK(eventually([&] { return heard.saw(11) && b.count(ec) == 11 && !ec; }));
@@ -142,9 +142,9 @@ TEST_CASE_METHOD(ServerFixture, "distributed atomic numbers: operations, layout,
   DistributedAtomicInteger wrong(*c, "/dal/a/n", retry);
   error_code ec;
   (void)wrong.get(ec);
-  CHECK(ec == errc::corrupted_data);
+  CHECK(ec == client_errc::corrupted_data);
   (void)wrong.increment(ec);
-  CHECK(ec == errc::corrupted_data);
+  CHECK(ec == client_errc::corrupted_data);
   CHECK(n.get().post_value == 9);  // untouched
 
   // An Integer of its own: created by the first write, 4 bytes; wraps as Java's int does.
@@ -165,9 +165,9 @@ TEST_CASE_METHOD(ServerFixture, "distributed atomic numbers: operations, layout,
   CHECK(e.increment().post_value == 1);
   admin->set_data("/dal/c/e", "abc");
   (void)e.increment(ec);
-  CHECK(ec == errc::corrupted_data);
+  CHECK(ec == client_errc::corrupted_data);
   CHECK_THROWS_MATCHES(e.get(), Error, Catch::Predicate<Error>([](const Error& x) {
-                         return x.code() == errc::corrupted_data;
+                         return x.code() == client_errc::corrupted_data;
                        }));
 
   // The value is the server's: it survives the client's session.
@@ -248,7 +248,7 @@ TEST_CASE_METHOD(ServerFixture,
   DistributedAtomicLong n(*c, "/dav/a/v", retry);
   error_code ec;
   (void)n.get(ec);
-  CHECK(ec == errc::corrupted_data);
+  CHECK(ec == client_errc::corrupted_data);
   v.force_set(bytes({0, 0, 0, 0, 0, 0, 0, 7}));
   CHECK(n.increment().post_value == 8);
   CHECK(v.get().post_value == bytes({0, 0, 0, 0, 0, 0, 0, 8}));
@@ -256,10 +256,10 @@ TEST_CASE_METHOD(ServerFixture,
   // Bad input: a typed error at construction.
   CHECK_THROWS_MATCHES(
       DistributedAtomicValue(*c, "no/slash", retry), Error,
-      Catch::Predicate<Error>([](const Error& x) { return x.code() == errc::invalid_path; }));
+      Catch::Predicate<Error>([](const Error& x) { return x.code() == client_errc::invalid_path; }));
   CHECK_THROWS_MATCHES(
       DistributedAtomicValue(*c, "/dav/x", nullptr), Error,
-      Catch::Predicate<Error>([](const Error& x) { return x.code() == errc::invalid_argument; }));
+      Catch::Predicate<Error>([](const Error& x) { return x.code() == client_errc::invalid_argument; }));
 }
 
 TEST_CASE_METHOD(ServerFixture,

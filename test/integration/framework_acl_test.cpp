@@ -63,8 +63,8 @@ TEST_CASE("get_acl and set_acl: digest ACLs, versions and refusals through every
           zk_errc::invalid_acl);  // `auth:` with no identity
     CHECK(op_get_acl(*alice, t, p + "/missing").ec == zk_errc::no_node);
     CHECK(op_set_acl(*alice, t, p + "/missing", open_acl_unsafe()).ec == zk_errc::no_node);
-    CHECK(op_get_acl(*alice, t, p + "/").ec == errc::invalid_path);
-    CHECK(op_set_acl(*alice, t, "relative", open_acl_unsafe()).ec == errc::invalid_path);
+    CHECK(op_get_acl(*alice, t, p + "/").ec == client_errc::invalid_path);
+    CHECK(op_set_acl(*alice, t, "relative", open_acl_unsafe()).ec == client_errc::invalid_path);
 
     // An explicit digest id (as read back), READ only for alice and READ for everyone: anon reads, alice can
     // no longer change the ACL.

@@ -55,7 +55,7 @@ TEST_CASE("namespace: a guaranteed delete as the first operation is kept when th
   auto c = start_while_down(server, ns, 1s, std::make_shared<RetryNTimes>(0, Millis(0)));
   const auto ec = thrown_by([&] { c->remove("/x", {.guaranteed = true}); });
   INFO(ec.message());
-  CHECK((ec == errc::connection_timeout || is_retryable(ec)));
+  CHECK((ec == client_errc::connection_timeout || is_retryable(ec)));
   CHECK(c->pending_guaranteed_deletes() == 1);
 }
 
@@ -119,7 +119,7 @@ TEST_CASE("life cycle: destroying the client runs every pending completion with 
       c->async_exists("/x" + std::to_string(i), {}, [&](error_code ec, std::optional<Stat>) {
         std::this_thread::sleep_for(2ms);  // a handler that does some work: the queue takes a while to drain
         ++ran;
-        if (ec == errc::closed) ++with_closed;
+        if (ec == client_errc::closed) ++with_closed;
       });
     std::this_thread::sleep_for(100ms);
   }  // the destructor returns after the I/O thread has ended
@@ -184,7 +184,7 @@ TEST_CASE("guaranteed delete: deleting_children cut off below the top keeps the 
   const auto ec = from_void_future(std::move(gone), 20s);
   INFO(ec.message());
   REQUIRE(ec);
-  CHECK((ec == errc::connection_timeout || is_retryable(ec)));
+  CHECK((ec == client_errc::connection_timeout || is_retryable(ec)));
   // The top path is kept. Its background delete removes the node only, so it succeeds once the children are
   // gone: delete them while the client is cut off.
   CHECK(c->pending_guaranteed_deletes() >= 1);

@@ -48,20 +48,21 @@ TEST_CASE("bad input: invalid paths are refused by every operation", "[framework
         if (op == "create seq") {
           // Curator validates path + "1" for a sequential create: "/a/" and "/." pass ("/.1" is a valid
           // name).
-          CHECK((ec == errc::invalid_path) == path_error(path, true).has_value());
+          CHECK((ec == client_errc::invalid_path) == path_error(path, true).has_value());
           continue;
         }
-        CHECK(ec == errc::invalid_path);
+        CHECK(ec == client_errc::invalid_path);
       }
     }
   }
-  CHECK(op_multi(*c, Twin::error_code, {Op::create("/a/")}).ec == errc::invalid_path);
+  CHECK(op_multi(*c, Twin::error_code, {Op::create("/a/")}).ec == client_errc::invalid_path);
   // One bad operation spoils the whole transaction, before anything is sent.
   const auto root = unique_path("badmulti");
-  CHECK(op_multi(*c, Twin::error_code, {Op::create(root), Op::create("/x//y")}).ec == errc::invalid_path);
+  CHECK(op_multi(*c, Twin::error_code, {Op::create(root), Op::create("/x//y")}).ec ==
+        client_errc::invalid_path);
   CHECK_FALSE(c->exists(root));
   // The root cannot be deleted.
-  CHECK(thrown_by([&] { c->remove("/"); }) == errc::invalid_path);
+  CHECK(thrown_by([&] { c->remove("/"); }) == client_errc::invalid_path);
 }
 
 TEST_CASE("bad input: data over the limit", "[framework][input]") {
@@ -71,10 +72,10 @@ TEST_CASE("bad input: data over the limit", "[framework][input]") {
   const std::string too_big(default_max_data_size + 1, 'x');
   for (Twin t : all_twins) {
     INFO("twin: " << twin_name(t));
-    CHECK(op_create(*c, t, root + "/n", {.data = too_big}).ec == errc::data_too_large);
-    CHECK(op_set_data(*c, t, root, too_big).ec == errc::data_too_large);
-    CHECK(op_multi(*c, t, {Op::create(root + "/n", too_big)}).ec == errc::data_too_large);
-    CHECK(op_multi(*c, t, {Op::set_data(root, too_big)}).ec == errc::data_too_large);
+    CHECK(op_create(*c, t, root + "/n", {.data = too_big}).ec == client_errc::data_too_large);
+    CHECK(op_set_data(*c, t, root, too_big).ec == client_errc::data_too_large);
+    CHECK(op_multi(*c, t, {Op::create(root + "/n", too_big)}).ec == client_errc::data_too_large);
+    CHECK(op_multi(*c, t, {Op::set_data(root, too_big)}).ec == client_errc::data_too_large);
   }
   CHECK_FALSE(c->exists(root + "/n"));
   // The largest accepted size really is accepted by the server.
@@ -88,15 +89,15 @@ TEST_CASE("bad input: data over the limit", "[framework][input]") {
   small->start();
   REQUIRE(small->block_until_connected(10s));
   CHECK(thrown_by([&] { small->create(root + "/s", {.data = std::string("12345")}); }) ==
-        errc::data_too_large);
-  CHECK(thrown_by([&] { small->set_data(root, "12345"); }) == errc::data_too_large);
+        client_errc::data_too_large);
+  CHECK(thrown_by([&] { small->set_data(root, "12345"); }) == client_errc::data_too_large);
   small->create(root + "/s", {.data = std::string("1234")});
   auto cfg = test_builder(shared_server().connect_string()).config();
   cfg.max_data_size = 2;
   CuratorFramework smaller(cfg);
   smaller.start();
   REQUIRE(smaller.block_until_connected(10s));
-  CHECK(thrown_by([&] { smaller.set_data(root, "123"); }) == errc::data_too_large);
+  CHECK(thrown_by([&] { smaller.set_data(root, "123"); }) == client_errc::data_too_large);
 }
 
 TEST_CASE("bad input: invalid connect strings fail start", "[framework][input]") {
@@ -107,11 +108,11 @@ TEST_CASE("bad input: invalid connect strings fail start", "[framework][input]")
     auto c = test_builder(cs).build();
     error_code ec;
     c->start(ec);
-    CHECK(ec == errc::invalid_connect_string);
+    CHECK(ec == client_errc::invalid_connect_string);
     CHECK_FALSE(c->is_started());
     auto c2 = test_builder(cs).build();
-    CHECK(thrown_by([&] { c2->start(); }) == errc::invalid_connect_string);
-    CHECK(op_create(*c2, Twin::error_code, "/x").ec == errc::not_started);
+    CHECK(thrown_by([&] { c2->start(); }) == client_errc::invalid_connect_string);
+    CHECK(op_create(*c2, Twin::error_code, "/x").ec == client_errc::not_started);
   }
   // Several servers and a chroot suffix are valid.
   auto ok = test_builder(shared_server().connect_string() + "," + shared_server().connect_string()).build();

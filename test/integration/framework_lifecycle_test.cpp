@@ -27,10 +27,10 @@ TEST_CASE("life cycle: operations before start and after close", "[framework][li
     for (Twin t : all_twins)
       for (auto& [op, ec] : every_op(*c, t, "/x")) {
         INFO("op: " << op << " twin: " << twin_name(t));
-        CHECK(ec == errc::not_started);
+        CHECK(ec == client_errc::not_started);
       }
     CHECK(c->pending_guaranteed_deletes() == 0);
-    CHECK(thrown_by([&] { c->inject_session_expiration(); }) == errc::not_started);
+    CHECK(thrown_by([&] { c->inject_session_expiration(); }) == client_errc::not_started);
   }
   SECTION("closed") {
     auto c = connect_shared();
@@ -45,13 +45,13 @@ TEST_CASE("life cycle: operations before start and after close", "[framework][li
     for (Twin t : all_twins)
       for (auto& [op, ec] : every_op(*c, t, "/x")) {
         INFO("op: " << op << " twin: " << twin_name(t));
-        CHECK(ec == errc::closed);
+        CHECK(ec == client_errc::closed);
       }
     error_code ec;
     c->start(ec);
-    CHECK(ec == errc::closed);
-    CHECK(thrown_by([&] { c->start(); }) == errc::closed);
-    CHECK(thrown_by([&] { c->inject_session_expiration(); }) == errc::closed);
+    CHECK(ec == client_errc::closed);
+    CHECK(thrown_by([&] { c->start(); }) == client_errc::closed);
+    CHECK(thrown_by([&] { c->inject_session_expiration(); }) == client_errc::closed);
     // The session is gone with its ephemeral node.
     auto plain = connect_shared();
     CHECK_FALSE(plain->exists(root));
@@ -61,8 +61,8 @@ TEST_CASE("life cycle: operations before start and after close", "[framework][li
     c->close();
     error_code ec;
     c->start(ec);
-    CHECK(ec == errc::closed);
-    CHECK(op_create(*c, Twin::error_code, "/x").ec == errc::closed);
+    CHECK(ec == client_errc::closed);
+    CHECK(op_create(*c, Twin::error_code, "/x").ec == client_errc::closed);
   }
   SECTION("start twice is harmless") {
     auto c = connect_shared();
@@ -90,8 +90,8 @@ TEST_CASE("life cycle: an operation pending at close completes with closed", "[f
   std::this_thread::sleep_for(200ms);
   const auto t0 = Clock::now();
   c->close();
-  CHECK(from_future(std::move(fut), 5s).ec == errc::closed);
-  CHECK(from_future(std::move(fut2), 5s).ec == errc::closed);
+  CHECK(from_future(std::move(fut), 5s).ec == client_errc::closed);
+  CHECK(from_future(std::move(fut2), 5s).ec == client_errc::closed);
   CHECK(ms_since(t0) < 5000);
 }
 
@@ -107,18 +107,18 @@ TEST_CASE("an unreachable ensemble: operations fail within the connection timeou
     INFO("twin: " << twin_name(t));
     const auto t0 = Clock::now();
     auto r = op_create(*c, t, "/x");
-    CHECK(r.ec == errc::connection_timeout);
+    CHECK(r.ec == client_errc::connection_timeout);
     CHECK(ms_since(t0) < 500 + 2000);  // a bound for hang detection, not a speed test
   }
   const auto t1 = Clock::now();
-  CHECK(op_multi(*c, Twin::error_code, {Op::check("/x", 0)}).ec == errc::connection_timeout);
-  CHECK(op_sync(*c, Twin::error_code, "/x") == errc::connection_timeout);
+  CHECK(op_multi(*c, Twin::error_code, {Op::check("/x", 0)}).ec == client_errc::connection_timeout);
+  CHECK(op_sync(*c, Twin::error_code, "/x") == client_errc::connection_timeout);
   CHECK(ms_since(t1) < 2 * 500 + 2000);
   // A protected create that never got to send a try leaves nothing to look for (no background clean-up).
-  CHECK(op_create(*c, Twin::error_code, "/x", {.protection = true}).ec == errc::connection_timeout);
+  CHECK(op_create(*c, Twin::error_code, "/x", {.protection = true}).ec == client_errc::connection_timeout);
   CHECK(c->pending_guaranteed_deletes() == 0);
   // A guaranteed delete that cannot connect is left to the background.
-  CHECK(thrown_by([&] { c->remove("/x", {.guaranteed = true}); }) == errc::connection_timeout);
+  CHECK(thrown_by([&] { c->remove("/x", {.guaranteed = true}); }) == client_errc::connection_timeout);
   CHECK(c->pending_guaranteed_deletes() == 1);
   const auto t0 = Clock::now();
   c->close();  // waits up to max_close_wait (1 s) for it, then gives up
@@ -138,7 +138,8 @@ TEST_CASE("blocking calls on the client's I/O thread fail with would_deadlock", 
       error_code inner;
       c->exists(root, {}, inner);
       const auto thrown = thrown_by([&] { c->get_data(root); });
-      done(ec, (inner == errc::would_deadlock ? 1 : 0) + (thrown == errc::would_deadlock ? 2 : 0));
+      done(ec,
+           (inner == client_errc::would_deadlock ? 1 : 0) + (thrown == client_errc::would_deadlock ? 2 : 0));
     });
   });
   CHECK_FALSE(from_handler.ec);
@@ -154,7 +155,7 @@ TEST_CASE("blocking calls on the client's I/O thread fail with would_deadlock", 
   c->create(root + "/w");
   auto f = from_watcher->get_future();
   REQUIRE(f.wait_for(5s) == std::future_status::ready);
-  CHECK(f.get() == errc::would_deadlock);
+  CHECK(f.get() == client_errc::would_deadlock);
 
   // From a connection-state listener.
   auto from_listener = std::make_shared<std::promise<error_code>>();
@@ -168,7 +169,7 @@ TEST_CASE("blocking calls on the client's I/O thread fail with would_deadlock", 
   lc->start();
   auto lf = from_listener->get_future();
   REQUIRE(lf.wait_for(10s) == std::future_status::ready);
-  CHECK(lf.get() == errc::would_deadlock);
+  CHECK(lf.get() == client_errc::would_deadlock);
 
   // close() from a handler does not deadlock (it closes at once, without waiting for anything).
   auto closer = started(test_builder(shared_server().connect_string()));
@@ -180,7 +181,7 @@ TEST_CASE("blocking calls on the client's I/O thread fail with would_deadlock", 
   });
   CHECK_FALSE(closed_in_handler.ec);
   CHECK(closed_in_handler.value == 0);
-  CHECK(op_sync(*closer, Twin::error_code, root) == errc::closed);
+  CHECK(op_sync(*closer, Twin::error_code, root) == client_errc::closed);
 
   // With handlers on an executor of the application's own, blocking in a handler is allowed.
   asio::io_context app;

@@ -100,7 +100,7 @@ TEST_CASE("namespace: an invalid namespace fails start", "[framework][namespace]
     auto c = test_builder(shared_server().connect_string()).namespace_name(bad).build();
     error_code ec;
     c->start(ec);
-    CHECK(ec == errc::invalid_path);
+    CHECK(ec == client_errc::invalid_path);
   }
   // A nested namespace is valid.
   const auto ns = unique_path("nested").substr(1) + "/inner";

@@ -78,7 +78,7 @@ TEST_CASE("create: every mode through every twin", "[framework][create]") {
 
     // TTL modes need a positive TTL.
     CHECK(op_create(*c, t, base + "/ttl0", {.mode = CreateMode::persistent_with_ttl}).ec ==
-          errc::invalid_argument);
+          client_errc::invalid_argument);
 
     // An explicit ACL is applied (the node is then readable by nobody).
     r = op_create(*c, t, base + "/acl", {.acl = AclList{{perms::write, Id{"world", "anyone"}}}});
@@ -427,9 +427,10 @@ TEST_CASE("multi: all or nothing through every twin", "[framework][multi]") {
     CHECK_FALSE(c->exists(p + "/new2"));
 
     // Container and TTL creates are refused inside a transaction (the C client 3.8 misreads their replies).
-    CHECK(op_multi(*c, t, {Op::create(p + "/cont", "", CreateMode::container)}).ec == errc::invalid_argument);
+    CHECK(op_multi(*c, t, {Op::create(p + "/cont", "", CreateMode::container)}).ec ==
+          client_errc::invalid_argument);
     CHECK(op_multi(*c, t, {Op::create(p + "/ttl", "", CreateMode::persistent_with_ttl)}).ec ==
-          errc::invalid_argument);
+          client_errc::invalid_argument);
     CHECK_FALSE(c->exists(p + "/cont"));
 
     // The empty transaction succeeds with no results.

@@ -13,7 +13,7 @@ namespace {
 /// A failure the guaranteed machinery keeps retrying: no connection within the connection timeout, or a
 /// connection-level error.
 bool failed_for_connection(const error_code& ec) {
-  return ec == errc::connection_timeout || is_retryable(ec);
+  return ec == client_errc::connection_timeout || is_retryable(ec);
 }
 
 }  // namespace

@@ -172,12 +172,12 @@ TEST_CASE("leader latch: listeners and close modes (testCallbackDontNotify)", "[
   CHECK(cc.not_leader == 0);
   error_code ec;
   c.close(ec);
-  CHECK(ec == errc::closed);
+  CHECK(ec == client_errc::closed);
   c.start(ec);
-  CHECK(ec == errc::closed);
+  CHECK(ec == client_errc::closed);
   LeaderLatch never(*client, path);
   never.close(ec);
-  CHECK(ec == errc::not_started);
+  CHECK(ec == client_errc::not_started);
 }
 
 TEST_CASE("leader latch: await, timed await and async_await with cancellation, then close wakes waiters",
@@ -189,7 +189,7 @@ TEST_CASE("leader latch: await, timed await and async_await with cancellation, t
 
   error_code ec;
   b.await(ec);  // never started
-  CHECK(ec == errc::not_started);
+  CHECK(ec == client_errc::not_started);
   CHECK_FALSE(b.await(10ms));
 
   a.start();
@@ -231,7 +231,7 @@ TEST_CASE("leader latch: await, timed await and async_await with cancellation, t
   CHECK(b.last_path_is_leader() == b.our_path());
   CHECK(b.lease_status() == LeaseStatus::held);
 
-  // Close wakes a waiter with errc::closed (Curator's EOFException).
+  // Close wakes a waiter with client_errc::closed (Curator's EOFException).
   LeaderLatch c(*client, path, "c");
   c.start();
   REQUIRE(eventually([&] { return c.our_path() != ""; }));
@@ -244,7 +244,7 @@ TEST_CASE("leader latch: await, timed await and async_await with cancellation, t
   CHECK(waiting.wait_for(100ms) == std::future_status::timeout);
   c.close();
   REQUIRE(waiting.wait_for(20s) == std::future_status::ready);
-  CHECK(waiting.get() == errc::closed);
+  CHECK(waiting.get() == client_errc::closed);
   REQUIRE(async_waiting.wait_for(20s) == std::future_status::ready);
   CHECK_THROWS_AS(async_waiting.get(), boost::system::system_error);
   CHECK_FALSE(c.await(10ms));

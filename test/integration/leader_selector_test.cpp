@@ -137,13 +137,13 @@ TEST_CASE("leader selector: requeue, has_leadership, interrupt_leadership and cl
   LeaderSelector s(*client, path, listener);
   error_code ec;
   CHECK_FALSE(s.requeue(ec));
-  CHECK(ec == errc::not_started);
+  CHECK(ec == client_errc::not_started);
 
   s.start();
   REQUIRE(eventually([&] { return listener->entered == 1 && s.has_leadership(); }));
   CHECK_FALSE(s.requeue());  // already leading
   s.start(ec);
-  CHECK(ec == errc::invalid_argument);  // Curator: cannot be started more than once
+  CHECK(ec == client_errc::invalid_argument);  // Curator: cannot be started more than once
   const auto node = s.get_leader();
   CHECK(node.is_leader);
 
@@ -165,9 +165,9 @@ TEST_CASE("leader selector: requeue, has_leadership, interrupt_leadership and cl
     return e || c.empty();
   }));
   CHECK_FALSE(s.requeue(ec));
-  CHECK(ec == errc::closed);
+  CHECK(ec == client_errc::closed);
   s.close(ec);
-  CHECK(ec == errc::closed);
+  CHECK(ec == client_errc::closed);
   CHECK(second_token > 0);
 }
 

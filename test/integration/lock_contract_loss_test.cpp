@@ -94,7 +94,7 @@ TEST_CASE("contract: multi_while_held commits only while the grant holds, all or
   fx.admin->remove(lease.node_path());
   CHECK(lease.status() == LeaseStatus::held);
   r = lease.multi_while_held({Op::set_data("/fenced/data", "late"), Op::remove("/fenced/made")}, ec);
-  CHECK(ec == errc::lock_lost);
+  CHECK(ec == client_errc::lock_lost);
   CHECK(r.size() == 2);
   CHECK(data() == "v3");
   CHECK(fx.admin->exists("/fenced/made"));
@@ -102,7 +102,7 @@ TEST_CASE("contract: multi_while_held commits only while the grant holds, all or
   try {
     lease.multi_while_held({});
   } catch (const zkr::Error& e) {
-    CHECK(e.code() == errc::lock_lost);
+    CHECK(e.code() == client_errc::lock_lost);
   }
   m.release(ec);  // the node is already gone: a quiet delete
   CHECK(m.lease() == nullptr);
@@ -114,7 +114,7 @@ TEST_CASE("contract: multi_while_held commits only while the grant holds, all or
   c1->inject_session_expiration();
   REQUIRE(lost.wait_for(30s) == std::future_status::ready);
   lost_lease.multi_while_held({Op::set_data("/fenced/data", "expired")}, ec);
-  CHECK(ec == errc::lock_lost);
+  CHECK(ec == client_errc::lock_lost);
   CHECK(data() == "v3");
 
   // Released or empty handles.
@@ -122,10 +122,10 @@ TEST_CASE("contract: multi_while_held commits only while the grant holds, all or
   REQUIRE(fresh.valid());
   fresh.release();
   fresh.multi_while_held({Op::set_data("/fenced/data", "after release")}, ec);
-  CHECK(ec == errc::not_acquired);
+  CHECK(ec == client_errc::not_acquired);
   Lease empty;
   empty.multi_while_held({}, ec);
-  CHECK(ec == errc::not_acquired);
+  CHECK(ec == client_errc::not_acquired);
   // The asynchronous twin never throws from the call: the handler gets not_acquired.
   auto refused = empty.async_multi_while_held({}, boost::asio::use_future);
   CHECK_THROWS_AS(refused.get(), boost::system::system_error);
@@ -150,7 +150,7 @@ TEST_CASE("contract: a multi-lock's multi_while_held checks every lock it holds"
   fx.admin->remove(lease.node_paths()[1]);  // one of the three is lost
   error_code ec;
   lease.multi_while_held({Op::set_data("/fenced-multi/data", "late")}, ec);
-  CHECK(ec == errc::lock_lost);
+  CHECK(ec == client_errc::lock_lost);
   CHECK(data() == "v1");
   lease.release(ec);
 
@@ -162,12 +162,12 @@ TEST_CASE("contract: a multi-lock's multi_while_held checks every lock it holds"
   two.push_back(b.async_acquire(boost::asio::use_future).get());
   MultiLease mixed(std::move(two));
   mixed.multi_while_held({Op::set_data("/fenced-multi/data", "mixed")}, ec);
-  CHECK(ec == errc::invalid_argument);
+  CHECK(ec == client_errc::invalid_argument);
   CHECK(data() == "v1");
   mixed.release();
   MultiLease none;
   none.multi_while_held({}, ec);
-  CHECK(ec == errc::not_acquired);
+  CHECK(ec == client_errc::not_acquired);
 }
 
 TEST_CASE("contract: a wait for the loss signal raced against a timer withdraws when the timer wins",

@@ -104,7 +104,7 @@ TEST_CASE("contract: a release on the client's I/O thread starts the delete inst
   });
   const auto [first, second] = m_released.get_future().get();
   CHECK_FALSE(first);
-  CHECK(second == errc::not_acquired);
+  CHECK(second == client_errc::not_acquired);
   CHECK(eventually([&] { return fx.children("/locks/io-release/m").empty(); }));
 
   InterProcessMultiLock ml(*c1, {"/locks/io-release/a", "/locks/io-release/b"});
@@ -277,7 +277,7 @@ TEST_CASE("contract: a blocking release as the server goes down is kept and done
   stall.end();
   REQUIRE(result.wait_for(30s) == std::future_status::ready);
   const auto ec = result.get();
-  CHECK((ec == errc::connection_timeout || is_retryable(ec)));
+  CHECK((ec == client_errc::connection_timeout || is_retryable(ec)));
   CHECK(eventually([&] { return suspended.load(); }, 10s));
   CHECK_FALSE(c1->is_connected());
   CHECK_FALSE(m.is_acquired_in_this_process());

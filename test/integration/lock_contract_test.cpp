@@ -103,7 +103,7 @@ TEST_CASE("contract: mutex release from a non-owner thread is rejected", "[contr
   m.acquire();
   error_code ec;
   std::thread([&] { m.release(ec); }).join();
-  CHECK(ec == errc::not_owner);
+  CHECK(ec == client_errc::not_owner);
   CHECK(m.is_owned_by_current_thread());
   m.release();
   CHECK_FALSE(m.is_acquired_in_this_process());
@@ -315,7 +315,7 @@ TEMPLATE_TEST_CASE("contract: a closed client gives a clear error", "[contract]"
   c->close();
   error_code ec;
   lock->acquire(ec);
-  CHECK(ec == errc::closed);
+  CHECK(ec == client_errc::closed);
   CHECK_THROWS_AS(lock->acquire(), zkr::Error);
 }
 
@@ -419,7 +419,7 @@ TEST_CASE("contract: lease.data() reads the grant's node data, as Curator's Leas
   lease.release();
   CHECK_THROWS_AS(lease.data(), zkr::Error);
   lease.data(ec);
-  CHECK(ec == errc::not_acquired);
+  CHECK(ec == client_errc::not_acquired);
   Lease empty;
   auto refused = empty.async_data(zkr::with_diagnostics(boost::asio::use_future));
   CHECK_THROWS_AS(refused.get(), zkr::Error);

@@ -71,7 +71,7 @@ TEST_CASE("multi: a blocking release deletes every node in one transaction sent 
   CHECK(c1->pending_guaranteed_deletes() == 0);
   error_code again;
   lease.release(again);
-  CHECK(again == errc::not_acquired);
+  CHECK(again == client_errc::not_acquired);
 }
 
 TEST_CASE("multi: when the release's transaction fails, each node is deleted on its own",

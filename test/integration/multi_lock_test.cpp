@@ -37,7 +37,7 @@ struct FakeLock : InterProcessLock {
     throw_if(ec, "acquire", name);
   }
   void acquire(error_code& ec) override {
-    if (!timed_acquire(std::chrono::milliseconds(-1), ec) && !ec) ec = errc::not_acquired;
+    if (!timed_acquire(std::chrono::milliseconds(-1), ec) && !ec) ec = client_errc::not_acquired;
   }
   bool timed_acquire(std::chrono::milliseconds t) override {
     error_code ec;
@@ -123,7 +123,7 @@ TEST_CASE("multi: all or none, in list order, with one fencing token per lock", 
   CHECK(eventually([&] { return fx.children(paths[0]).empty() && fx.children(paths[2]).empty(); }));
   error_code ec;
   multi.release(ec);
-  CHECK(ec == errc::not_owner);
+  CHECK(ec == client_errc::not_owner);
 }
 
 TEST_CASE("multi: missing lock directories are containers unless the client says otherwise", "[multi]") {
@@ -485,7 +485,7 @@ TEST_CASE("multi: async acquires of both forms complete with an error when their
     (void)late.get();
     FAIL("acquired on a closed client");
   } catch (const boost::system::system_error& e) {
-    CHECK(e.code() == errc::closed);
+    CHECK(e.code() == client_errc::closed);
   }
   blocker.release();
 }
@@ -504,7 +504,7 @@ TEST_CASE("multi: the locks form's async acquire refuses a lock class without an
     refused.get();
     FAIL("accepted");
   } catch (const Error& e) {
-    CHECK(e.code() == errc::invalid_argument);
+    CHECK(e.code() == client_errc::invalid_argument);
     CHECK(e.operation() == "acquire");
   }
   CHECK(log.empty());

@@ -129,9 +129,10 @@ TEST_CASE("persistent node: close while creating leaves no node, an existing nod
 TEST_CASE("persistent TTL node: touched while open, gone a TTL after close", "[nodes][persistent_ttl_node]") {
   auto admin = nodes_client();
   auto c = nodes_client();
-  CHECK(thrown_by([&] { PersistentTtlNode(*c, "/pn/ttl/bad", 0ms, ""); }) == errc::invalid_argument);
-  CHECK(thrown_by([&] { PersistentTtlNode(*c, "/pn/ttl/bad", -5ms, ""); }) == errc::invalid_argument);
-  CHECK(thrown_by([&] { PersistentTtlNode(*c, "/pn/ttl/bad", 5ms, "", "a/b", 2); }) == errc::invalid_path);
+  CHECK(thrown_by([&] { PersistentTtlNode(*c, "/pn/ttl/bad", 0ms, ""); }) == client_errc::invalid_argument);
+  CHECK(thrown_by([&] { PersistentTtlNode(*c, "/pn/ttl/bad", -5ms, ""); }) == client_errc::invalid_argument);
+  CHECK(thrown_by([&] { PersistentTtlNode(*c, "/pn/ttl/bad", 5ms, "", "a/b", 2); }) ==
+        client_errc::invalid_path);
 
   const auto ttl = 1500ms;
   PersistentTtlNode node(*c, "/pn/ttl/node", ttl, "data");
@@ -161,9 +162,9 @@ TEST_CASE("group member: two members join, see each other's data, one leaves whe
   auto admin = nodes_client();
   auto c1 = nodes_client();
   auto c2 = nodes_client();
-  CHECK(thrown_by([&] { GroupMember(*c1, "/pn/group", "x/y"); }) == errc::invalid_path);
-  CHECK(thrown_by([&] { GroupMember(*c1, "/pn/group", ""); }) == errc::invalid_path);
-  CHECK(thrown_by([&] { GroupMember(*c1, "pn/group", "a"); }) == errc::invalid_path);
+  CHECK(thrown_by([&] { GroupMember(*c1, "/pn/group", "x/y"); }) == client_errc::invalid_path);
+  CHECK(thrown_by([&] { GroupMember(*c1, "/pn/group", ""); }) == client_errc::invalid_path);
+  CHECK(thrown_by([&] { GroupMember(*c1, "pn/group", "a"); }) == client_errc::invalid_path);
 
   GroupMember a(*c1, "/pn/group", "a", "A");
   GroupMember b(*c2, "/pn/group", "b", "B");

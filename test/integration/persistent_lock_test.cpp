@@ -89,7 +89,7 @@ TEST_CASE("persistent lock: a closed client's node stays, and holds the lock unt
       f.get();
       FAIL("the release of a persistent node through a closed client succeeded");
     } catch (const boost::system::system_error& e) {
-      CHECK(e.code() == errc::closed);
+      CHECK(e.code() == client_errc::closed);
     }
   }
   // A new client sees the node, and queues behind it.

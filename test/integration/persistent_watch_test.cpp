@@ -61,14 +61,14 @@ TEST_CASE("3.6+ requests over the C client fail with unsupported_by_transport, n
   error_code ec;
   Heard heard;
   CHECK_FALSE(c->add_watch("/", AddWatchMode::persistent_recursive, heard.watcher(), ec));
-  CHECK(ec == errc::unsupported_by_transport);
+  CHECK(ec == client_errc::unsupported_by_transport);
   CHECK_THROWS_AS(c->add_watch("/", AddWatchMode::persistent, heard.watcher()), Error);
   (void)c->multi_read({ReadOp::get_data("/")}, ec);
-  CHECK(ec == errc::unsupported_by_transport);
+  CHECK(ec == client_errc::unsupported_by_transport);
   (void)c->get_ephemerals("/", ec);
-  CHECK(ec == errc::unsupported_by_transport);
+  CHECK(ec == client_errc::unsupported_by_transport);
   (void)c->get_all_children_number("/", ec);
-  CHECK(ec == errc::unsupported_by_transport);
+  CHECK(ec == client_errc::unsupported_by_transport);
   auto f = c->async_who_am_i(asio::use_future);
   CHECK_THROWS_AS(f.get(), boost::system::system_error);
 }

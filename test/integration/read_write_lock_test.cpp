@@ -99,10 +99,10 @@ TEST_CASE("rw: an upgrade fails at once with would_deadlock", "[rw]") {
   const auto start = std::chrono::steady_clock::now();
   error_code ec;
   CHECK_FALSE(lock.write_lock().acquire(30s, ec));
-  CHECK(ec == errc::would_deadlock);
+  CHECK(ec == client_errc::would_deadlock);
   CHECK(std::chrono::steady_clock::now() - start < 10s);  // not the 30 s timeout
   lock.write_lock().acquire(ec);
-  CHECK(ec == errc::would_deadlock);
+  CHECK(ec == client_errc::would_deadlock);
   CHECK_THROWS_AS(lock.write_lock().acquire(), Error);
   CHECK(count_kind(fx.children("/rw/upgrade"), "__WRIT__") == 0);  // nothing was queued
   // Another thread is not upgrading: it simply waits for the reader.
@@ -213,7 +213,7 @@ TEST_CASE("rw: a downgrade whose write node was deleted fails with lock_lost and
   auto held = wf.get();
   error_code ec;
   CHECK_FALSE(a.read_lock().acquire(5s, ec));
-  CHECK(ec == errc::lock_lost);
+  CHECK(ec == client_errc::lock_lost);
   CHECK(count_kind(fx.children("/rw/deleted"), "__READ__") == 0);
   held.release();
   a.write_lock().release(ec);

@@ -126,20 +126,20 @@ TEST_CASE(
     CuratorFramework client(f.config(settings, quick()));
     error_code ec;
     client.start(ec);
-    CHECK(ec == errc::sasl_config_error);
+    CHECK(ec == client_errc::sasl_config_error);
   }
   // At the connection: a principal the KDC no longer knows (its keytab still holds keys).
   auto erin = KerberosServer::settings("erin");
   kdc().remove_principal("erin");
-  refused(f.config(erin, quick()), errc::sasl_auth_failed);
+  refused(f.config(erin, quick()), client_errc::sasl_auth_failed);
   // A server dialled by an address for which the realm has no principal (zookeeper/127.0.0.1).
   ClientConfig by_address = client_config(f.server.connect_string(), quick());
   by_address.sasl = carol;
-  refused(by_address, errc::sasl_auth_failed);
+  refused(by_address, client_errc::sasl_auth_failed);
   // A KDC that is down: no ticket to be had.
   auto frank = KerberosServer::settings("frank");
   kdc().stop();
-  refused(f.config(frank, quick()), errc::sasl_auth_failed);
+  refused(f.config(frank, quick()), client_errc::sasl_auth_failed);
   kdc().start();
 }
 

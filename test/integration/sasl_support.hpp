@@ -39,8 +39,8 @@ inline std::unique_ptr<CuratorFramework> connected(const ClientConfig& c) {
 }
 
 /// For a transport without `what` (SASL, or Kerberos): says so (WARN) and checks that start() of a client
-/// asking `sasl` is refused with `errc::sasl_unsupported`, before any server is dialled. Returns false, for
-/// the caller's case to end.
+/// asking `sasl` is refused with `client_errc::sasl_unsupported`, before any server is dialled. Returns
+/// false, for the caller's case to end.
 inline bool refusal_checked(const SaslConfig& sasl, const std::string& what) {
   WARN(what << " checked as a refusal only: the " << std::string(to_string(*default_transport()))
             << " transport of this build has no " << what << " (docs/sasl.md)");
@@ -49,7 +49,7 @@ inline bool refusal_checked(const SaslConfig& sasl, const std::string& what) {
   CuratorFramework client(c);
   error_code ec;
   client.start(ec);
-  CHECK(ec == errc::sasl_unsupported);
+  CHECK(ec == client_errc::sasl_unsupported);
   return false;
 }
 

@@ -209,7 +209,7 @@ TEST_CASE(
   CHECK_FALSE(client.block_until_connected(15s));
   error_code ec;
   (void)client.exists("/", {}, ec);
-  CHECK(ec == errc::sasl_auth_failed);
+  CHECK(ec == client_errc::sasl_auth_failed);
   CHECK(is_session_lost(ec));
   logger->flush();
   const auto log = out.str();
@@ -223,12 +223,13 @@ TEST_CASE("sasl: a missing password file or incomplete settings or GSSAPI are re
   if (!sasl_or_refusal_checked()) return;
   SaslServer f;
   const auto good = f.settings("alice", alice_password);
-  std::vector<std::pair<SaslConfig, error_code>> cases(4, {good, errc::sasl_config_error});
+  std::vector<std::pair<SaslConfig, error_code>> cases(4, {good, client_errc::sasl_config_error});
   cases[0].first.password_file = (f.server.data_dir() / "no-such-file").string();
   cases[1].first.user.clear();
   cases[2].first.password_file.clear();
   cases[3].first.mechanism = SaslMechanism::gssapi;  // without a principal and keytab
-  cases[3].second = sasl_supported(SaslMechanism::gssapi) ? errc::sasl_config_error : errc::sasl_unsupported;
+  cases[3].second =
+      sasl_supported(SaslMechanism::gssapi) ? client_errc::sasl_config_error : client_errc::sasl_unsupported;
   for (const auto& [settings, expected] : cases) {
     CuratorFramework client(f.config(settings, quick()));
     error_code ec;
@@ -306,13 +307,13 @@ TEST_CASE("sasl: SASL with TLS is refused at start on the C client, which cannot
   CuratorFramework client(c);
   error_code ec;
   client.start(ec);
-  CHECK(ec == errc::sasl_unsupported);
+  CHECK(ec == client_errc::sasl_unsupported);
   try {
     CuratorFramework thrower(c);
     thrower.start();
     FAIL("start() did not throw");
   } catch (const zkr::Error& e) {
-    CHECK(e.code() == errc::sasl_unsupported);
+    CHECK(e.code() == client_errc::sasl_unsupported);
   }
 }
 

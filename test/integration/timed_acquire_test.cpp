@@ -94,7 +94,7 @@ TEST_CASE("timed: Locker holds for its scope, and its timed form throws timed_ou
       Locker<InterProcessMutex> late(b, 200ms);
       FAIL("the second Locker should not have acquired");
     } catch (const Error& e) {
-      CHECK(e.code() == errc::timed_out);
+      CHECK(e.code() == client_errc::timed_out);
       CHECK(e.operation() == "acquire");
       CHECK(e.path() == "/timed/locker");
     }

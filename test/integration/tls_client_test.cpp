@@ -201,7 +201,7 @@ TEST_CASE("tls: refusals are typed errors within the connection timeout, not a s
   auto refused = [&](const std::string& connect, const zkr::TlsConfig& settings, ClientOptions o) {
     auto c = make_tls_client_unconnected(connect, settings, o);
     CHECK_FALSE(c->block_until_connected(20s));
-    CHECK(exists_error(*c) == errc::tls_handshake_failed);
+    CHECK(exists_error(*c) == client_errc::tls_handshake_failed);
   };
   {
     INFO("a client certificate from a CA the server does not trust");
@@ -245,7 +245,7 @@ TEST_CASE("tls: a peer that accepts and never answers holds neither the client n
   const auto connect = "127.0.0.1:" + std::to_string(silent.local_endpoint().port());
   auto c = make_tls_client_unconnected(connect, tls_settings(certs.client("client-a")), quick(2s));
   CHECK_FALSE(c->block_until_connected(3s));
-  CHECK(exists_error(*c) == errc::connection_timeout);
+  CHECK(exists_error(*c) == client_errc::connection_timeout);
   // The client's I/O thread is free: a handler posted to it runs.
   std::promise<void> ran;
   boost::asio::post(zkr::detail::access::core(*c)->io_executor(), [&] { ran.set_value(); });
@@ -294,7 +294,7 @@ TEST_CASE("tls: no key password in any log line or error", "[tls]") {
       client.start();
     } catch (const zkr::Error& e) {
       what = e.what();
-      CHECK(e.code() == errc::tls_key_error);
+      CHECK(e.code() == client_errc::tls_key_error);
     }
   }
   logger->flush();
@@ -317,6 +317,6 @@ TEST_CASE("tls: without TLS support in the C client, a TLS client fails at start
   CuratorFramework client(c);
   error_code ec;
   client.start(ec);
-  CHECK(ec == errc::tls_unsupported);
+  CHECK(ec == client_errc::tls_unsupported);
   CHECK_FALSE(client.block_until_connected(1s));
 }

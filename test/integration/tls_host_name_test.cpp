@@ -1,8 +1,8 @@
 // TLS checks the server of every connection over the native transport (issue 38; docs/tls.md): a session
 // connected over TLS to server A, whose certificate names the host the client dialled, reconnects through the
 // same address to server B, whose certificate comes from the same CA but names another host. The native
-// transport refuses B (errc::tls_handshake_failed, logged at ERROR with the cause) and never connects to it;
-// back on A, the same session goes on. The C client checks no host name on its own reconnections
+// transport refuses B (client_errc::tls_handshake_failed, logged at ERROR with the cause) and never connects
+// to it; back on A, the same session goes on. The C client checks no host name on its own reconnections
 // (docs/tls.md): there the case says so and ends.
 
 #include <spdlog/sinks/ringbuffer_sink.h>
@@ -66,7 +66,7 @@ TEST_CASE("tls: the native transport checks the host name on every reconnection"
   proxy.drop_connections();
   REQUIRE(states.wait_for(ConnectionState::suspended, 20s));
   REQUIRE(eventually([&] { return logged_error(*sink, "does not name the host 'localhost'"); }, 20s));
-  CHECK(logged_error(*sink, error_code(errc::tls_handshake_failed).message()));
+  CHECK(logged_error(*sink, error_code(client_errc::tls_handshake_failed).message()));
   const auto refused_after = proxy.connections();
   REQUIRE(eventually([&] { return proxy.connections() >= refused_after + 2; }, 20s));  // refused again
   CHECK_FALSE(c->is_connected());

@@ -38,11 +38,11 @@ TEST_CASE("async_run: a refused operation completes its handler posted, and neve
   auto parked = std::make_shared<Parked>();
   std::optional<error_code> got;
   detail::async_run<int>(
-      core, {"get_data", "/p", Cancellation::read, errc::not_acquired}, [&](error_code ec, int) { got = ec; },
-      park(parked));
+      core, {"get_data", "/p", Cancellation::read, client_errc::not_acquired},
+      [&](error_code ec, int) { got = ec; }, park(parked));
   CHECK_FALSE(got);  // not inline
   REQUIRE(core->run_until([&] { return got.has_value(); }));
-  CHECK(*got == errc::not_acquired);
+  CHECK(*got == client_errc::not_acquired);
   CHECK_FALSE(parked->started);
   core->shutdown();
 }

@@ -15,7 +15,7 @@ namespace {
 
 using fake::FakeCore;
 using fake::Op;
-using zkr::errc;
+using zkr::client_errc;
 using zkr::error_code;
 using zkr::zk_errc;
 using zkr::detail::AtomicOp;
@@ -125,7 +125,7 @@ TEST_CASE("atomic engine: data of the wrong size is corrupted_data, empty data i
   SECTION("four bytes for a long") {
     r.core->put(counter, zkr::CreateMode::persistent, 0, encode_big_endian(5, 4));
     r.run(e, add(1));
-    CHECK(r.out->first == errc::corrupted_data);
+    CHECK(r.out->first == client_errc::corrupted_data);
     CHECK(r.core->data(counter) == encode_big_endian(5, 4));
   }
   SECTION("empty") {
@@ -192,7 +192,7 @@ TEST_CASE("atomic engine: a write whose answer is lost is never applied twice", 
   CHECK(r.core->data(counter) == expected);  // applied once, whichever way it went
   if (applied) {
     // The node changed since the read: applied or not, the engine cannot tell, and says so.
-    CHECK(r.out->first == errc::outcome_unknown);
+    CHECK(r.out->first == client_errc::outcome_unknown);
     CHECK_FALSE(r.out->second.succeeded);
   } else {
     // Unchanged after a sync and a read: not applied, so written again.
@@ -210,6 +210,6 @@ TEST_CASE("atomic engine: a compare-and-set whose answer is lost is never applie
   auto e = r.engine(many_retries());
   r.core->fail_next_applied(Op::set_data, zk_errc::connection_loss);
   r.run(e, {AtomicOp::Kind::compare_and_set, num(7), num(5)});
-  CHECK(r.out->first == errc::outcome_unknown);
+  CHECK(r.out->first == client_errc::outcome_unknown);
   CHECK(r.core->data(counter) == num(7));
 }

@@ -208,22 +208,22 @@ TEST_CASE_METHOD(Fixture, "NodeCache: created, changed, deleted, no event for bu
 TEST_CASE_METHOD(Fixture, "PathChildrenCache: rebuild, clear and clear_data_bytes, and their typed errors",
                  "[cache-classes]") {
   using T = zkr::PathChildrenCacheEvent::Type;
-  using zkr::errc;
+  using zkr::client_errc;
   auto cache = access::make<zkr::PathChildrenCache>(core, std::string("/r"), true);
   zkr::error_code ec;
   cache.rebuild(ec);
-  CHECK(ec == errc::not_started);
+  CHECK(ec == client_errc::not_started);
   cache.clear_and_refresh(ec);
-  CHECK(ec == errc::not_started);
+  CHECK(ec == client_errc::not_started);
   CHECK_THROWS_AS(cache.rebuild(), zkr::Error);
   CHECK_FALSE(cache.clear_data_bytes("/r/a", -1));
   cache.clear();  // nothing to clear, no error
   cache.rebuild_node("/elsewhere/a", ec);
-  CHECK(ec == errc::invalid_argument);
+  CHECK(ec == client_errc::invalid_argument);
   cache.rebuild_node("/r/a/x", ec);  // a grandchild
-  CHECK(ec == errc::invalid_argument);
+  CHECK(ec == client_errc::invalid_argument);
   cache.rebuild_node("/r/", ec);
-  CHECK(ec == errc::invalid_path);
+  CHECK(ec == client_errc::invalid_path);
 
   std::vector<zkr::PathChildrenCacheEvent> events;
   cache.add_listener([&](const zkr::PathChildrenCacheEvent& e) { events.push_back(e); });
@@ -248,7 +248,7 @@ TEST_CASE_METHOD(Fixture, "PathChildrenCache: rebuild, clear and clear_data_byte
   CHECK_FALSE(cache.clear_data_bytes("/r", -1));  // the parent is not one of the children
   CHECK_FALSE(run([&](auto h) { cache.async_rebuild_node("/r/b", h); }));
   CHECK(cache.get_current_data("/r/b")->data == "b");
-  CHECK(run([&](auto h) { cache.async_rebuild_node("/r/b/c", h); }) == errc::invalid_argument);
+  CHECK(run([&](auto h) { cache.async_rebuild_node("/r/b/c", h); }) == client_errc::invalid_argument);
 
   // clear() waits for the I/O thread, which this test runs itself: called on it, as from a listener.
   boost::asio::post(core->io_executor(), [&] { cache.clear(); });
@@ -264,8 +264,8 @@ TEST_CASE_METHOD(Fixture, "PathChildrenCache: rebuild, clear and clear_data_byte
 
   cache.close();
   cache.rebuild(ec);
-  CHECK(ec == errc::closed);
-  CHECK(run([&](auto h) { cache.async_rebuild(h); }) == errc::closed);
+  CHECK(ec == client_errc::closed);
+  CHECK(run([&](auto h) { cache.async_rebuild(h); }) == client_errc::closed);
   CHECK_FALSE(cache.clear_data_bytes("/r/a", -1));
 }
 
@@ -274,7 +274,7 @@ TEST_CASE_METHOD(Fixture, "NodeCache: rebuild reads the node again, errors when 
   auto cache = access::make<zkr::NodeCache>(core, std::string("/r/a"));
   zkr::error_code ec;
   cache.rebuild(ec);
-  CHECK(ec == zkr::errc::not_started);
+  CHECK(ec == zkr::client_errc::not_started);
   int changes = 0;
   cache.add_listener([&] { ++changes; });
   cache.start(false);
@@ -287,5 +287,5 @@ TEST_CASE_METHOD(Fixture, "NodeCache: rebuild reads the node again, errors when 
   CHECK(changes == 1);
   cache.close();
   cache.rebuild(ec);
-  CHECK(ec == zkr::errc::closed);
+  CHECK(ec == zkr::client_errc::closed);
 }

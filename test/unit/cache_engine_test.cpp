@@ -407,7 +407,7 @@ TEST_CASE_METHOD(Fixture, "cache engine: a persistent watch refused by the trans
   tree();
   // The core says it can, then refuses the request (the native transport against a 3.5 server).
   core->enable_persistent_watches(true);
-  core->fail_next(Op::add_watch, zkr::errc::unsupported_by_transport);
+  core->fail_next(Op::add_watch, zkr::client_errc::unsupported_by_transport);
   start();
   REQUIRE(wait_settled());
   core->settle();
@@ -521,5 +521,5 @@ TEST_CASE_METHOD(Fixture, "cache engine: rebuild_node adds, drops or leaves one 
   CHECK_FALSE(rebuild_node(root + "/a/x/deep"));
   CHECK_FALSE(sync->get(root + "/a/x/deep"));
   sync->close();
-  CHECK(rebuild_node(root + "/b") == zkr::errc::closed);
+  CHECK(rebuild_node(root + "/b") == zkr::client_errc::closed);
 }

@@ -114,7 +114,7 @@ TEST_CASE("cached atomic long: a cache factor below 1 is invalid_argument", "[co
   } catch (const zkr::Error& e) {
     got = e.code();
   }
-  CHECK(got == zkr::errc::invalid_argument);
+  CHECK(got == zkr::client_errc::invalid_argument);
 }
 
 TEST_CASE("cached atomic integer: the values wrap around as Java's int does", "[counters]") {

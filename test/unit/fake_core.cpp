@@ -14,7 +14,7 @@
 
 namespace fake {
 
-using zkr::errc;
+using zkr::client_errc;
 using zkr::error_code;
 using zkr::zk_errc;
 namespace detail = zkr::detail;
@@ -236,7 +236,7 @@ FakeCore::Verdict FakeCore::judge(Op op, const std::string& path) {
     it = rules_.erase(it);
   }
   for (auto& h : hooks) h();  // may change the session, the tree or the rules
-  if (!decided && !open_) v.ec = errc::closed, v.apply = false;
+  if (!decided && !open_) v.ec = client_errc::closed, v.apply = false;
   if (!decided && open_ && !connected_) v.ec = zk_errc::connection_loss, v.apply = false;
   return v;
 }
@@ -316,7 +316,7 @@ bool FakeCore::set(const std::string& path, std::string data) {
 
 error_code FakeCore::do_create(const std::string& path, zkr::CreateMode mode, const std::string& data,
                                bool parents, bool containers, std::int64_t owner, std::string& created) {
-  if (auto why = zkr::path_error(path, zkr::is_sequential(mode))) return errc::invalid_path;
+  if (auto why = zkr::path_error(path, zkr::is_sequential(mode))) return client_errc::invalid_path;
   const auto parent = zkr::parent_path(path);
   if (!nodes_.count(parent)) {
     if (!parents) return zk_errc::no_node;
@@ -363,7 +363,7 @@ error_code FakeCore::do_create(const std::string& path, zkr::CreateMode mode, co
 }
 
 error_code FakeCore::do_remove(const std::string& path, int version) {
-  if (path == "/") return errc::invalid_path;
+  if (path == "/") return client_errc::invalid_path;
   auto it = nodes_.find(path);
   if (it == nodes_.end()) return zk_errc::no_node;
   if (version != -1 && version != it->second.stat.version) return zk_errc::bad_version;
@@ -502,7 +502,7 @@ detail::WatchId FakeCore::add_persistent_watch(std::string path, zkr::AddWatchMo
                                                detail::WatchCallback watch, detail::VoidCallback cb,
                                                detail::RequestOptions) {
   if (!persistent_enabled_) {
-    enqueue([cb = std::move(cb)]() mutable { cb(errc::unsupported_by_transport); });
+    enqueue([cb = std::move(cb)]() mutable { cb(client_errc::unsupported_by_transport); });
     return 0;
   }
   auto seq = log_request(Op::add_watch, path);
@@ -607,7 +607,7 @@ void FakeCore::close() {
 void FakeCore::background_remove(std::string path) {
   auto seq = log_request(Op::remove, path, true);
   enqueue([this, seq, path = std::move(path)] {
-    error_code ec = open_ ? do_remove(path, -1) : error_code(errc::closed);
+    error_code ec = open_ ? do_remove(path, -1) : error_code(client_errc::closed);
     reply(seq, ec);
   });
 }

@@ -160,7 +160,7 @@ class FakeCore final : public zkr::detail::Core {
   /// The connection comes back with the same session (RECONNECTED), or, with `read_only`, to a server cut off
   /// from its quorum (READ_ONLY; requests still run, as the fake has no write refusal).
   void reconnect(bool read_only = false);
-  /// The client closes: requests fail with `errc::closed`, watches fire with `session_lost`.
+  /// The client closes: requests fail with `client_errc::closed`, watches fire with `session_lost`.
   void close();
 
   void set_retry_policy(std::shared_ptr<const zkr::RetryPolicy> p) { retry_ = std::move(p); }

@@ -13,7 +13,7 @@ namespace {
 using namespace std::chrono_literals;
 using fake::FakeClient;
 namespace zk = fake::zk;
-using zkr::errc;
+using zkr::client_errc;
 using zkr::zk_errc;
 
 const zkr::AclList digest_acl = {
@@ -85,8 +85,8 @@ TEST_CASE("framework get_acl and set_acl: a bad path is refused before anything 
   auto s = c.set_acl("/a/", digest_acl, -1);
   REQUIRE(g->wait());
   REQUIRE(s->wait());
-  CHECK(g->ec() == errc::invalid_path);
-  CHECK(s->ec() == errc::invalid_path);
+  CHECK(g->ec() == client_errc::invalid_path);
+  CHECK(s->ec() == client_errc::invalid_path);
   c.sync_io();
   CHECK(c.session().sent() == 0);
 }

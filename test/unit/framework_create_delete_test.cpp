@@ -20,7 +20,7 @@ using fake::Call;
 using fake::FakeClient;
 using fake::SessionState;
 namespace zk = fake::zk;
-using zkr::errc;
+using zkr::client_errc;
 using zkr::zk_errc;
 
 constexpr std::int64_t other_session = 0x7777;
@@ -217,8 +217,8 @@ TEST_CASE("framework guaranteed delete: no connection within the timeout keeps i
   auto created = c.create("/p/lock-", protected_ephemeral());
   REQUIRE(out->wait());
   REQUIRE(created->wait());
-  CHECK(out->ec() == errc::connection_timeout);
-  CHECK(created->ec() == errc::connection_timeout);
+  CHECK(out->ec() == client_errc::connection_timeout);
+  CHECK(created->ec() == client_errc::connection_timeout);
   CHECK(c.core().pending_deletes() == 1);
   c.connect();
   REQUIRE(c.session().reply(c.expect<zk::Delete>("/a"), zk_errc::ok));

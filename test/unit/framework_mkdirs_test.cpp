@@ -143,7 +143,7 @@ TEST_CASE("framework make_dirs: nothing to make answers after one round, and a b
   CHECK_FALSE(out->ec());
   auto bad = c.make_dirs({"/ok", "no-slash"});
   REQUIRE(bad->wait());
-  CHECK(bad->ec() == zkr::errc::invalid_path);
+  CHECK(bad->ec() == zkr::client_errc::invalid_path);
   c.sync_io();
   CHECK(c.session().sent() == 2);
 }

@@ -35,7 +35,8 @@ class NoEvents final : public zkr::detail::SessionEvents {
   void on_auth_failed() override {}
   bool believes_connected() const override { return true; }
   zkr::error_code no_session_ec() const override {
-    return life_.closed() ? zkr::error_code(zkr::errc::closed) : zkr::error_code(zk_errc::session_expired);
+    return life_.closed() ? zkr::error_code(zkr::client_errc::closed)
+                          : zkr::error_code(zk_errc::session_expired);
   }
 
  private:
@@ -105,7 +106,7 @@ struct Bench {
 
 TEST_CASE("lifecycle: each transition once, in its order", "[framework][parts]") {
   Lifecycle life;
-  CHECK(life.gate() == zkr::errc::not_started);
+  CHECK(life.gate() == zkr::client_errc::not_started);
   CHECK_FALSE(life.is_open());
   CHECK_FALSE(life.give_up(zk_errc::auth_failed));  // not started: nothing to give up
   REQUIRE(life.start());
@@ -113,14 +114,14 @@ TEST_CASE("lifecycle: each transition once, in its order", "[framework][parts]")
   CHECK(life.is_open());
   CHECK_FALSE(life.gate());
   REQUIRE(life.give_up(zk_errc::auth_failed));
-  CHECK_FALSE(life.give_up(zkr::errc::tls_handshake_failed));
+  CHECK_FALSE(life.give_up(zkr::client_errc::tls_handshake_failed));
   CHECK(life.given_up());
   CHECK(life.is_open());  // a given-up client still answers, with the reason
   CHECK(life.ended());
   CHECK(life.reason() == zk_errc::auth_failed);
   CHECK(life.close() == Lifecycle::Phase::given_up);
   CHECK(life.close() == Lifecycle::Phase::closed);  // only the first close finishes the client
-  CHECK(life.gate() == zkr::errc::closed);
+  CHECK(life.gate() == zkr::client_errc::closed);
   CHECK_FALSE(life.start());
 }
 

@@ -19,7 +19,7 @@ using fake::Outcome;
 using fake::RecordingPolicy;
 using fake::SessionState;
 namespace zk = fake::zk;
-using zkr::errc;
+using zkr::client_errc;
 using zkr::zk_errc;
 
 /// A client whose retry policy is `policy`, recorded.
@@ -286,14 +286,14 @@ TEST_CASE("framework retry loop: no connection within the connection timeout fai
     const auto begin = std::chrono::steady_clock::now();
     auto out = c.get_data("/a");
     REQUIRE(out->wait());
-    CHECK(out->ec() == errc::connection_timeout);
+    CHECK(out->ec() == client_errc::connection_timeout);
     CHECK(out->at() - begin >= 100ms);
     CHECK(c.session().sent() == 0);
   }
   SECTION("the connection drops after a lost try and does not come back") {
     auto [out, first] = lose_connection(c);
     REQUIRE(out->wait());
-    CHECK(out->ec() == errc::connection_timeout);
+    CHECK(out->ec() == client_errc::connection_timeout);
     CHECK(out->at() - *c.session().delivered(first) >= 100ms);
     CHECK(c.session().sent() == 1);
   }
@@ -477,7 +477,7 @@ TEST_CASE("framework retry loop: close ends a retry sleep and a connection wait 
   c.core().close();
   REQUIRE(sleeping->wait(10s));
   REQUIRE(waiting->wait(10s));
-  CHECK(sleeping->ec() == errc::closed);
-  CHECK(waiting->ec() == errc::closed);
+  CHECK(sleeping->ec() == client_errc::closed);
+  CHECK(waiting->ec() == client_errc::closed);
   CHECK(c.session().sent() == 1);
 }

@@ -101,7 +101,7 @@ TEST_CASE_METHOD(Fixture, "engine: create answers no-node -> retried with a new 
     auto out = start(e);
     REQUIRE(wait(*out));
     INFO(core->describe_log());
-    CHECK(out->ec == errc::node_not_found_after_retries);
+    CHECK(out->ec == client_errc::node_not_found_after_retries);
     CHECK(core->count(Op::create) == 1);
     CHECK(out->seen.empty());
   }
@@ -155,7 +155,7 @@ TEST_CASE_METHOD(Fixture, "engine: our node vanishes before the listing -> a new
     auto out = start(e);
     REQUIRE(wait(*out));
     INFO(core->describe_log());
-    CHECK(out->ec == errc::node_not_found_after_retries);
+    CHECK(out->ec == client_errc::node_not_found_after_retries);
     CHECK_FALSE(out->lease.valid());
     CHECK(out->seen.empty());
     CHECK(core->count(Op::create) == 1);

@@ -26,7 +26,7 @@ namespace {
 using namespace std::chrono_literals;
 using fake::FakeCore;
 using fake::Op;
-using zkr::errc;
+using zkr::client_errc;
 using zkr::error_code;
 using zkr::Lease;
 using zkr::LeaseStatus;

@@ -46,7 +46,7 @@ struct BlockingRelease : Fixture {
   std::shared_ptr<Outcome> out;
   std::string path;
   std::atomic<bool> returned{false};
-  error_code ec = zkr::errc::closed;  // overwritten by the release
+  error_code ec = zkr::client_errc::closed;  // overwritten by the release
 
   BlockingRelease() {
     out = start(engine());

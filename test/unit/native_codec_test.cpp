@@ -1,6 +1,6 @@
 // Unit tests for the native transport's codec (framework/src/native): byte-exact frames for records whose
 // layout zookeeper.jute fixes, round trips, and hostile input (truncated, oversized, out of step) answered
-// with errc::malformed_reply.
+// with client_errc::malformed_reply.
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -237,7 +237,7 @@ TEST_CASE("native codec: a multi reply with more results than ops is malformed",
   jute::Reader in(body);
   zk::Reply r;
   native::decode_reply(in, zk::Multi{ops}, r);
-  CHECK(in.error() == zkr::errc::malformed_reply);
+  CHECK(in.error() == zkr::client_errc::malformed_reply);
 }
 
 TEST_CASE("native codec: every truncation of a reply is malformed, never a crash", "[native]") {
@@ -249,7 +249,7 @@ TEST_CASE("native codec: every truncation of a reply is malformed, never a crash
     jute::Reader in(jute::ByteSpan(full.data(), n));
     zk::Reply r;
     native::decode_reply(in, zk::GetData{"/a", 0}, r);
-    CHECK(in.error() == zkr::errc::malformed_reply);
+    CHECK(in.error() == zkr::client_errc::malformed_reply);
   }
 }
 
@@ -260,21 +260,21 @@ TEST_CASE("native codec: oversized and negative lengths are refused without allo
     b.resize(b.size() + 16);
     jute::Reader in(b);
     CHECK(in.buffer().empty());
-    CHECK(in.error() == zkr::errc::malformed_reply);
+    CHECK(in.error() == zkr::client_errc::malformed_reply);
   }
   SECTION("a vector count the bytes cannot hold") {
     Bytes b;
     jute::Writer(b).i32(0x7fffffff);
     jute::Reader in(b);
     CHECK(in.strings().empty());
-    CHECK(in.error() == zkr::errc::malformed_reply);
+    CHECK(in.error() == zkr::client_errc::malformed_reply);
   }
   SECTION("a length below -1") {
     Bytes b;
     jute::Writer(b).i32(-2);
     jute::Reader in(b);
     (void)in.buffer();
-    CHECK(in.error() == zkr::errc::malformed_reply);
+    CHECK(in.error() == zkr::client_errc::malformed_reply);
   }
   SECTION("a null buffer reads as empty") {
     Bytes b;
@@ -286,10 +286,10 @@ TEST_CASE("native codec: oversized and negative lengths are refused without allo
   SECTION("a frame over the cap, or negative") {
     zkr::error_code ec;
     CHECK(jute::frame_length(hex("00100000"), jute::max_buffer, ec) == -1);
-    CHECK(ec == zkr::errc::malformed_reply);
+    CHECK(ec == zkr::client_errc::malformed_reply);
     ec = {};
     CHECK(jute::frame_length(hex("ffffffff"), jute::max_buffer, ec) == -1);
-    CHECK(ec == zkr::errc::malformed_reply);
+    CHECK(ec == zkr::client_errc::malformed_reply);
     ec = {};
     CHECK(jute::frame_length(hex("0000"), jute::max_buffer, ec) == -1);
     CHECK_FALSE(ec);
@@ -348,7 +348,7 @@ TEST_CASE("native codec: the newer replies decode (whoAmI, getEphemerals, getAll
   jute::Writer(lie).i32(1 << 30);
   jute::Reader lin(lie);
   native::decode_reply(lin, zk::WhoAmI{}, r);
-  CHECK(lin.error() == zkr::errc::malformed_reply);
+  CHECK(lin.error() == zkr::client_errc::malformed_reply);
 }
 
 TEST_CASE(
@@ -407,7 +407,7 @@ TEST_CASE(
   jute::Reader win(wrong);
   zk::Reply r2;
   native::decode_reply(win, zk::MultiRead{ops}, r2);
-  CHECK(win.error() == zkr::errc::malformed_reply);
+  CHECK(win.error() == zkr::client_errc::malformed_reply);
 }
 
 TEST_CASE(

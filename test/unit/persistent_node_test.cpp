@@ -199,11 +199,13 @@ TEST_CASE("persistent node: bad input is a typed error", "[nodes][pnode-unit]") 
     return {};
   };
   using ms = std::chrono::milliseconds;
-  CHECK(code([&] { make(CreateMode::persistent, "no-slash", ms(0)); }) == zkr::errc::invalid_path);
-  CHECK(code([&] { make(CreateMode::persistent, "/a//b", ms(0)); }) == zkr::errc::invalid_path);
-  CHECK(code([&] { make(CreateMode::persistent_with_ttl, "/a", ms(0)); }) == zkr::errc::invalid_argument);
-  CHECK(code([&] { make(CreateMode::persistent_with_ttl, "/a", ms(-5)); }) == zkr::errc::invalid_argument);
-  CHECK(code([&] { make(CreateMode::persistent, "/a", ms(100)); }) == zkr::errc::invalid_argument);
+  CHECK(code([&] { make(CreateMode::persistent, "no-slash", ms(0)); }) == zkr::client_errc::invalid_path);
+  CHECK(code([&] { make(CreateMode::persistent, "/a//b", ms(0)); }) == zkr::client_errc::invalid_path);
+  CHECK(code([&] { make(CreateMode::persistent_with_ttl, "/a", ms(0)); }) ==
+        zkr::client_errc::invalid_argument);
+  CHECK(code([&] { make(CreateMode::persistent_with_ttl, "/a", ms(-5)); }) ==
+        zkr::client_errc::invalid_argument);
+  CHECK(code([&] { make(CreateMode::persistent, "/a", ms(100)); }) == zkr::client_errc::invalid_argument);
   CHECK(code([&] { make(CreateMode::persistent_sequential_with_ttl, "/a/", ms(100)); }) == zkr::error_code{});
   core->shutdown();
 }

@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 #include <vector>
 #include <zkr/framework/retry.hpp>
 
@@ -270,15 +271,25 @@ TEST_CASE("RetryPolicy default error predicate is is_retryable", "[retry]") {
   CHECK_FALSE(policy.allow_retry(make_error_code(zkr::zk_errc::no_node)));
   CHECK_FALSE(policy.allow_retry(make_error_code(zkr::zk_errc::node_exists)));
   CHECK_FALSE(policy.allow_retry(make_error_code(zkr::zk_errc::new_config_no_quorum)));  // removed in 5.0
-  CHECK_FALSE(policy.allow_retry(make_error_code(zkr::errc::closed)));
+  CHECK_FALSE(policy.allow_retry(make_error_code(zkr::client_errc::closed)));
   CHECK_FALSE(policy.allow_retry(zkr::error_code{}));
+}
+
+TEST_CASE("zkr::errc, the deprecated name, is client_errc", "[retry]") {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  STATIC_REQUIRE(std::is_same_v<zkr::errc, zkr::client_errc>);
+  const zkr::error_code old_name = make_error_code(zkr::errc::timed_out);
+#pragma GCC diagnostic pop
+  CHECK(old_name == zkr::client_errc::timed_out);
+  CHECK(old_name.category() == zkr::zkr_category());
 }
 
 TEST_CASE("is_session_lost and is_connection_loss classify the codes", "[retry]") {
   using zkr::zk_errc;
   for (auto e : {zk_errc::session_expired, zk_errc::auth_failed, zk_errc::invalid_state, zk_errc::closing})
     CHECK(zkr::is_session_lost(make_error_code(e)));
-  CHECK(zkr::is_session_lost(make_error_code(zkr::errc::closed)));
+  CHECK(zkr::is_session_lost(make_error_code(zkr::client_errc::closed)));
   for (auto e : {zk_errc::connection_loss, zk_errc::operation_timeout, zk_errc::no_node, zk_errc::no_auth})
     CHECK_FALSE(zkr::is_session_lost(make_error_code(e)));
   CHECK_FALSE(zkr::is_session_lost(zkr::error_code{}));
@@ -306,7 +317,7 @@ TEST_CASE("SessionFailedRetryPolicy: never retries a session expiry", "[retry]")
   const zkr::SessionFailedRetryPolicy permissive(std::make_shared<const RetryEverything>());
   CHECK_FALSE(permissive.allow_retry(make_error_code(zkr::zk_errc::session_expired)));
   CHECK(permissive.allow_retry(make_error_code(zkr::zk_errc::no_node)));
-  CHECK(permissive.allow_retry(make_error_code(zkr::errc::closed)));
+  CHECK(permissive.allow_retry(make_error_code(zkr::client_errc::closed)));
   CHECK(permissive.allow_retry(3, 5ms) == 7ms);
   // The same numeric value in another category is not a session expiry.
   CHECK(permissive.allow_retry(zkr::error_code(-112, boost::system::generic_category())));

@@ -61,7 +61,7 @@ TEST_CASE("sasl records: GetSASLRequest is opcode 102 with a normal xid, SetSASL
   const jute::Bytes short_reply{0, 0, 0, 9, 'o', 'k'};
   jute::Reader bad(short_reply);
   (void)native::decode_sasl_response(bad);
-  CHECK(bad.error() == zkr::errc::malformed_reply);
+  CHECK(bad.error() == zkr::client_errc::malformed_reply);
 }
 
 TEST_CASE("sasl settings: incomplete settings and unreadable files are sasl_config_error", "[sasl]") {
@@ -70,7 +70,7 @@ TEST_CASE("sasl settings: incomplete settings and unreadable files are sasl_conf
   const bool native_sasl = zkr::sasl_supported(Transport::native);
   if (!native_sasl) {
     CHECK(zkr::detail::check_sasl_settings(digest(pw.path.string()), Transport::native, false).ec ==
-          zkr::errc::sasl_unsupported);
+          zkr::client_errc::sasl_unsupported);
     return;
   }
   CHECK_FALSE(zkr::detail::check_sasl_settings(digest(pw.path.string()), Transport::native, false).ec);
@@ -78,18 +78,18 @@ TEST_CASE("sasl settings: incomplete settings and unreadable files are sasl_conf
   auto no_user = digest(pw.path.string());
   no_user.user.clear();
   CHECK(zkr::detail::check_sasl_settings(no_user, Transport::native, false).ec ==
-        zkr::errc::sasl_config_error);
+        zkr::client_errc::sasl_config_error);
   auto no_file = digest("");
   CHECK(zkr::detail::check_sasl_settings(no_file, Transport::native, false).ec ==
-        zkr::errc::sasl_config_error);
+        zkr::client_errc::sasl_config_error);
   auto missing = digest((fs::temp_directory_path() / "zkr-sasl-unit-no-such-file").string());
   const auto problem = zkr::detail::check_sasl_settings(missing, Transport::native, false);
-  CHECK(problem.ec == zkr::errc::sasl_config_error);
+  CHECK(problem.ec == zkr::client_errc::sasl_config_error);
   CHECK(problem.reason.find("zkr-sasl-unit-no-such-file") != std::string::npos);
   auto no_service = digest(pw.path.string());
   no_service.service.clear();
   CHECK(zkr::detail::check_sasl_settings(no_service, Transport::native, false).ec ==
-        zkr::errc::sasl_config_error);
+        zkr::client_errc::sasl_config_error);
 
   // GSSAPI without a principal or keytab: refused as incomplete where the build has Kerberos, else as
   // unsupported.
@@ -97,23 +97,23 @@ TEST_CASE("sasl settings: incomplete settings and unreadable files are sasl_conf
   gssapi.mechanism = zkr::SaslMechanism::gssapi;
   const bool kerberos = zkr::sasl_supported(zkr::SaslMechanism::gssapi, Transport::native);
   CHECK(zkr::detail::check_sasl_settings(gssapi, Transport::native, false).ec ==
-        (kerberos ? zkr::errc::sasl_config_error : zkr::errc::sasl_unsupported));
+        (kerberos ? zkr::client_errc::sasl_config_error : zkr::client_errc::sasl_unsupported));
   // Never on the C client.
   CHECK_FALSE(zkr::sasl_supported(zkr::SaslMechanism::gssapi, Transport::c_client));
   CHECK(zkr::detail::check_sasl_settings(gssapi, Transport::c_client, false).ec ==
-        zkr::errc::sasl_unsupported);
+        zkr::client_errc::sasl_unsupported);
   if (!kerberos) return;
   gssapi.principal = "alice@ZKR.TEST";
   CHECK(zkr::detail::check_sasl_settings(gssapi, Transport::native, false).ec ==
-        zkr::errc::sasl_config_error);
+        zkr::client_errc::sasl_config_error);
   gssapi.keytab = (fs::temp_directory_path() / "zkr-sasl-unit-no-such-keytab").string();
   const auto no_keytab = zkr::detail::check_sasl_settings(gssapi, Transport::native, false);
-  CHECK(no_keytab.ec == zkr::errc::sasl_config_error);
+  CHECK(no_keytab.ec == zkr::client_errc::sasl_config_error);
   CHECK(no_keytab.reason.find("zkr-sasl-unit-no-such-keytab") != std::string::npos);
   // A file that is no keytab holds no key of the principal.
   gssapi.keytab = pw.path.string();
   CHECK(zkr::detail::check_sasl_settings(gssapi, Transport::native, false).ec ==
-        zkr::errc::sasl_config_error);
+        zkr::client_errc::sasl_config_error);
 }
 
 TEST_CASE("sasl settings: a C client without SASL is refused naming no secret, one with SASL is not",
@@ -125,14 +125,14 @@ TEST_CASE("sasl settings: a C client without SASL is refused naming no secret, o
   if (zkr::sasl_supported(zkr::Transport::c_client))
     CHECK_FALSE(problem.ec);  // the C client linked was built with Cyrus SASL (tools/build-zookeeper-tls.sh)
   else
-    CHECK(problem.ec == zkr::errc::sasl_unsupported);
+    CHECK(problem.ec == zkr::client_errc::sasl_unsupported);
 }
 
 TEST_CASE("sasl settings: SASL with TLS is refused on the C client, never one of them dropped", "[sasl]") {
   TempFile pw("secret");
   const auto problem =
       zkr::detail::check_sasl_settings(digest(pw.path.string()), zkr::Transport::c_client, true);
-  CHECK(problem.ec == zkr::errc::sasl_unsupported);
+  CHECK(problem.ec == zkr::client_errc::sasl_unsupported);
   if (zkr::sasl_supported(zkr::Transport::c_client)) CHECK(problem.reason.find("TLS") != std::string::npos);
   if (zkr::sasl_supported(zkr::Transport::native))
     CHECK_FALSE(zkr::detail::check_sasl_settings(digest(pw.path.string()), zkr::Transport::native, true).ec);
@@ -160,11 +160,11 @@ TEST_CASE("sasl settings: the server host defaults to zk-sasl-md5, or the host c
 }
 
 TEST_CASE("sasl errors: a refusal ends the session, with its own message", "[sasl]") {
-  for (auto e : {zkr::errc::sasl_auth_failed, zkr::errc::sasl_config_error}) {
+  for (auto e : {zkr::client_errc::sasl_auth_failed, zkr::client_errc::sasl_config_error}) {
     CHECK(zkr::is_session_lost(make_error_code(e)));
     CHECK_FALSE(zkr::is_retryable(make_error_code(e)));
   }
-  CHECK_FALSE(zkr::is_session_lost(make_error_code(zkr::errc::sasl_unsupported)));
-  CHECK(make_error_code(zkr::errc::sasl_auth_failed).message().find("SASL") != std::string::npos);
-  CHECK(make_error_code(zkr::errc::sasl_unsupported).message().find("SASL") != std::string::npos);
+  CHECK_FALSE(zkr::is_session_lost(make_error_code(zkr::client_errc::sasl_unsupported)));
+  CHECK(make_error_code(zkr::client_errc::sasl_auth_failed).message().find("SASL") != std::string::npos);
+  CHECK(make_error_code(zkr::client_errc::sasl_unsupported).message().find("SASL") != std::string::npos);
 }

@@ -101,7 +101,7 @@ TEST_CASE_METHOD(Fixture, "semaphore: our lease node missing -> lease and mutex 
     auto out = sem_start(s, 1);
     REQUIRE(wait(*out));
     INFO(core->describe_log());
-    CHECK(out->ec == errc::node_not_found_after_retries);
+    CHECK(out->ec == client_errc::node_not_found_after_retries);
     CHECK(out->leases.empty());
     CHECK(out->seen.empty());
     CHECK(out->seen2.empty());
@@ -295,6 +295,6 @@ TEST_CASE_METHOD(Fixture, "semaphore: qty 0 is invalid_argument with no request"
   auto s = semaphore(1);
   auto out = sem_start(s, 0);
   REQUIRE(wait(*out));
-  CHECK(out->ec == errc::invalid_argument);
+  CHECK(out->ec == client_errc::invalid_argument);
   CHECK(core->count_all() == 0);
 }

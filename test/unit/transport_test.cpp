@@ -63,16 +63,16 @@ TEST_CASE("transport: automatic follows ZKR_ZOOKEEPER_TRANSPORT, and refuses wha
     } else {
       CHECK_FALSE(zkr::default_transport().has_value());
       CHECK_FALSE(zkr::tls_supported());
-      CHECK(start_error({}) == zkr::errc::transport_unavailable);
+      CHECK(start_error({}) == zkr::client_errc::transport_unavailable);
     }
   }
   TransportEnv env("nativ");  // a typo is an error, not the default
   CHECK_FALSE(zkr::default_transport().has_value());
-  CHECK(start_error({}) == zkr::errc::transport_unavailable);
+  CHECK(start_error({}) == zkr::client_errc::transport_unavailable);
   // An explicit choice does not read the variable.
   zkr::ClientConfig cfg;
   cfg.transport = zkr::build_default_transport();
-  CHECK(start_error(cfg) != zkr::errc::transport_unavailable);
+  CHECK(start_error(cfg) != zkr::client_errc::transport_unavailable);
 }
 
 TEST_CASE(
@@ -85,13 +85,13 @@ TEST_CASE(
     zkr::ClientConfig cfg;
     cfg.transport = t;
     if (!zkr::transport_available(t)) {
-      CHECK(start_error(cfg) == zkr::errc::transport_unavailable);
+      CHECK(start_error(cfg) == zkr::client_errc::transport_unavailable);
       continue;
     }
     if (!zkr::tls_supported(t)) {
       // Never a plain-text session where TLS was asked for: the refusal comes before any file is read.
       cfg.tls = zkr::TlsConfig{.ca_file = "/nonexistent/ca.pem"};
-      CHECK(start_error(cfg) == zkr::errc::tls_unsupported);
+      CHECK(start_error(cfg) == zkr::client_errc::tls_unsupported);
     }
   }
 }

@@ -203,7 +203,7 @@ void say_error(std::string_view message) {
 }
 
 int report_start_failure(const CommonOptions& o, const Error& e) {
-  if (e.code() == errc::invalid_connect_string) {
+  if (e.code() == client_errc::invalid_connect_string) {
     say_error("cannot reach ZooKeeper at " + o.connect + ": no host of the connect string could be resolved");
     return exit_status::unavailable;
   }
@@ -212,12 +212,14 @@ int report_start_failure(const CommonOptions& o, const Error& e) {
 }
 
 int status_for(const error_code& ec) {
-  if (ec == errc::invalid_connect_string || ec == errc::invalid_path) return exit_status::usage;
-  if (ec == errc::connection_timeout || ec == errc::tls_handshake_failed) return exit_status::unavailable;
-  if (ec == errc::tls_unsupported || ec == errc::tls_file_error || ec == errc::tls_key_error ||
-      ec == errc::sasl_unsupported || ec == errc::sasl_config_error)
+  if (ec == client_errc::invalid_connect_string || ec == client_errc::invalid_path) return exit_status::usage;
+  if (ec == client_errc::connection_timeout || ec == client_errc::tls_handshake_failed)
+    return exit_status::unavailable;
+  if (ec == client_errc::tls_unsupported || ec == client_errc::tls_file_error ||
+      ec == client_errc::tls_key_error || ec == client_errc::sasl_unsupported ||
+      ec == client_errc::sasl_config_error)
     return exit_status::config;
-  if (ec == errc::sasl_auth_failed) return exit_status::unavailable;
+  if (ec == client_errc::sasl_auth_failed) return exit_status::unavailable;
   return exit_status::error;
 }
 

@@ -334,7 +334,7 @@ class Runner {
       std::string node = lease.node_path();
       lease.async_release([this, alive = alive_, remaining, then, node](error_code ec) {
         if (!*alive) return;
-        if (ec && ec != errc::not_acquired)
+        if (ec && ec != client_errc::not_acquired)
           logger_->warn("release of {} failed: {}", node, ec.message());
         else
           logger_->debug("released {}", node);

@@ -13,7 +13,7 @@ ConnectString parse_connect_string(std::string_view s, error_code& ec) {
     auto chroot = s.substr(slash);
     if (chroot.size() > 1) {
       if (chroot.back() == '/' || chroot.find("//") != std::string_view::npos) {
-        ec = errc::invalid_connect_string;
+        ec = client_errc::invalid_connect_string;
         return {};
       }
       out.chroot = std::string(chroot);
@@ -28,7 +28,7 @@ ConnectString parse_connect_string(std::string_view s, error_code& ec) {
     if (item.starts_with('[')) {
       const auto close = item.find(']');
       if (close == std::string_view::npos) {
-        ec = errc::invalid_connect_string;
+        ec = client_errc::invalid_connect_string;
         return {};
       }
       hp.host = std::string(item.substr(1, close - 1));
@@ -41,7 +41,7 @@ ConnectString parse_connect_string(std::string_view s, error_code& ec) {
     const bool port_ok =
         std::all_of(hp.port.begin(), hp.port.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (hp.host.empty() || !port_ok) {
-      ec = errc::invalid_connect_string;
+      ec = client_errc::invalid_connect_string;
       return {};
     }
     out.hosts.push_back(std::move(hp));

@@ -22,8 +22,8 @@ struct ConnectString {
   std::string chroot;  // "" for none; else a path without a trailing '/'
 };
 
-/// `errc::invalid_connect_string` for an empty host list, an empty host or port, or a chroot that does not
-/// start with '/' or ends with one.
+/// `client_errc::invalid_connect_string` for an empty host list, an empty host or port, or a chroot that does
+/// not start with '/' or ends with one.
 ConnectString parse_connect_string(std::string_view s, error_code& ec);
 
 }  // namespace zkr::detail::native

@@ -37,7 +37,7 @@ void Writer::end_frame(std::size_t at) {
 }
 
 void Reader::fail() noexcept {
-  if (!ec_) ec_ = errc::malformed_reply;
+  if (!ec_) ec_ = client_errc::malformed_reply;
   pos_ = in_.size();
 }
 
@@ -105,7 +105,7 @@ std::int64_t frame_length(ByteSpan in, std::int32_t max_frame, error_code& ec) {
   Reader r(in.first(4));
   const std::int32_t len = r.i32();
   if (len < 0 || len > max_frame) {
-    ec = errc::malformed_reply;
+    ec = client_errc::malformed_reply;
     return -1;
   }
   return len;

@@ -3,7 +3,7 @@
 // pure functions over bytes: big-endian int and long, one-byte booleans, length-prefixed buffers and strings
 // (length -1 is null, read as empty), count-prefixed vectors. A `Writer` appends to a byte vector and frames
 // (an int32 length before each frame); a `Reader` walks a span with a sticky error: the first short, negative
-// or oversized length sets `errc::malformed_reply`, and every later read returns zero values. No read
+// or oversized length sets `client_errc::malformed_reply`, and every later read returns zero values. No read
 // allocates more than the bytes it was given can hold.
 
 #include <cstddef>
@@ -69,7 +69,7 @@ class Reader {
 
 /// The length of the frame at the start of `in` (its first four bytes): the frame is then complete once
 /// `in` holds 4 + length bytes. `std::nullopt`-like -1 when fewer than 4 bytes are there; a negative length
-/// or one over `max_frame` sets `ec` (`errc::malformed_reply`).
+/// or one over `max_frame` sets `ec` (`client_errc::malformed_reply`).
 std::int64_t frame_length(ByteSpan in, std::int32_t max_frame, error_code& ec);
 
 }  // namespace zkr::detail::native::jute

@@ -231,7 +231,7 @@ void NativeSession::on_tcp_connected() {
   stream_.async_handshake(current_host().host, cfg_.tls->verify_host_name,
                           [this, g = gen_](error_code hec, std::string why) {
                             if (g != gen_) return;
-                            if (hec == errc::tls_handshake_failed) return tls_refused(why);
+                            if (hec == client_errc::tls_handshake_failed) return tls_refused(why);
                             if (hec) return attempt_failed("TLS handshake cut off");
                             on_stream_ready();
                           });
@@ -245,7 +245,7 @@ void NativeSession::tls_refused(const std::string& why) {
     const auto& hp = current_host();
     log_.error(
         "TLS handshake with {}:{} failed ({}): {}; trying the next server{}", hp.host, hp.port,
-        error_code(errc::tls_handshake_failed).message(), why,
+        error_code(client_errc::tls_handshake_failed).message(), why,
         tls_refusals_ > 1 ? " (" + std::to_string(tls_refusals_) + " refusals in a row)" : std::string());
   }
   attempt_failed("TLS handshake refused");

@@ -53,7 +53,7 @@ bool NativeSession::on_sasl_reply(jute::Reader& in) {
     const auto& hp = current_host();
     sasl_step({SaslExchange::Step::Kind::failed,
                {},
-               errc::sasl_auth_failed,
+               client_errc::sasl_auth_failed,
                "the server " + hp.host + ":" + hp.port + " refused " +
                    std::string(to_string(cfg_.sasl->mechanism)) + " as '" + sasl_identity(*cfg_.sasl) +
                    "' (" + zk_error(h.err).message() + ")"});

@@ -26,7 +26,7 @@ class Stream {
   Stream& operator=(const Stream&) = delete;
 
   bool use_tls(const TlsConfig&, error_code& ec) {
-    ec = errc::tls_unsupported;
+    ec = client_errc::tls_unsupported;
     return false;
   }
   bool tls() const noexcept { return false; }
@@ -38,7 +38,7 @@ class Stream {
   }
   void async_handshake(const std::string&, bool, unique_function<void(error_code, std::string)> done) {
     boost::asio::post(ioc_, [done = std::move(done)]() mutable {
-      done(errc::tls_unsupported, "no TLS in this build's native transport");
+      done(client_errc::tls_unsupported, "no TLS in this build's native transport");
     });
   }
   std::string refusal_after_handshake(const error_code&) const { return {}; }

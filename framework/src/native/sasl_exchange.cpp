@@ -60,7 +60,7 @@ SaslExchange::Step SaslExchange::start() {
 #if ZKR_HAVE_GSSAPI
     s.gss_cred = s.state->gss.acquire(problem);
 #else
-    problem = {errc::sasl_unsupported, "this build of zkrecipes has no Kerberos for GSSAPI"};
+    problem = {client_errc::sasl_unsupported, "this build of zkrecipes has no Kerberos for GSSAPI"};
 #endif
     if (problem.ec) return {Step::Kind::failed, {}, problem.ec, problem.reason};
   } else if (!s.callbacks.load_password(problem)) {
@@ -70,7 +70,7 @@ SaslExchange::Step SaslExchange::start() {
   if (int rc = init_cyrus_client(); rc != SASL_OK)
     return {Step::Kind::failed,
             {},
-            errc::sasl_unsupported,
+            client_errc::sasl_unsupported,
             std::string("Cyrus SASL cannot start: ") + sasl_errstring(rc, nullptr, nullptr)};
   int rc = sasl_client_new(s.cfg.service.c_str(), s.host.c_str(), s.local.c_str(), s.remote.c_str(),
                            s.callbacks.list(), 0, &s.conn);
@@ -93,7 +93,7 @@ SaslExchange::Step SaslExchange::start() {
     return {
         Step::Kind::failed,
         {},
-        errc::sasl_unsupported,
+        client_errc::sasl_unsupported,
         "Cyrus SASL has no " + mech + " plugin (install " +
             (s.cfg.mechanism == SaslMechanism::gssapi ? "libsasl2-modules-gssapi-mit" : "libsasl2-modules") +
             ")"};
@@ -122,7 +122,10 @@ SaslExchange::Step SaslExchange::next(int rc, const char* out, unsigned out_len)
     s.finished = true;  // one last token for the server, whose answer ends the exchange
     return {Step::Kind::send, std::string(out, out_len)};
   }
-  return {Step::Kind::failed, {}, errc::sasl_auth_failed, "the client's SASL step failed: " + s.detail(rc)};
+  return {Step::Kind::failed,
+          {},
+          client_errc::sasl_auth_failed,
+          "the client's SASL step failed: " + s.detail(rc)};
 }
 
 }  // namespace zkr::detail::native

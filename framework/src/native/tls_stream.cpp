@@ -41,7 +41,7 @@ void Stream::async_handshake(const std::string& host, bool verify_host_name,
     if (!ec) return done({}, {});
     auto f = describe_handshake_failure(c->native_handle(), ec, host);
     if (f.kind == HandshakeFailure::Kind::other) return done(ec, std::move(f.reason));
-    done(errc::tls_handshake_failed, std::move(f.reason));
+    done(client_errc::tls_handshake_failed, std::move(f.reason));
   });
 }
 

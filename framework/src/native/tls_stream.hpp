@@ -3,8 +3,8 @@
 // the client is configured for TLS (docs/tls.md). Every TLS concern of the native transport is here: the
 // context (built once per session from the TlsConfig, holding no password), a fresh TLS connection per
 // attempt with the dialled host's name expected of the server's certificate (SNI and the host-name check,
-// on every connection), and the handshake's outcome as errc::tls_handshake_failed with its cause. Over plain
-// text a read or a write costs one branch more than on the socket itself.
+// on every connection), and the handshake's outcome as client_errc::tls_handshake_failed with its cause. Over
+// plain text a read or a write costs one branch more than on the socket itself.
 //
 // Lifetimes: a TLS connection lives as long as an operation on it is pending (its handlers hold it), so
 // that starting the next connection while the last one's cancelled operations are still queued is safe.
@@ -53,7 +53,7 @@ class Stream {
   }
   /// The TLS handshake of the connection just made, with the server reached as `host` (a name or an
   /// address, as dialled): `done(ec, why)`, where a refusal (its certificate failed the checks, it refused
-  /// ours, it speaks no TLS) is errc::tls_handshake_failed and `why` says which.
+  /// ours, it speaks no TLS) is client_errc::tls_handshake_failed and `why` says which.
   void async_handshake(const std::string& host, bool verify_host_name,
                        unique_function<void(error_code, std::string)> done);
   /// Why the first read after the handshake failed with `ec`, when it is the server refusing our

@@ -52,11 +52,12 @@ struct Krb5Context {
 SaslProblem check_gssapi_keytab(const std::string& principal, const std::string& keytab) {
   Krb5Context k;
   if (k.rc != 0)
-    return {errc::sasl_config_error,
+    return {client_errc::sasl_config_error,
             "Kerberos cannot start (krb5.conf, $KRB5_CONFIG): error " + std::to_string(k.rc)};
   krb5_principal p = nullptr;
   if (krb5_error_code rc = krb5_parse_name(k.ctx, principal.c_str(), &p); rc != 0)
-    return {errc::sasl_config_error, "the principal '" + principal + "' is not valid: " + k.message(rc)};
+    return {client_errc::sasl_config_error,
+            "the principal '" + principal + "' is not valid: " + k.message(rc)};
   krb5_keytab kt = nullptr;
   krb5_error_code rc = krb5_kt_resolve(k.ctx, ("FILE:" + keytab).c_str(), &kt);
   krb5_keytab_entry entry{};
@@ -64,7 +65,7 @@ SaslProblem check_gssapi_keytab(const std::string& principal, const std::string&
   if (rc == 0) krb5_free_keytab_entry_contents(k.ctx, &entry);
   SaslProblem problem;
   if (rc != 0)
-    problem = {errc::sasl_config_error,
+    problem = {client_errc::sasl_config_error,
                "the keytab '" + keytab + "' holds no key of '" + principal + "': " + k.message(rc)};
   if (kt) krb5_kt_close(k.ctx, kt);
   krb5_free_principal(k.ctx, p);
@@ -89,7 +90,7 @@ std::shared_ptr<void> GssCredentials::acquire(SaslProblem& problem) const {
   gss_name_t name = GSS_C_NO_NAME;
   OM_uint32 major = gss_import_name(&minor, &name_buf, GSS_KRB5_NT_PRINCIPAL_NAME, &name);
   if (GSS_ERROR(major)) {
-    problem = {errc::sasl_config_error,
+    problem = {client_errc::sasl_config_error,
                "the principal '" + principal_ + "' is not valid: " + gss_reason(major, minor)};
     return nullptr;
   }
@@ -103,8 +104,9 @@ std::shared_ptr<void> GssCredentials::acquire(SaslProblem& problem) const {
   OM_uint32 ignored = 0;
   gss_release_name(&ignored, &name);
   if (GSS_ERROR(major)) {
-    problem = {errc::sasl_auth_failed, "no Kerberos credentials for '" + principal_ + "' from the keytab '" +
-                                           keytab_ + "': " + gss_reason(major, minor)};
+    problem = {client_errc::sasl_auth_failed, "no Kerberos credentials for '" + principal_ +
+                                                  "' from the keytab '" + keytab_ +
+                                                  "': " + gss_reason(major, minor)};
     return nullptr;
   }
   return std::shared_ptr<void>(cred, [](void* c) {

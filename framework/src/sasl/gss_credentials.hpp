@@ -15,7 +15,7 @@
 namespace zkr::detail {
 
 /// Whether `keytab` holds keys of `principal` (a local look-up, no KDC): empty `ec`, or
-/// `errc::sasl_config_error` naming the keytab and the principal.
+/// `client_errc::sasl_config_error` naming the keytab and the principal.
 SaslProblem check_gssapi_keytab(const std::string& principal, const std::string& keytab);
 
 class GssCredentials {
@@ -28,8 +28,8 @@ class GssCredentials {
 
   /// A credential for one exchange (a `gss_cred_id_t`, released with the last copy): the principal's, from
   /// the cache or, when it has no valid ticket, from the keytab at the exchange's first step (which talks to
-  /// the KDC then). Null with `problem` set (`errc::sasl_auth_failed`, GSS-API's reason) when it cannot be
-  /// had.
+  /// the KDC then). Null with `problem` set (`client_errc::sasl_auth_failed`, GSS-API's reason) when it
+  /// cannot be had.
   std::shared_ptr<void> acquire(SaslProblem& problem) const;
 
  private:

@@ -22,8 +22,8 @@ std::string_view to_string(SaslMechanism m) noexcept {
 
 // The C client has SASL where the one linked was built with Cyrus SASL (zookeeper_init_sasl:
 // tools/build-zookeeper-tls.sh's build, not Debian's packages; the st flavour: cmake/ZkrSasl.cmake). It
-// cannot combine SASL with TLS: a client asking both of it fails at start() with errc::sasl_unsupported
-// (client.cpp).
+// cannot combine SASL with TLS: a client asking both of it fails at start() with
+// client_errc::sasl_unsupported (client.cpp).
 bool sasl_supported(Transport t) noexcept {
   if (t == Transport::automatic) {
     auto resolved = default_transport();
@@ -63,13 +63,13 @@ const std::string& sasl_identity(const SaslConfig& cfg) noexcept {
 std::string read_sasl_password(const std::string& path, SaslProblem& problem) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    problem = {errc::sasl_config_error,
+    problem = {client_errc::sasl_config_error,
                "the password file '" + path + "' cannot be opened (" + std::strerror(errno) + ")"};
     return {};
   }
   std::string pw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) {
-    problem = {errc::sasl_config_error, "the password file '" + path + "' cannot be read"};
+    problem = {client_errc::sasl_config_error, "the password file '" + path + "' cannot be read"};
     return {};
   }
   if (!pw.empty() && pw.back() == '\n') pw.pop_back();
@@ -81,15 +81,15 @@ namespace {
 
 SaslProblem check_gssapi_settings([[maybe_unused]] const SaslConfig& cfg) {
 #if ZKR_HAVE_GSSAPI
-  if (cfg.principal.empty()) return {errc::sasl_config_error, "GSSAPI needs a principal"};
-  if (cfg.keytab.empty()) return {errc::sasl_config_error, "GSSAPI needs a keytab"};
+  if (cfg.principal.empty()) return {client_errc::sasl_config_error, "GSSAPI needs a principal"};
+  if (cfg.keytab.empty()) return {client_errc::sasl_config_error, "GSSAPI needs a keytab"};
   if (!std::ifstream(cfg.keytab, std::ios::binary)) {
-    return {errc::sasl_config_error,
+    return {client_errc::sasl_config_error,
             "the keytab '" + cfg.keytab + "' cannot be opened (" + std::strerror(errno) + ")"};
   }
   return check_gssapi_keytab(cfg.principal, cfg.keytab);
 #else
-  return {errc::sasl_unsupported, "this build of zkrecipes has no Kerberos for GSSAPI"};
+  return {client_errc::sasl_unsupported, "this build of zkrecipes has no Kerberos for GSSAPI"};
 #endif
 }
 
@@ -97,31 +97,32 @@ SaslProblem check_gssapi_settings([[maybe_unused]] const SaslConfig& cfg) {
 
 SaslProblem check_sasl_settings(const SaslConfig& cfg, Transport transport, bool with_tls) {
   if (!sasl_supported(transport)) {
-    return {errc::sasl_unsupported, transport == Transport::native
-                                        ? "this build of zkrecipes has no Cyrus SASL (ZKR_SASL, docs/sasl.md)"
-                                        : "the " + std::string(to_string(transport)) +
-                                              " transport has no SASL support (a C client built without "
-                                              "Cyrus SASL: docs/sasl.md)"};
+    return {client_errc::sasl_unsupported,
+            transport == Transport::native
+                ? "this build of zkrecipes has no Cyrus SASL (ZKR_SASL, docs/sasl.md)"
+                : "the " + std::string(to_string(transport)) +
+                      " transport has no SASL support (a C client built without "
+                      "Cyrus SASL: docs/sasl.md)"};
   }
   if (with_tls && transport == Transport::c_client) {
     // zookeeper_init_ssl takes no SASL parameters, zookeeper_init_sasl no certificate: never drop either.
-    return {errc::sasl_unsupported,
+    return {client_errc::sasl_unsupported,
             "the C client cannot combine SASL and TLS on one connection (the native transport can: "
             "docs/sasl.md)"};
   }
   if (!sasl_supported(cfg.mechanism, transport)) {
     return {
-        errc::sasl_unsupported,
+        client_errc::sasl_unsupported,
         transport == Transport::native
             ? "this build of zkrecipes has no Kerberos for GSSAPI (MIT krb5's GSS-API, Debian: libkrb5-dev, "
               "not found when it was built: docs/sasl.md)"
             : "GSSAPI (Kerberos) is the native transport's only (the C client could take its credentials "
               "only from the process's environment): docs/sasl.md"};
   }
-  if (cfg.service.empty()) return {errc::sasl_config_error, "the service name is empty"};
+  if (cfg.service.empty()) return {client_errc::sasl_config_error, "the service name is empty"};
   if (cfg.mechanism == SaslMechanism::gssapi) return check_gssapi_settings(cfg);
-  if (cfg.user.empty()) return {errc::sasl_config_error, "DIGEST-MD5 needs a user"};
-  if (cfg.password_file.empty()) return {errc::sasl_config_error, "DIGEST-MD5 needs a password file"};
+  if (cfg.user.empty()) return {client_errc::sasl_config_error, "DIGEST-MD5 needs a user"};
+  if (cfg.password_file.empty()) return {client_errc::sasl_config_error, "DIGEST-MD5 needs a password file"};
   SaslProblem problem;
   std::string pw = read_sasl_password(cfg.password_file, problem);
   std::fill(pw.begin(), pw.end(), '\0');

@@ -48,7 +48,7 @@ std::string openssl_reason() {
 }
 
 TlsProblem file_problem(const std::string& file, std::string reason) {
-  return {errc::tls_file_error, file, std::move(reason)};
+  return {client_errc::tls_file_error, file, std::move(reason)};
 }
 
 /// Empty when `file` can be opened for reading, else why not.
@@ -93,12 +93,12 @@ TlsProblem check_tls_settings(const TlsConfig& tls) {
     if (auto why = unreadable(*path); !why.empty()) return file_problem(*path, why);
   }
   if (tls.key_password.find(',') != std::string::npos)
-    return {errc::tls_key_error, "key_password",
+    return {client_errc::tls_key_error, "key_password",
             "the password holds a comma, which the ZooKeeper C client cannot take"};
 
   ERR_clear_error();
   std::unique_ptr<SSL_CTX, CtxFree> ctx(SSL_CTX_new(TLS_client_method()));
-  if (!ctx) return {errc::tls_file_error, "TLS", "cannot make a TLS context: " + openssl_reason()};
+  if (!ctx) return {client_errc::tls_file_error, "TLS", "cannot make a TLS context: " + openssl_reason()};
   if (SSL_CTX_load_verify_locations(ctx.get(), tls.ca_file.c_str(), nullptr) != 1)
     return file_problem(tls.ca_file, "not a PEM CA certificate file: " + openssl_reason());
   if (SSL_CTX_use_certificate_chain_file(ctx.get(), tls.cert_file.c_str()) != 1)
@@ -117,13 +117,14 @@ TlsProblem check_tls_settings(const TlsConfig& tls) {
     const auto reason = openssl_reason();
     if (whole_file_contains(tls.key_file, "ENCRYPTED")) {
       if (tls.key_password.empty())
-        return {errc::tls_key_error, tls.key_file, "the key is encrypted and no key_password was given"};
-      return {errc::tls_key_error, tls.key_file, "the key_password does not open the key"};
+        return {client_errc::tls_key_error, tls.key_file,
+                "the key is encrypted and no key_password was given"};
+      return {client_errc::tls_key_error, tls.key_file, "the key_password does not open the key"};
     }
     return file_problem(tls.key_file, "not a PEM private key: " + reason);
   }
   if (SSL_CTX_use_PrivateKey(ctx.get(), key.get()) != 1 || SSL_CTX_check_private_key(ctx.get()) != 1)
-    return {errc::tls_key_error, tls.key_file,
+    return {client_errc::tls_key_error, tls.key_file,
             "the key does not match the certificate " + tls.cert_file + ": " + openssl_reason()};
   return {};
 }

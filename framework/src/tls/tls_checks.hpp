@@ -11,7 +11,7 @@ namespace zkr::detail {
 
 /// What is wrong with TLS settings; no `ec` when nothing is.
 struct TlsProblem {
-  error_code ec;        // errc::tls_unsupported, tls_file_error or tls_key_error
+  error_code ec;        // client_errc::tls_unsupported, tls_file_error or tls_key_error
   std::string subject;  // the file (or setting) at fault
   std::string reason;   // what is wrong with it (never the password)
 };

@@ -101,16 +101,16 @@ struct TlsPreflight::Round : std::enable_shared_from_this<TlsPreflight::Round> {
     using Kind = HandshakeFailure::Kind;
     auto f = describe_handshake_failure(p.stream.native_handle(), ec, p.host);
     if (f.kind == Kind::refused)
-      return result(p, TlsVerdict::Outcome::refused, errc::tls_handshake_failed, std::move(f.reason));
+      return result(p, TlsVerdict::Outcome::refused, client_errc::tls_handshake_failed, std::move(f.reason));
     if (f.kind == Kind::no_tls)
-      return result(p, TlsVerdict::Outcome::suspect, errc::tls_handshake_failed, std::move(f.reason));
+      return result(p, TlsVerdict::Outcome::suspect, client_errc::tls_handshake_failed, std::move(f.reason));
     result(p, TlsVerdict::Outcome::unreachable, {}, std::move(f.reason));
   }
 
   void after_handshake_failed(Probe& p, error_code ec) {
     // A TLS 1.3 server checks our certificate after our side of the handshake: its refusal is an alert here.
     if (auto why = refusal_after_handshake(ec); !why.empty())
-      return result(p, TlsVerdict::Outcome::refused, errc::tls_handshake_failed, std::move(why));
+      return result(p, TlsVerdict::Outcome::refused, client_errc::tls_handshake_failed, std::move(why));
     result(p, TlsVerdict::Outcome::unreachable, {},
            "no answer after the TLS handshake: " + (ec ? ec.message() : std::string("end of stream")));
   }
@@ -191,7 +191,10 @@ void TlsPreflight::run(std::chrono::milliseconds bound, unique_function<void(Tls
   auto ctx = make_tls_client_context(tls, ec);
   if (!ctx) {
     asio::post(ioc_, [done = std::move(done), why = ec.message()]() mutable {
-      done({TlsVerdict::Outcome::refused, errc::tls_file_error, {}, "the TLS files no longer load: " + why});
+      done({TlsVerdict::Outcome::refused,
+            client_errc::tls_file_error,
+            {},
+            "the TLS files no longer load: " + why});
     });
     return;
   }

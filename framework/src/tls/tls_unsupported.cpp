@@ -1,6 +1,6 @@
 // Built when no transport of this build speaks TLS (the C client has no TLS support, and the native transport
-// is not carried or has no OpenSSL): a client configured for TLS fails at start() with errc::tls_unsupported,
-// and never falls back to plain text.
+// is not carried or has no OpenSSL): a client configured for TLS fails at start() with
+// client_errc::tls_unsupported, and never falls back to plain text.
 
 #include <spdlog/logger.h>
 
@@ -12,7 +12,7 @@
 namespace zkr::detail {
 
 TlsProblem check_tls_settings(const TlsConfig&) {
-  return {errc::tls_unsupported, "TLS",
+  return {client_errc::tls_unsupported, "TLS",
           "this build of zkrecipes links a ZooKeeper C client without TLS support (ZKR_ZOOKEEPER_TLS; "
           "docs/tls.md)"};
 }
@@ -27,7 +27,7 @@ TlsPreflight::~TlsPreflight() = default;
 
 void TlsPreflight::run(std::chrono::milliseconds, unique_function<void(TlsVerdict)> done) {
   boost::asio::post(ioc_, [done = std::move(done)]() mutable {
-    done({TlsVerdict::Outcome::refused, errc::tls_unsupported, {}, "no TLS support in this build"});
+    done({TlsVerdict::Outcome::refused, client_errc::tls_unsupported, {}, "no TLS support in this build"});
   });
 }
 

@@ -31,8 +31,8 @@ CacheCore::State CacheCore::state() const {
 error_code CacheCore::start(bool quiet_initial_load) {
   {
     std::lock_guard lk(mu_);
-    if (state_ == State::closed) return errc::closed;
-    if (state_ == State::started) return errc::invalid_argument;
+    if (state_ == State::closed) return client_errc::closed;
+    if (state_ == State::started) return client_errc::invalid_argument;
     state_ = State::started;
     quiet_ = quiet_initial_load;
   }
@@ -63,7 +63,7 @@ void CacheCore::close() {
   if (engine_running)
     boost::asio::post(core_->io_executor(), [s = sync_, woken = std::move(woken)]() mutable {
       s->close();
-      for (auto& [id, w] : woken) w(errc::closed);
+      for (auto& [id, w] : woken) w(client_errc::closed);
     });
   wait_for_listeners();
 }
@@ -161,7 +161,7 @@ void CacheCore::on_event(SyncEvent ev) {
 bool CacheCore::await_initialized(std::optional<std::chrono::milliseconds> timeout, error_code& ec) {
   ec = {};
   if (core_->running_in_io_thread()) {
-    ec = errc::would_deadlock;
+    ec = client_errc::would_deadlock;
     return false;
   }
   std::unique_lock lk(mu_);
@@ -170,8 +170,8 @@ bool CacheCore::await_initialized(std::optional<std::chrono::milliseconds> timeo
     cv_.wait_for(lk, std::max(*timeout, std::chrono::milliseconds(0)), ready);
   else
     cv_.wait(lk, ready);
-  if (state_ == State::latent) ec = errc::not_started;
-  if (state_ == State::closed) ec = errc::closed;
+  if (state_ == State::latent) ec = client_errc::not_started;
+  if (state_ == State::closed) ec = client_errc::closed;
   return state_ == State::started && initialized_;
 }
 
@@ -179,8 +179,8 @@ std::uint64_t CacheCore::await_start(VoidCallback cb) {
   std::unique_lock lk(mu_);
   if (state_ != State::started || initialized_) {
     const error_code ec = state_ == State::started  ? error_code{}
-                          : state_ == State::latent ? make_error_code(errc::not_started)
-                                                    : make_error_code(errc::closed);
+                          : state_ == State::latent ? make_error_code(client_errc::not_started)
+                                                    : make_error_code(client_errc::closed);
     lk.unlock();
     cb(ec);
     return 0;
@@ -198,9 +198,9 @@ void CacheCore::forget(std::uint64_t id) {
 error_code CacheCore::not_running() const {
   switch (state()) {
     case State::latent:
-      return errc::not_started;
+      return client_errc::not_started;
     case State::closed:
-      return errc::closed;
+      return client_errc::closed;
     case State::started:
       break;
   }

@@ -8,9 +8,10 @@
 
 namespace zkr::detail {
 
-/// The engine's options for `path`, after Curator's path rules (`Error` with `errc::invalid_path`).
+/// The engine's options for `path`, after Curator's path rules (`Error` with `client_errc::invalid_path`).
 inline TreeSyncOptions cache_options(std::string path, const char* what) {
-  if (auto why = path_error(path)) throw Error(errc::invalid_path, std::string(what) + ": " + *why, path);
+  if (auto why = path_error(path))
+    throw Error(client_errc::invalid_path, std::string(what) + ": " + *why, path);
   TreeSyncOptions o;
   o.root = std::move(path);
   return o;

@@ -56,8 +56,8 @@ std::optional<ChildData> PathChildrenCache::get_current_data(const std::string& 
 }
 
 error_code PathChildrenCache::child_error(const std::string& full_path) const {
-  if (path_error(full_path)) return errc::invalid_path;
-  if (full_path == "/" || parent_path(full_path) != path()) return errc::invalid_argument;
+  if (path_error(full_path)) return client_errc::invalid_path;
+  if (full_path == "/" || parent_path(full_path) != path()) return client_errc::invalid_argument;
   return {};
 }
 

@@ -87,7 +87,7 @@ void TreeSync::close() {
   if (retry_timer_) retry_timer_->cancel();
   dirty_.clear();
   for (auto& w : std::exchange(passes_, {}))
-    if (auto p = w.lock()) p->fail(errc::closed);
+    if (auto p = w.lock()) p->fail(client_errc::closed);
 }
 
 std::size_t TreeSync::watches() const noexcept {
@@ -123,7 +123,7 @@ void TreeSync::arm_strategy() {
   strategy_->arm(*this, [weak = weak_from_this()](error_code ec) {
     auto self = weak.lock();
     if (!self) return;
-    if (ec == errc::unsupported_by_transport && self->strategy_->per_node() == false) {
+    if (ec == client_errc::unsupported_by_transport && self->strategy_->per_node() == false) {
       // The transport refused after all: one-shot watches, and every node read again to set them.
       self->core_->logger()->info("cache {}: persistent watches refused, one-shot watches instead",
                                   self->opt_.root);
@@ -225,7 +225,7 @@ void TreeSync::on_data(const std::string& path, error_code ec, NodeData nd, Pass
   }
   if (!running_) {
     if (wid) core_->remove_watch(wid);
-    for (auto& p : passes) p->fail(errc::closed);
+    for (auto& p : passes) p->fail(client_errc::closed);
     return answered();
   }
   if (!ec) {
@@ -325,7 +325,7 @@ void TreeSync::on_children(const std::string& path, error_code ec, Children c, P
   }
   if (!running_) {
     if (wid) core_->remove_watch(wid);
-    for (auto& p : passes) p->fail(errc::closed);
+    for (auto& p : passes) p->fail(client_errc::closed);
     return answered();
   }
   std::vector<std::string> gone, fresh;

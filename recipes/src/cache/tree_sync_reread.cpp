@@ -36,7 +36,7 @@ std::shared_ptr<RereadPass> TreeSync::new_pass(VoidCallback done) {
   std::erase_if(passes_, [](const std::weak_ptr<RereadPass>& w) { return w.expired(); });
   auto pass = std::make_shared<RereadPass>(std::move(done));
   if (!running_)
-    pass->fail(errc::closed);
+    pass->fail(client_errc::closed);
   else
     passes_.push_back(pass);
   return pass;
@@ -76,7 +76,7 @@ void TreeSync::clear() {
 
 void TreeSync::failed(const std::string& path, Read kind, error_code ec, const Passes& passes) {
   for (auto& p : passes) p->fail(ec);
-  if (is_retryable(ec) || is_session_lost(ec) || ec == errc::connection_timeout) {
+  if (is_retryable(ec) || is_session_lost(ec) || ec == client_errc::connection_timeout) {
     // Read again: at the next connection (its resync reads everything), or after a pause if connected.
     dirty_.emplace(path, kind);
     retry_later();

@@ -10,10 +10,11 @@ namespace {
 /// `<membership_path>/<id>`, once `id` is known to be one valid node name.
 std::string member_path(const std::string& membership_path, const std::string& id) {
   if (auto why = path_error(membership_path))
-    throw Error(errc::invalid_path, "GroupMember: " + *why, membership_path);
+    throw Error(client_errc::invalid_path, "GroupMember: " + *why, membership_path);
   const auto path = make_path(membership_path, id);
   if (id.empty() || id == "." || id == ".." || id.find('/') != std::string::npos || path_error(path))
-    throw Error(errc::invalid_path, "GroupMember: id '" + id + "' is not a valid node name", membership_path);
+    throw Error(client_errc::invalid_path, "GroupMember: id '" + id + "' is not a valid node name",
+                membership_path);
   return path;
 }
 

@@ -19,9 +19,9 @@ constexpr bool is_ttl_mode(CreateMode m) noexcept {
 
 void validate(CreateMode mode, const std::string& base_path, std::chrono::milliseconds ttl) {
   if (auto why = path_error(base_path, is_sequential(mode)))
-    throw Error(errc::invalid_path, "PersistentNode: " + *why, base_path);
+    throw Error(client_errc::invalid_path, "PersistentNode: " + *why, base_path);
   if (is_ttl_mode(mode) ? (ttl.count() <= 0 || ttl > detail::max_ttl) : ttl.count() > 0)
-    throw Error(errc::invalid_argument, "PersistentNode: TTL " + std::to_string(ttl.count()) + " ms",
+    throw Error(client_errc::invalid_argument, "PersistentNode: TTL " + std::to_string(ttl.count()) + " ms",
                 base_path);
 }
 
@@ -80,8 +80,8 @@ std::uint64_t PersistentNode::wait_start(const std::shared_ptr<Impl>& impl, deta
       impl->initial_waiters.emplace(id, std::move(cb));
       return id;
     }
-    ec = impl->state == State::latent   ? make_error_code(errc::not_started)
-         : impl->state == State::closed ? make_error_code(errc::closed)
+    ec = impl->state == State::latent   ? make_error_code(client_errc::not_started)
+         : impl->state == State::closed ? make_error_code(client_errc::closed)
                                         : impl->failure;
   }
   cb(ec);
@@ -123,7 +123,7 @@ void PersistentNode::set_data_start(const std::shared_ptr<Impl>& impl, std::stri
       gen = ++impl->data_gen;
     }
   }
-  if (st == State::closed) return cb(errc::closed);
+  if (st == State::closed) return cb(client_errc::closed);
   if (st == State::latent) return cb({});  // the first create writes it
   using Step = Impl::Step;
   switch (impl->step) {
@@ -140,7 +140,7 @@ void PersistentNode::set_data_start(const std::shared_ptr<Impl>& impl, std::stri
 void PersistentNode::set_data(std::string data, error_code& ec) {
   ec = {};
   if (impl_->core->running_in_io_thread()) {
-    ec = errc::would_deadlock;
+    ec = client_errc::would_deadlock;
     return;
   }
   detail::run_blocking_void(

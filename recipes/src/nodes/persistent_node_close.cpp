@@ -24,8 +24,8 @@ void PersistentNode::Impl::shutdown(detail::VoidCallback done) {
   state_listener = 0;
   if (retry_timer) retry_timer->cancel();
   drop_watch();
-  wake_initial_waiters(errc::closed);
-  complete_all_data_waiters(errc::closed);
+  wake_initial_waiters(client_errc::closed);
+  complete_all_data_waiters(client_errc::closed);
   switch (was) {
     case Step::creating:
       // No further try; the reply of a try already sent comes to close_after_create.

@@ -33,7 +33,7 @@ CreateMode without_sequence(CreateMode m) noexcept {
 }  // namespace
 
 bool is_transient_node_failure(const error_code& ec) noexcept {
-  return is_retryable(ec) || is_connection_loss(ec) || ec == errc::connection_timeout ||
+  return is_retryable(ec) || is_connection_loss(ec) || ec == client_errc::connection_timeout ||
          ec == zk_errc::not_readonly || ec == zk_errc::closing;
 }
 

@@ -82,11 +82,11 @@ std::shared_ptr<PersistentTtlNode::Impl> make_touch(const std::shared_ptr<detail
                                                     const std::string& child, int factor) {
   if (ttl.count() <= 0 || ttl > detail::max_ttl || factor < 1)
     throw Error(
-        errc::invalid_argument,
+        client_errc::invalid_argument,
         "PersistentTtlNode: TTL " + std::to_string(ttl.count()) + " ms, factor " + std::to_string(factor),
         path);
   if (child.empty() || child.find('/') != std::string::npos || path_error(make_path(path, child)))
-    throw Error(errc::invalid_path, "PersistentTtlNode: child name '" + child + "'", path);
+    throw Error(client_errc::invalid_path, "PersistentTtlNode: child name '" + child + "'", path);
   return std::make_shared<PersistentTtlNode::Impl>(core, make_path(path, child), ttl,
                                                    std::max(ttl / factor, std::chrono::milliseconds(1)));
 }
@@ -95,7 +95,7 @@ std::shared_ptr<PersistentTtlNode::Impl> make_touch(const std::shared_ptr<detail
 std::shared_ptr<PersistentNode::Impl> make_container(const std::shared_ptr<detail::Core>& core,
                                                      std::string path, std::string data, bool parents,
                                                      const std::shared_ptr<PersistentTtlNode::Impl>& touch) {
-  if (auto why = path_error(path)) throw Error(errc::invalid_path, "PersistentTtlNode: " + *why, path);
+  if (auto why = path_error(path)) throw Error(client_errc::invalid_path, "PersistentTtlNode: " + *why, path);
   PersistentNode::Impl::Hooks hooks;
   hooks.on_present = [weak = std::weak_ptr(touch)] {
     if (auto t = weak.lock()) t->on_present();

@@ -107,7 +107,7 @@ class LockDriver {
   /// their ephemeral nodes. What changes with a persistent node: the lease stays held across the session's
   /// end (it is `lost` only once the node is gone), its fencing token is still the node's czxid, and its
   /// release still deletes the node (a release after the client closed cannot, and fails with
-  /// `errc::closed`). Pure, never throws but `std::bad_alloc`; called on the client's I/O thread.
+  /// `client_errc::closed`). Pure, never throws but `std::bad_alloc`; called on the client's I/O thread.
   virtual LockNodeSpec lock_node(std::string_view lock_name) const;
 };
 

@@ -9,7 +9,8 @@
 /// Threading: the client runs its ZooKeeper session (any transport) on its own I/O thread. Every member
 /// function is thread-safe. Asynchronous handlers run on their associated executor, or on the configured
 /// `executor` (default: the client's I/O thread, where handlers must not block). The blocking twins may be
-/// called from any thread except the client's I/O thread (they fail with `errc::would_deadlock` there).
+/// called from any thread except the client's I/O thread (they fail with `client_errc::would_deadlock`
+/// there).
 ///
 /// Asynchronous operations: with no token, `async_op(args)` returns a deferred operation
 /// (`default_completion_token_t`, `with_diagnostics(boost::asio::deferred)`) whose `co_await` throws
@@ -55,8 +56,8 @@ struct AuthInfo {
 /// certificate, an expired client certificate: `start()` fails with a typed error, where the C client would
 /// spin); and before every new session, a TLS handshake of its own with the servers of the connect string,
 /// trusting only `ca_file` and checking the host name, where the C client trusts the system's CA store too
-/// and checks no host name. A refusal is a typed error (`errc::tls_handshake_failed`), never an endless
-/// silent retry.
+/// and checks no host name. A refusal is a typed error (`client_errc::tls_handshake_failed`), never an
+/// endless silent retry.
 struct TlsConfig {
   /// The CA certificates (PEM) that sign the servers' certificates.
   std::string ca_file;
@@ -77,7 +78,7 @@ struct TlsConfig {
 /// Whether the default transport (`default_transport()`, transport.hpp) speaks TLS: the ZooKeeper C client
 /// where this build links a TLS-capable one (`ZKR_ZOOKEEPER_TLS`), the native transport where the build
 /// carries it with OpenSSL. Without it, `start()` of a client configured for TLS fails with
-/// `errc::tls_unsupported`.
+/// `client_errc::tls_unsupported`.
 bool tls_supported() noexcept;
 
 /// Everything a client is built from (Curator's `CuratorFrameworkFactory.Builder`).
@@ -86,7 +87,7 @@ struct ClientConfig {
   std::string connect_string;
   /// The transport to speak through (transport.hpp): `automatic` takes `ZKR_ZOOKEEPER_TRANSPORT` from the
   /// environment, else the build's default. One this build does not carry fails `start()` with
-  /// `errc::transport_unavailable`.
+  /// `client_errc::transport_unavailable`.
   Transport transport = Transport::automatic;
   /// Required (Curator has no default either).
   RetryPolicyPtr retry_policy;
@@ -98,7 +99,7 @@ struct ClientConfig {
   /// it over. The C client itself waits 2/3 of the session timeout. This protects against a server that
   /// accepts a connection and never answers it, as ZooKeeper 3.8.0 does to a client that reaches it while it
   /// starts up. Zero leaves the attempt to the C client's own timeout; negative makes `start()` fail with
-  /// `errc::invalid_argument`.
+  /// `client_errc::invalid_argument`.
   std::chrono::milliseconds handshake_timeout{1000};
   /// How long `close()` waits for pending guaranteed deletes.
   std::chrono::milliseconds max_close_wait{1000};
@@ -125,7 +126,7 @@ struct ClientConfig {
   bool use_container_parents = true;
   /// The session is treated as LOST once this percentage of the session timeout has passed while SUSPENDED.
   int simulated_session_expiration_percent = 100;
-  /// Node data larger than this is refused locally with `errc::data_too_large`.
+  /// Node data larger than this is refused locally with `client_errc::data_too_large`.
   std::size_t max_data_size = default_max_data_size;
 };
 
@@ -169,8 +170,8 @@ auto forget_watch(const std::shared_ptr<Core>& core, std::shared_ptr<WatchId> id
 }  // namespace detail
 
 /// The client (Curator's `CuratorFramework`). Not copyable; movable. The destructor closes it, and returns
-/// once the handlers of the operations it ended (with `errc::closed`) have run on the I/O thread, or been
-/// posted to their own executors.
+/// once the handlers of the operations it ended (with `client_errc::closed`) have run on the I/O thread, or
+/// been posted to their own executors.
 class CuratorFramework {
  public:
   explicit CuratorFramework(ClientConfig config);
@@ -183,7 +184,7 @@ class CuratorFramework {
   void start();
   void start(error_code& ec);
   /// Closes the session: ephemeral nodes and pending watches go, pending operations complete with
-  /// `errc::closed`, pending guaranteed deletes get up to `max_close_wait`. Idempotent; never throws.
+  /// `client_errc::closed`, pending guaranteed deletes get up to `max_close_wait`. Idempotent; never throws.
   void close() noexcept;
   /// Waits until connected; false on timeout (or when closed, or once the server refused the auth info).
   [[nodiscard]] bool block_until_connected(std::chrono::milliseconds timeout);
@@ -391,9 +392,9 @@ class CuratorFramework {
   // ----------------------------------------------------------------------------------------------------
   /// A transaction: all operations or none. On failure the error is the first failing operation's and the
   /// per-operation results say which one failed. Container and TTL creates are refused
-  /// (`errc::invalid_argument`): the C client 3.8 misreads their replies inside a transaction. As in Curator,
-  /// a try whose reply was lost to a connection loss is retried, and the retry cannot know whether that try
-  /// committed. It then fails
+  /// (`client_errc::invalid_argument`): the C client 3.8 misreads their replies inside a transaction. As in
+  /// Curator, a try whose reply was lost to a connection loss is retried, and the retry cannot know whether
+  /// that try committed. It then fails
   /// (`node_exists`, `bad_version`) or applies again. Give `set_data`, `remove` and `check` a version where
   /// applying twice would matter.
   std::vector<OpResult> multi(const std::vector<Op>& ops);
@@ -449,8 +450,8 @@ class CuratorFramework {
   // ZooKeeper 3.6+: persistent watches and the newer reads
   // ------------------------------------------------------------------------------------
   // Over a transport that lacks them (the ZooKeeper C client, whose newest release still speaks the 3.5
-  // protocol) each of these fails with `errc::unsupported_by_transport`: never a one-shot watch or separate
-  // reads instead. `supports_persistent_watches()` says beforehand. See docs/native-transport.md.
+  // protocol) each of these fails with `client_errc::unsupported_by_transport`: never a one-shot watch or
+  // separate reads instead. `supports_persistent_watches()` says beforehand. See docs/native-transport.md.
 
   /// Whether this client's transport speaks ZooKeeper 3.6+'s requests (the native transport does).
   bool supports_persistent_watches() const noexcept;
@@ -676,7 +677,7 @@ class CuratorFrameworkFactory {
       c_.simulated_session_expiration_percent = v;
       return *this;
     }
-    /// Node data larger than this is refused locally (`errc::data_too_large`); set it to the server's
+    /// Node data larger than this is refused locally (`client_errc::data_too_large`); set it to the server's
     /// `jute.maxbuffer` less some headroom when that differs from ZooKeeper's default.
     Builder& max_data_size(std::size_t v) {
       c_.max_data_size = v;

@@ -50,7 +50,7 @@ enum class zk_errc : int {
 };
 
 /// Conditions detected by zkrecipes itself.
-enum class errc : int {
+enum class client_errc : int {
   invalid_path = 1,              ///< the path breaks Curator's path rules (see `validate_path`)
   data_too_large,                ///< node data over the configured limit (jute.maxbuffer, 1 MiB by default)
   not_started,                   ///< the client's `start()` was not called
@@ -87,11 +87,14 @@ enum class errc : int {
                       ///< distributed atomic number's write: docs/counters.md)
 };
 
+/// The name `client_errc` had before 0.2 (`zkr::errc` read too much like `std::errc`).
+using errc [[deprecated("renamed zkr::client_errc")]] = client_errc;
+
 const boost::system::error_category& zk_category() noexcept;
 const boost::system::error_category& zkr_category() noexcept;
 
 inline error_code make_error_code(zk_errc e) noexcept { return {static_cast<int>(e), zk_category()}; }
-inline error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), zkr_category()}; }
+inline error_code make_error_code(client_errc e) noexcept { return {static_cast<int>(e), zkr_category()}; }
 
 /// Wraps a raw C-client return code (0 means success).
 inline error_code zk_error(int rc) noexcept { return rc == 0 ? error_code{} : error_code{rc, zk_category()}; }
@@ -128,5 +131,5 @@ namespace boost::system {
 template <>
 struct is_error_code_enum<zkr::zk_errc> : std::true_type {};
 template <>
-struct is_error_code_enum<zkr::errc> : std::true_type {};
+struct is_error_code_enum<zkr::client_errc> : std::true_type {};
 }  // namespace boost::system

@@ -24,12 +24,12 @@ std::string_view to_string(SaslMechanism m) noexcept;
 
 /// SASL to the ensemble. Every connection and reconnection authenticates before the client counts as
 /// connected and before any request of the caller is sent; a refusal ends the client with a typed error
-/// (`errc::sasl_auth_failed`, LOST after an earlier state), never a quiet anonymous session.
+/// (`client_errc::sasl_auth_failed`, LOST after an earlier state), never a quiet anonymous session.
 ///
-/// Checked at `start()`: that the transport has SASL and the mechanism (`errc::sasl_unsupported`), that the
-/// settings of the mechanism are there, the password file is readable and the keytab holds the principal's
-/// keys (`errc::sasl_config_error`). The password is read from its file at each connection, held only while
-/// the exchange needs it, and never logged.
+/// Checked at `start()`: that the transport has SASL and the mechanism (`client_errc::sasl_unsupported`),
+/// that the settings of the mechanism are there, the password file is readable and the keytab holds the
+/// principal's keys (`client_errc::sasl_config_error`). The password is read from its file at each
+/// connection, held only while the exchange needs it, and never logged.
 ///
 /// GSSAPI takes the realm and its KDC from MIT krb5's configuration: `/etc/krb5.conf`, or the file
 /// `$KRB5_CONFIG` names (process-wide, read by each exchange). The credentials are the client's own: the
@@ -62,7 +62,7 @@ struct SaslConfig {
 /// Whether the transport can authenticate with SASL (DIGEST-MD5): the native transport where this build links
 /// Cyrus SASL (`ZKR_SASL`); the single-threaded C client where it was built with Cyrus SASL
 /// (tools/build-zookeeper-tls.sh's build, not Debian's packages), and never together with TLS there (a client
-/// asking both of it fails at `start()` with `errc::sasl_unsupported`). `automatic` asks of
+/// asking both of it fails at `start()` with `client_errc::sasl_unsupported`). `automatic` asks of
 /// `default_transport()`.
 bool sasl_supported(Transport t) noexcept;
 /// `sasl_supported(Transport::automatic)`.

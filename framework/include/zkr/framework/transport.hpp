@@ -32,7 +32,7 @@ Transport build_default_transport() noexcept;
 
 /// What `Transport::automatic` stands for in this process: `ZKR_ZOOKEEPER_TRANSPORT` (`c` or `native`) if
 /// set, else `build_default_transport()`. Empty when the variable names no transport, or one this build does
-/// not carry: a client left at `automatic` then fails `start()` with `errc::transport_unavailable`.
+/// not carry: a client left at `automatic` then fails `start()` with `client_errc::transport_unavailable`.
 std::optional<Transport> default_transport() noexcept;
 
 /// Whether the transport speaks TLS to the ensemble: the C client where this build links a TLS-capable one

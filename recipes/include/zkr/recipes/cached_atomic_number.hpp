@@ -48,15 +48,15 @@ int cached_factor(const CachedBlocks& blocks) noexcept;
 /// Twins: throwing, `error_code&`, and `async_next` (handler `void(error_code, AtomicValue<T>)`; executor:
 /// the handler's, else the client's completion executor; cancellation: terminal only, completes at once with
 /// `operation_aborted`, and the value it would have had is skipped). Errors: the number's. Never call the
-/// blocking twins on the client's I/O thread (`errc::would_deadlock`).
+/// blocking twins on the client's I/O thread (`client_errc::would_deadlock`).
 template <class T>
 class CachedAtomicNumber {
  public:
-  /// `cache_factor` >= 1 (`Error` with `errc::invalid_argument` otherwise). The number is shared (a copy of
-  /// a `DistributedAtomicNumber` uses the same engine).
+  /// `cache_factor` >= 1 (`Error` with `client_errc::invalid_argument` otherwise). The number is shared (a
+  /// copy of a `DistributedAtomicNumber` uses the same engine).
   CachedAtomicNumber(const DistributedAtomicNumber<T>& number, int cache_factor) {
     if (cache_factor < 1)
-      throw Error(errc::invalid_argument, "CachedAtomicNumber (cache_factor below 1)", number.path());
+      throw Error(client_errc::invalid_argument, "CachedAtomicNumber (cache_factor below 1)", number.path());
     blocks_ = detail::make_cached_blocks(detail::access::engine(number), cache_factor);
   }
 

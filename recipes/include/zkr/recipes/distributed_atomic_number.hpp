@@ -39,15 +39,15 @@ AtomicValue<T> number_value(const AtomicOutcome& o) {
 /// The node is created `PERSISTENT` (parents as containers) by the first write; reads of a missing node or
 /// of empty data give 0 (and create nothing). Arithmetic wraps around as Java's does. Data of another size
 /// than the number's (written by someone else, or by the other width on one path) is
-/// `errc::corrupted_data`, never a number (Curator reads the first bytes of longer data).
+/// `client_errc::corrupted_data`, never a number (Curator reads the first bytes of longer data).
 ///
 /// Every operation comes as three twins: throwing, `error_code&`, and `async_` with a completion token
 /// (handler `void(error_code, AtomicValue<T>)`, or as noted; executor: the handler's, else the client's
 /// completion executor; cancellation: terminal only: completes at once with `operation_aborted`, a write
 /// already sent may still apply, and a promoted lock taken is released). Errors: the client's (after its
 /// own retry policy: connection loss and session expiry are the client's business, as in Curator),
-/// `errc::corrupted_data`. Thread-safety: every member, from any thread; the object holds no state between
-/// operations. Never call a blocking twin on the client's I/O thread (`errc::would_deadlock`).
+/// `client_errc::corrupted_data`. Thread-safety: every member, from any thread; the object holds no state
+/// between operations. Never call a blocking twin on the client's I/O thread (`client_errc::would_deadlock`).
 template <class T>
 class DistributedAtomicNumber {
   static_assert(std::is_same_v<T, std::int64_t> || std::is_same_v<T, std::int32_t>,
@@ -56,8 +56,8 @@ class DistributedAtomicNumber {
  public:
   static constexpr std::size_t width = sizeof(T);
 
-  /// `counter_path` (and a promoted lock's path) are validated (`Error` with `errc::invalid_path`); a null
-  /// retry policy is `errc::invalid_argument`.
+  /// `counter_path` (and a promoted lock's path) are validated (`Error` with `client_errc::invalid_path`); a
+  /// null retry policy is `client_errc::invalid_argument`.
   DistributedAtomicNumber(CuratorFramework& client, std::string counter_path, RetryPolicyPtr retry_policy,
                           std::optional<PromotedToLock> promoted = std::nullopt)
       : twins_(twins_for(client, std::move(counter_path), std::move(retry_policy), std::move(promoted))) {}

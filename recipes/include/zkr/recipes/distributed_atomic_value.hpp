@@ -30,18 +30,18 @@ inline AtomicValue<std::string> bytes_value(const AtomicOutcome& o) {
 /// The node is created `PERSISTENT` (parents as containers) by the first write. A missing node reads as
 /// empty bytes and creates nothing (Curator reads it as `null`: empty and missing are one value here, as
 /// they are to Curator's `DistributedAtomicLong`). Every byte string is a value: nothing is ever
-/// `errc::corrupted_data`. `DistributedAtomicLong` is this recipe over 8-byte numbers; one path can be read
-/// by both.
+/// `client_errc::corrupted_data`. `DistributedAtomicLong` is this recipe over 8-byte numbers; one path can be
+/// read by both.
 ///
 /// Twins, errors and thread-safety as `DistributedAtomicNumber<T>`'s: throwing, `error_code&`, and `async_`
 /// with a completion token (handler `void(error_code, AtomicValue<std::string>)`, or as noted; cancellation:
 /// terminal only: completes at once with `operation_aborted`, a write already sent may still apply, and a
 /// promoted lock taken is released). Never call a blocking twin on the client's I/O thread
-/// (`errc::would_deadlock`).
+/// (`client_errc::would_deadlock`).
 class DistributedAtomicValue {
  public:
-  /// `path` (and a promoted lock's path) are validated (`Error` with `errc::invalid_path`); a null retry
-  /// policy is `errc::invalid_argument`.
+  /// `path` (and a promoted lock's path) are validated (`Error` with `client_errc::invalid_path`); a null
+  /// retry policy is `client_errc::invalid_argument`.
   DistributedAtomicValue(CuratorFramework& client, std::string path, RetryPolicyPtr retry_policy,
                          std::optional<PromotedToLock> promoted = std::nullopt)
       : twins_(twins_for(client, std::move(path), std::move(retry_policy), std::move(promoted))) {}

@@ -96,7 +96,7 @@ class InterProcessLock {
                            detail::unique_function<void(error_code, std::vector<Lease>)> done) {
     (void)deadline;
     (void)cancel;
-    done(errc::invalid_argument, {});
+    done(client_errc::invalid_argument, {});
   }
   /// The calling holder's hold of this lock is known lost (its session expired, or its node was deleted and
   /// that was seen). `InterProcessMultiLock`'s locks form asks it of the locks already taken after each later

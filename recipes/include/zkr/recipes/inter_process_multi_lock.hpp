@@ -45,13 +45,14 @@ class MultiLease {
   /// The lock nodes, in list order.
   std::vector<std::string> node_paths() const;
   /// `Lease::multi_while_held` for every grant at once: `ops` commit only while every lock node still exists
-  /// (one check per lock, in the same transaction). Grants of different clients: `errc::invalid_argument`.
+  /// (one check per lock, in the same transaction). Grants of different clients:
+  /// `client_errc::invalid_argument`.
   std::vector<OpResult> multi_while_held(std::vector<Op> ops) const;
   std::vector<OpResult> multi_while_held(std::vector<Op> ops, error_code& ec) const;
   /// `multi_while_held`, asynchronously. Handler: `void(error_code, std::vector<OpResult>)`. Executor: the
   /// handler's, else the client's completion executor. Cancellation: terminal only: completes at once with
   /// `operation_aborted`; a try already sent may still commit. Errors: as `multi_while_held`
-  /// (`errc::not_acquired` for an empty handle, through the handler). Thread-safety: as the class.
+  /// (`client_errc::not_acquired` for an empty handle, through the handler). Thread-safety: as the class.
   template <boost::asio::completion_token_for<void(error_code, std::vector<OpResult>)> Token =
                 default_completion_token_t>
   auto async_multi_while_held(std::vector<Op> ops, Token&& token = {}) const {
@@ -66,16 +67,16 @@ class MultiLease {
 
   /// Gives every grant back, in reverse list order as Curator does (all nodes in one transaction when they
   /// belong to one client; if that fails, one guaranteed delete each). Every grant is released even when one
-  /// fails; the error is the first failure. `errc::not_acquired` when empty or already released. On the
-  /// client's I/O thread it starts the deletes and returns without waiting, as `Lease::release`.
+  /// fails; the error is the first failure. `client_errc::not_acquired` when empty or already released. On
+  /// the client's I/O thread it starts the deletes and returns without waiting, as `Lease::release`.
   void release();
   void release(error_code& ec);
   /// `release`, asynchronously. Handler: `void(error_code)`. Executor: the handler's, else the client's
   /// completion executor. Cancellation: terminal only: completes at once with `operation_aborted`; the
-  /// deletes go on (guaranteed deletes). Errors: as `release` (`errc::not_acquired` when empty, through the
-  /// handler). Thread-safety: as the class. The operation owns the grants from the call on (this object is
-  /// empty after it): one that never starts (the default deferred operation never launched) gives them back
-  /// when it is destroyed, as the destructor does.
+  /// deletes go on (guaranteed deletes). Errors: as `release` (`client_errc::not_acquired` when empty,
+  /// through the handler). Thread-safety: as the class. The operation owns the grants from the call on (this
+  /// object is empty after it): one that never starts (the default deferred operation never launched) gives
+  /// them back when it is destroyed, as the destructor does.
   template <boost::asio::completion_token_for<void(error_code)> Token = default_completion_token_t>
   auto async_release(Token&& token = {}) {
     auto core = async_core();
@@ -97,7 +98,7 @@ class MultiLease {
   std::shared_ptr<detail::Core> core_of() const;
   /// The first grant's client core, null when empty (the asynchronous operations are then refused).
   std::shared_ptr<detail::Core> async_core() const noexcept;
-  /// An asynchronous operation on these grants; refused (`errc::not_acquired`) when empty.
+  /// An asynchronous operation on these grants; refused (`client_errc::not_acquired`) when empty.
   detail::OpInfo info(std::string_view operation, detail::Cancellation cancellation) const;
   std::vector<std::shared_ptr<detail::LeaseCore>> grant_states() const;
   static void release_start(std::vector<Lease> leases, detail::VoidCallback cb);
@@ -131,7 +132,7 @@ std::shared_ptr<Core> multi_core(const std::shared_ptr<MultiShared>& s);
 ///   does: processes using this class and Java Curator's `InterProcessMultiLock` on the same list cannot
 ///   deadlock each other. Blocking holds belong to the calling thread and are reentrant (as Curator's
 ///   mutexes); asynchronous acquires return a `MultiLease` owned by whoever holds it. Duplicate paths are
-///   refused (`errc::invalid_argument`): Curator would deadlock on them.
+///   refused (`client_errc::invalid_argument`): Curator would deadlock on them.
 /// - **Locks** (`InterProcessMultiLock(locks)`): any `InterProcessLock`s (mutexes, read or write locks,
 ///   semaphore mutexes, other multi-locks), acquired one by one through their blocking API; each lock's own
 ///   ownership and reentrancy rules apply. The asynchronous twin takes each lock's own asynchronous acquire.
@@ -155,10 +156,10 @@ std::shared_ptr<Core> multi_core(const std::shared_ptr<MultiShared>& s);
 /// outlive it (unless given as `shared_ptr`s).
 class InterProcessMultiLock : public InterProcessLock {
  public:
-  /// One mutex per path (validated: `Error` with `errc::invalid_path`; `errc::invalid_argument` for an empty
-  /// list or a duplicate path).
+  /// One mutex per path (validated: `Error` with `client_errc::invalid_path`; `client_errc::invalid_argument`
+  /// for an empty list or a duplicate path).
   InterProcessMultiLock(CuratorFramework& client, std::vector<std::string> paths);
-  /// Any locks, shared. `errc::invalid_argument` for an empty list or a null lock.
+  /// Any locks, shared. `client_errc::invalid_argument` for an empty list or a null lock.
   explicit InterProcessMultiLock(std::vector<std::shared_ptr<InterProcessLock>> locks);
   /// Any locks, by reference (they must outlive this object).
   explicit InterProcessMultiLock(std::vector<std::reference_wrapper<InterProcessLock>> locks);
@@ -174,8 +175,8 @@ class InterProcessMultiLock : public InterProcessLock {
   /// Any duration, and `try_acquire_for`, `try_lock_for`, `try_lock_until`: see `InterProcessLock`.
   using InterProcessLock::acquire;
   /// Releases every lock, in reverse order. Paths form: one level of the calling thread's hold
-  /// (`errc::not_owner` when it holds none). Locks form: each lock's `release` (Curator releases all of them,
-  /// held or not).
+  /// (`client_errc::not_owner` when it holds none). Locks form: each lock's `release` (Curator releases all
+  /// of them, held or not).
   void release() override;
   void release(error_code& ec) override;
   /// Every lock is held in this process.
@@ -206,8 +207,8 @@ class InterProcessMultiLock : public InterProcessLock {
   /// given by reference must outlive the operation.
   /// Handler: `void(error_code, MultiLease)`. Executor: the handler's, else the client's completion executor.
   /// Cancellation: terminal and partial, as above (nothing held or queued when it completes). Errors: as
-  /// `acquire`; a lock class of your own (not of this library) in the list: `errc::invalid_argument`, through
-  /// the handler. Thread-safety: any thread.
+  /// `acquire`; a lock class of your own (not of this library) in the list: `client_errc::invalid_argument`,
+  /// through the handler. Thread-safety: any thread.
   template <
       boost::asio::completion_token_for<void(error_code, MultiLease)> Token = default_completion_token_t>
   auto async_acquire(Token&& token = {}) {
@@ -261,8 +262,8 @@ class InterProcessMultiLock : public InterProcessLock {
                               detail::unique_function<void()> then);
   /// The client core of the asynchronous acquire; null when a lock has no asynchronous acquire.
   std::shared_ptr<detail::Core> async_core() const;
-  /// The asynchronous acquire's `OpInfo`; refused (`errc::invalid_argument`) when a lock of the list has no
-  /// asynchronous acquire (a lock class not of this library).
+  /// The asynchronous acquire's `OpInfo`; refused (`client_errc::invalid_argument`) when a lock of the list
+  /// has no asynchronous acquire (a lock class not of this library).
   detail::OpInfo acquire_info() const;
   bool paths_acquire(std::optional<std::chrono::milliseconds> timeout, error_code& ec);
   bool locks_acquire(std::optional<std::chrono::milliseconds> timeout, error_code& ec);

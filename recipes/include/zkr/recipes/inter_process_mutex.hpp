@@ -44,7 +44,7 @@ class InterProcessMutex : public InterProcessLock {
  public:
   static constexpr std::string_view lock_name = "lock-";
 
-  /// `path` is validated by Curator's rules (`Error` with `errc::invalid_path`). The driver is
+  /// `path` is validated by Curator's rules (`Error` with `client_errc::invalid_path`). The driver is
   /// `PrewatchLockDriver`: Curator's policy (same nodes, same order, same grants, so it shares a path with
   /// Curator's mutex) plus the pre-watch, which is not Curator's request pattern: a waiter with two or more
   /// nodes ahead also watches the node ahead of its predecessor, so its turn needs no listing (one more read
@@ -66,9 +66,9 @@ class InterProcessMutex : public InterProcessLock {
   /// duration, and `try_acquire_for`, `try_lock_for`, `try_lock_until`: see `InterProcessLock`.
   using InterProcessLock::acquire;
 
-  /// Releases one level of the calling thread's hold. Errors: `errc::not_owner` when the calling thread does
-  /// not hold it (Curator's IllegalMonitorStateException). The hold is forgotten even when the delete fails
-  /// (the guaranteed delete keeps trying in the background), as Curator does.
+  /// Releases one level of the calling thread's hold. Errors: `client_errc::not_owner` when the calling
+  /// thread does not hold it (Curator's IllegalMonitorStateException). The hold is forgotten even when the
+  /// delete fails (the guaranteed delete keeps trying in the background), as Curator does.
   void release() override;
   void release(error_code& ec) override;
 
@@ -106,12 +106,11 @@ class InterProcessMutex : public InterProcessLock {
   /// are created with empty data (instead of `set_node_data`'s), and once a hold is granted its node is
   /// watched: when someone calls `Revoker::attempt_revoke` on it, `listener(*this)` runs on the client's
   /// executor (the I/O thread by default: do not block there; holds belong to the threads that acquired
-  /// them, so a `release()` there fails with `errc::not_owner`). Revocation is cooperative: the listener
-  /// typically tells the owning thread to release.
-  /// As in Curator, revocability is cleared by every release that frees a hold, so call this again
-  /// before the next acquire. Asynchronous acquires (`async_acquire`) are never revocable. The listener is
-  /// not called after this object is destroyed (a destruction waits for a listener call in progress).
-  /// Thread-safe.
+  /// them, so a `release()` there fails with `client_errc::not_owner`). Revocation is cooperative: the
+  /// listener typically tells the owning thread to release. As in Curator, revocability is cleared by every
+  /// release that frees a hold, so call this again before the next acquire. Asynchronous acquires
+  /// (`async_acquire`) are never revocable. The listener is not called after this object is destroyed (a
+  /// destruction waits for a listener call in progress). Thread-safe.
   void make_revocable(std::function<void(InterProcessMutex&)> listener);
 
   /// Acquires asynchronously; the Lease is independent of the calling thread's blocking holds.
@@ -219,8 +218,9 @@ class InterProcessMutex : public InterProcessLock {
 };
 
 /// Curator's `Locker`: acquires in the constructor, releases in the destructor without throwing.
-/// The timed constructor throws `Error` with `errc::timed_out` (operation "acquire", the lock's path when the
-/// lock has a `path()`) when the lock is not acquired in time; the acquire's own errors throw as `acquire()`.
+/// The timed constructor throws `Error` with `client_errc::timed_out` (operation "acquire", the lock's path
+/// when the lock has a `path()`) when the lock is not acquired in time; the acquire's own errors throw as
+/// `acquire()`.
 template <class Lock>
 class Locker {
  public:
@@ -229,7 +229,7 @@ class Locker {
     if (lock_.acquire(timeout)) return;
     std::string path;
     if constexpr (requires { std::string(lock.path()); }) path = lock.path();
-    throw Error(errc::timed_out, "acquire", std::move(path));
+    throw Error(client_errc::timed_out, "acquire", std::move(path));
   }
   ~Locker() {
     error_code ec;

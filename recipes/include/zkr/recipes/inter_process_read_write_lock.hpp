@@ -31,15 +31,15 @@ namespace zkr {
 ///   like any other reader (Curator's testThatDowngradingRespectsThreads);
 /// - upgrade: a thread holding the read lock (and not the write lock) that asks for the write lock would wait
 ///   for itself forever (Curator deadlocks, or times out); here the blocking acquire fails at once with
-///   `errc::would_deadlock`, the timed forms too (an error, not `false`).
+///   `client_errc::would_deadlock`, the timed forms too (an error, not `false`).
 /// The thread rules concern the blocking twins; asynchronous leases belong to no thread and take part in
 /// none.
 ///
 /// Thread-safety: all members are thread-safe. The read and write lock objects live as long as this object.
 class InterProcessReadWriteLock {
  public:
-  /// `path` is validated by Curator's rules (`Error` with `errc::invalid_path`). `lock_data` is the data of
-  /// both kinds of nodes (nullopt: the client's default data, as Curator).
+  /// `path` is validated by Curator's rules (`Error` with `client_errc::invalid_path`). `lock_data` is the
+  /// data of both kinds of nodes (nullopt: the client's default data, as Curator).
   InterProcessReadWriteLock(CuratorFramework& client, std::string path,
                             std::optional<std::string> lock_data = std::nullopt);
   ~InterProcessReadWriteLock();

@@ -21,8 +21,8 @@ class InterProcessSemaphoreMutex : public InterProcessLock {
   /// `try_lock_until`: see `InterProcessLock`.
   using InterProcessLock::acquire;
 
-  /// Errors: `errc::not_acquired` when not held (Curator's IllegalStateException "Not acquired"). On the
-  /// client's I/O thread it starts the delete and returns without waiting (`Lease::release`).
+  /// Errors: `client_errc::not_acquired` when not held (Curator's IllegalStateException "Not acquired"). On
+  /// the client's I/O thread it starts the delete and returns without waiting (`Lease::release`).
   void release() override;
   void release(error_code& ec) override;
 

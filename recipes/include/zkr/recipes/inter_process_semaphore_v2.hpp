@@ -46,7 +46,7 @@ class InterProcessSemaphoreV2 {
   /// at once; a smaller one revokes no lease held (new acquires wait until the holders are below it). A count
   /// below 1 lets no one acquire. The count's path is independent of the semaphore's, and the semaphore does
   /// not start it. As in Curator, the listener stays with the count (it does nothing once the semaphore is
-  /// gone). Errors: `invalid_path`, and `count`'s (`errc::corrupted_data`).
+  /// gone). Errors: `invalid_path`, and `count`'s (`client_errc::corrupted_data`).
   InterProcessSemaphoreV2(CuratorFramework& client, std::string path, SharedCountReader& count);
 
   /// One lease, blocking.

@@ -66,32 +66,32 @@ class LeaderLatch {
   };
   static constexpr std::string_view lock_name = "latch-";
 
-  /// `latch_path` is validated by Curator's rules (`Error` with `errc::invalid_path`; a relative path is
-  /// refused as Curator's constructor does). `id` becomes the node's data (UTF-8 text; "" gives 0 bytes).
+  /// `latch_path` is validated by Curator's rules (`Error` with `client_errc::invalid_path`; a relative path
+  /// is refused as Curator's constructor does). `id` becomes the node's data (UTF-8 text; "" gives 0 bytes).
   LeaderLatch(CuratorFramework& client, std::string latch_path, std::string id = {},
               CloseMode close_mode = CloseMode::silent);
   ~LeaderLatch();
   LeaderLatch(const LeaderLatch&) = delete;
   LeaderLatch& operator=(const LeaderLatch&) = delete;
 
-  /// Joins the election (once). Errors: `errc::invalid_argument` when already started (Curator's "Cannot be
-  /// started more than once"), `errc::closed` when closed.
+  /// Joins the election (once). Errors: `client_errc::invalid_argument` when already started (Curator's
+  /// "Cannot be started more than once"), `client_errc::closed` when closed.
   void start();
   void start(error_code& ec);
 
   /// Leaves the election: the node is deleted in the background (guaranteed delete; a create still in flight
-  /// is cleaned up when its reply comes), `await` callers wake with `errc::closed`, and the flag goes false
-  /// (with `not_leader` under `CloseMode::notify_leader`). Does not wait for the delete, as Curator's.
-  /// Errors: `errc::not_started` when never started, `errc::closed` when already closed (Curator: "Already
-  /// closed or has not been started").
+  /// is cleaned up when its reply comes), `await` callers wake with `client_errc::closed`, and the flag goes
+  /// false (with `not_leader` under `CloseMode::notify_leader`). Does not wait for the delete, as Curator's.
+  /// Errors: `client_errc::not_started` when never started, `client_errc::closed` when already closed
+  /// (Curator: "Already closed or has not been started").
   void close();
   void close(error_code& ec);
   void close(CloseMode mode);
   void close(CloseMode mode, error_code& ec);
 
-  /// Blocks until this latch leads. Errors: `errc::closed` when the latch is or becomes closed (Curator's
-  /// EOFException), `errc::not_started` when it was never started. Never call it on the client's I/O thread
-  /// (it would wait forever: `errc::would_deadlock`).
+  /// Blocks until this latch leads. Errors: `client_errc::closed` when the latch is or becomes closed
+  /// (Curator's EOFException), `client_errc::not_started` when it was never started. Never call it on the
+  /// client's I/O thread (it would wait forever: `client_errc::would_deadlock`).
   void await();
   void await(error_code& ec);
   /// Waits at most `timeout` (any duration, rounded up to milliseconds); true when leading, false on timeout

@@ -95,8 +95,8 @@ class LeaderSelector {
  public:
   enum class State { latent, started, closed };
 
-  /// `leader_path` is validated (`Error` with `errc::invalid_path`). `listener` must not be null
-  /// (`errc::invalid_argument`).
+  /// `leader_path` is validated (`Error` with `client_errc::invalid_path`). `listener` must not be null
+  /// (`client_errc::invalid_argument`).
   LeaderSelector(CuratorFramework& client, std::string leader_path,
                  std::shared_ptr<LeaderSelectorListener> listener);
   ~LeaderSelector();
@@ -111,13 +111,13 @@ class LeaderSelector {
   /// From now on, every finished term (or failed attempt) queues another one.
   void auto_requeue();
 
-  /// Joins the election (once): queues a first attempt. Errors: `errc::invalid_argument` when already
-  /// started, `errc::closed` when closed.
+  /// Joins the election (once): queues a first attempt. Errors: `client_errc::invalid_argument` when already
+  /// started, `client_errc::closed` when closed.
   void start();
   void start(error_code& ec);
 
   /// Queues an attempt unless one is queued, waiting or leading; true when one was queued. Errors:
-  /// `errc::not_started` / `errc::closed` (Curator's "close() has already been called").
+  /// `client_errc::not_started` / `client_errc::closed` (Curator's "close() has already been called").
   bool requeue();
   bool requeue(error_code& ec);
 
@@ -147,7 +147,7 @@ class LeaderSelector {
   /// Leaves the election: stops listening to connection states, asks a running `take_leadership` to stop,
   /// withdraws an acquire in progress (its node is deleted first), and returns once the selector's thread has
   /// finished (so after `take_leadership` returned and our node's delete was sent). Called from
-  /// `take_leadership` itself it does not wait. Errors: `errc::not_started`, `errc::closed`.
+  /// `take_leadership` itself it does not wait. Errors: `client_errc::not_started`, `client_errc::closed`.
   void close();
   void close(error_code& ec);
 

@@ -46,8 +46,8 @@ class MultiLease;
 ///
 /// Asynchronous twins: every error of the operation goes to the handler, never thrown by the initiating call:
 /// an empty handle (moved from, or already released through this handle) completes the handler with
-/// `errc::not_acquired` (posted; with no client to run it on, a handler without an associated executor then
-/// runs on the system executor). See docs/async.md.
+/// `client_errc::not_acquired` (posted; with no client to run it on, a handler without an associated executor
+/// then runs on the system executor). See docs/async.md.
 class Lease {
  public:
   Lease() noexcept;
@@ -72,14 +72,14 @@ class Lease {
 
   /// The node's data, read from the server (Curator's `Lease.getData()`): what `set_node_data` (or the
   /// client's default data, the local address) put there when the node was created. Errors:
-  /// `errc::not_acquired` for an empty or released handle, `zk_errc::no_node` when the node is gone (the
-  /// grant was lost), and the client's errors under its retry policy.
+  /// `client_errc::not_acquired` for an empty or released handle, `zk_errc::no_node` when the node is gone
+  /// (the grant was lost), and the client's errors under its retry policy.
   std::string data() const;
   std::string data(error_code& ec) const;
   /// `data`, asynchronously. Handler: `void(error_code, std::string)`. Executor: the handler's, else the
   /// client's completion executor. Cancellation: terminal, partial, total: completes at once with
-  /// `operation_aborted`. Errors: as `data` (`errc::not_acquired` for an empty handle, through the handler).
-  /// Thread-safety: as the class.
+  /// `operation_aborted`. Errors: as `data` (`client_errc::not_acquired` for an empty handle, through the
+  /// handler). Thread-safety: as the class.
   template <
       boost::asio::completion_token_for<void(error_code, std::string)> Token = default_completion_token_t>
   auto async_data(Token&& token = {}) const {
@@ -100,8 +100,8 @@ class Lease {
 
   /// Completes once the grant is lost (or released). Handler: `void(error_code, LeaseStatus)`. Executor: the
   /// handler's, else the client's completion executor. Cancellation: terminal, partial, total (e.g. racing a
-  /// timer with `||`): completes at once with `operation_aborted` and withdraws. Errors: `errc::not_acquired`
-  /// for an empty handle. Thread-safety: as the class.
+  /// timer with `||`): completes at once with `operation_aborted` and withdraws. Errors:
+  /// `client_errc::not_acquired` for an empty handle. Thread-safety: as the class.
   template <
       boost::asio::completion_token_for<void(error_code, LeaseStatus)> Token = default_completion_token_t>
   auto async_wait_lost(Token&& token = {}) {
@@ -116,19 +116,19 @@ class Lease {
   /// (through the client that holds the grant, paths without its namespace) behind a `check` that this
   /// grant's node still exists, and ZooKeeper applies the check and the writes atomically. So a holder whose
   /// grant was lost without it knowing (a pause longer than its session, an administrator deleting its node)
-  /// cannot write: the transaction fails whole with `errc::lock_lost` and nothing of `ops` is applied. This
-  /// is the fencing token's guarantee for state kept in ZooKeeper itself, with nothing for the state to
+  /// cannot write: the transaction fails whole with `client_errc::lock_lost` and nothing of `ops` is applied.
+  /// This is the fencing token's guarantee for state kept in ZooKeeper itself, with nothing for the state to
   /// remember. Returns the results of `ops`, in order (the check's own result is not among them); on another
   /// failure the error is the first failing operation's, as `CuratorFramework::multi`, whose retry policy and
   /// restrictions apply. With no `ops` it only asks the server whether the grant still holds.
-  /// Errors: `errc::not_acquired` for an empty or released handle, `errc::lock_lost` at once when the grant
-  /// is already known lost (nothing is sent in either case).
+  /// Errors: `client_errc::not_acquired` for an empty or released handle, `client_errc::lock_lost` at once
+  /// when the grant is already known lost (nothing is sent in either case).
   std::vector<OpResult> multi_while_held(std::vector<Op> ops) const;
   std::vector<OpResult> multi_while_held(std::vector<Op> ops, error_code& ec) const;
   /// `multi_while_held`, asynchronously. Handler: `void(error_code, std::vector<OpResult>)`. Executor: the
   /// handler's, else the client's completion executor. Cancellation: terminal only: completes at once with
   /// `operation_aborted`; a try already sent may still commit. Errors: as `multi_while_held`
-  /// (`errc::not_acquired` for an empty handle, through the handler). Thread-safety: as the class.
+  /// (`client_errc::not_acquired` for an empty handle, through the handler). Thread-safety: as the class.
   template <boost::asio::completion_token_for<void(error_code, std::vector<OpResult>)> Token =
                 default_completion_token_t>
   auto async_multi_while_held(std::vector<Op> ops, Token&& token = {}) const {
@@ -140,17 +140,18 @@ class Lease {
   }
 
   /// Gives the grant back: deletes the node (guaranteed delete: a retryable failure leaves it to the
-  /// background). A node already gone (session expired) is not an error. Errors: `errc::not_acquired` for an
-  /// empty or already released handle. On the client's I/O thread (a listener, a completion handler), where
-  /// waiting would block the thread that completes it, it starts the delete and returns without waiting.
+  /// background). A node already gone (session expired) is not an error. Errors: `client_errc::not_acquired`
+  /// for an empty or already released handle. On the client's I/O thread (a listener, a completion handler),
+  /// where waiting would block the thread that completes it, it starts the delete and returns without
+  /// waiting.
   void release();
   void release(error_code& ec);
   /// `release`, asynchronously. Handler: `void(error_code)`. Executor: the handler's, else the client's
   /// completion executor. Cancellation: terminal only: completes at once with `operation_aborted`; the delete
-  /// goes on (guaranteed delete). Errors: as `release` (`errc::not_acquired` for an empty handle, through the
-  /// handler). Thread-safety: as the class. The operation owns the grant from the call on (this handle is
-  /// empty after it): an operation that never starts (the default deferred operation never launched, an
-  /// awaitable never awaited) gives the grant back when it is destroyed, as the destructor does.
+  /// goes on (guaranteed delete). Errors: as `release` (`client_errc::not_acquired` for an empty handle,
+  /// through the handler). Thread-safety: as the class. The operation owns the grant from the call on (this
+  /// handle is empty after it): an operation that never starts (the default deferred operation never
+  /// launched, an awaitable never awaited) gives the grant back when it is destroyed, as the destructor does.
   template <boost::asio::completion_token_for<void(error_code)> Token = default_completion_token_t>
   auto async_release(Token&& token = {}) {
     auto core = async_core();
@@ -178,7 +179,8 @@ class Lease {
   std::shared_ptr<detail::Core> core_of() const;
   /// The client's core, null for an empty handle (whose asynchronous operations are refused).
   std::shared_ptr<detail::Core> async_core() const noexcept;
-  /// An asynchronous operation on this grant's node; refused (`errc::not_acquired`) on an empty handle.
+  /// An asynchronous operation on this grant's node; refused (`client_errc::not_acquired`) on an empty
+  /// handle.
   detail::OpInfo info(std::string_view operation, detail::Cancellation cancellation) const;
   static void release_start(const std::shared_ptr<detail::LeaseCore>& c, detail::VoidCallback cb);
   /// `LeaseCore::release_from_caller`: the release's delete sent from this thread, when it can be.

@@ -37,7 +37,7 @@ void read_participants(const std::shared_ptr<LockInternals>& engine,
                        unique_function<void(error_code, std::vector<Participant>)> done);
 
 /// `read_participants` from a thread other than the I/O thread, waiting for the answer
-/// (`errc::would_deadlock` on the I/O thread).
+/// (`client_errc::would_deadlock` on the I/O thread).
 std::vector<Participant> read_participants_blocking(const std::shared_ptr<LockInternals>& engine,
                                                     error_code& ec);
 

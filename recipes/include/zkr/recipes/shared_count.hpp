@@ -23,8 +23,8 @@ struct SharedCountListener {
 class SharedCountReader {
  public:
   virtual ~SharedCountReader() = default;
-  /// The local count. Errors: `errc::corrupted_data` when the node's bytes are not 4 long (someone else's
-  /// write; Curator throws `BufferUnderflowException` for shorter data and silently truncates longer).
+  /// The local count. Errors: `client_errc::corrupted_data` when the node's bytes are not 4 long (someone
+  /// else's write; Curator throws `BufferUnderflowException` for shorter data and silently truncates longer).
   virtual std::int32_t count() const = 0;
   virtual std::int32_t count(error_code& ec) const = 0;
   /// The local count and the version it was read at. Errors: as `count`.
@@ -42,8 +42,8 @@ class SharedCount : public SharedCountReader {
  public:
   static constexpr std::size_t width = 4;
 
-  /// `path` is validated (`Error` with `errc::invalid_path`). `seed` is written only if the node is missing
-  /// at `start()`.
+  /// `path` is validated (`Error` with `client_errc::invalid_path`). `seed` is written only if the node is
+  /// missing at `start()`.
   SharedCount(CuratorFramework& client, std::string path, std::int32_t seed);
 
   /// As `SharedValue::start`.

@@ -50,16 +50,17 @@ class SharedValue {
  public:
   enum class State { latent, started, closed };
 
-  /// `path` is validated (`Error` with `errc::invalid_path`). `seed` is written only if the node is missing
-  /// at `start()`; it is the local value until the first read.
+  /// `path` is validated (`Error` with `client_errc::invalid_path`). `seed` is written only if the node is
+  /// missing at `start()`; it is the local value until the first read.
   SharedValue(CuratorFramework& client, std::string path, std::string seed);
   ~SharedValue();
   SharedValue(const SharedValue&) = delete;
   SharedValue& operator=(const SharedValue&) = delete;
 
   /// Creates the node with the seed where it is missing (`node_exists` is not an error), then reads it with a
-  /// watch. Errors: `errc::invalid_argument` when already started, `errc::closed` when closed, the client's
-  /// (after its retry policy). A failed start leaves the object latent (it may be started again).
+  /// watch. Errors: `client_errc::invalid_argument` when already started, `client_errc::closed` when closed,
+  /// the client's (after its retry policy). A failed start leaves the object latent (it may be started
+  /// again).
   void start();
   void start(error_code& ec);
   /// `start`, asynchronously. Handler: `void(error_code)`. Executor: the handler's, else the client's
@@ -82,7 +83,8 @@ class SharedValue {
   VersionedValue<std::string> versioned_value() const;
 
   /// Writes `v` whatever the node's version (Curator's `setValue`), and makes it the local value. Errors:
-  /// `errc::not_started`, `errc::closed`, `zk_errc::no_node` (the node was deleted), the client's.
+  /// `client_errc::not_started`, `client_errc::closed`, `zk_errc::no_node` (the node was deleted), the
+  /// client's.
   void set_value(std::string v);
   void set_value(std::string v, error_code& ec);
   /// `set_value`, asynchronously. Handler: `void(error_code)`. Cancellation: terminal (a write already sent

@@ -64,8 +64,8 @@ struct OpInfo {
   std::string_view operation;  // a literal
   std::string path;
   Cancellation cancellation = Cancellation::read;
-  /// Set when the operation cannot start (an empty handle: `errc::not_acquired`): the handler gets this
-  /// error, posted, and `start` never runs. The core may then be null.
+  /// Set when the operation cannot start (an empty handle: `client_errc::not_acquired`): the handler gets
+  /// this error, posted, and `start` never runs. The core may then be null.
   error_code refuse = {};
 };
 
@@ -136,7 +136,7 @@ class Initiation {
     pending->work.emplace(boost::asio::make_work_guard(ex));
     pending->h.emplace(std::move(handler));
     if (info_.refuse || !core_) {
-      pending->complete(info_.refuse ? info_.refuse : error_code(errc::closed), T{}...);
+      pending->complete(info_.refuse ? info_.refuse : error_code(client_errc::closed), T{}...);
       return;
     }
     auto io = core_->io_executor();
@@ -216,11 +216,11 @@ auto async_run(std::shared_ptr<Core> core, OpInfo info, Token&& token, Start&& s
 /// Blocks the calling thread until `done(ec, value)` runs. The operation first gets a chance on the calling
 /// thread: `start_here(done)` either takes `done` and returns true (`done` then runs on another thread), or
 /// returns false and leaves it, and `start(done)` is posted to the I/O thread.
-/// Refuses (errc::would_deadlock) when called on the I/O thread itself.
+/// Refuses (client_errc::would_deadlock) when called on the I/O thread itself.
 template <class R, class StartHere, class Start>
 R run_blocking_from_caller(Core& core, StartHere&& start_here, Start&& start, error_code& ec) {
   if (core.running_in_io_thread()) {
-    ec = errc::would_deadlock;
+    ec = client_errc::would_deadlock;
     return R{};
   }
   struct State {
@@ -250,7 +250,7 @@ R run_blocking_from_caller(Core& core, StartHere&& start_here, Start&& start, er
 }
 
 /// Runs `start(callback)` on the I/O thread and blocks the calling thread until the callback runs.
-/// Refuses (errc::would_deadlock) when called on the I/O thread itself.
+/// Refuses (client_errc::would_deadlock) when called on the I/O thread itself.
 template <class R, class Start>
 R run_blocking(Core& core, Start&& start, error_code& ec) {
   return run_blocking_from_caller<R>(

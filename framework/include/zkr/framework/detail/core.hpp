@@ -149,7 +149,8 @@ class Core {
   virtual void sync(std::string path, VoidCallback cb, RequestOptions ro = {}) = 0;
   /// Whether the transport speaks ZooKeeper 3.6+'s requests: persistent watches (`add_persistent_watch`),
   /// `multi_read`, `get_ephemerals`, `get_all_children_number`, `who_am_i`. Where it does not, each of them
-  /// fails with `errc::unsupported_by_transport`: never a silent one-shot watch or a read split up instead.
+  /// fails with `client_errc::unsupported_by_transport`: never a silent one-shot watch or a read split up
+  /// instead.
   virtual bool supports_persistent_watches() const noexcept { return false; }
   /// Adds a watch that stays until removed (`remove_watch(id)`, which also removes it on the server): every
   /// event of `path` (and, `persistent_recursive`, of its descendants, but for children-changed) runs
@@ -201,12 +202,12 @@ class Core {
   virtual void remove_state_listener(std::uint64_t id) = 0;
 
  protected:
-  /// Completes `cb` (posted) with `errc::unsupported_by_transport` and `empty`: what a 3.6+ request gets
-  /// from a core whose transport lacks it.
+  /// Completes `cb` (posted) with `client_errc::unsupported_by_transport` and `empty`: what a 3.6+ request
+  /// gets from a core whose transport lacks it.
   template <class Cb, class... Empty>
   void refuse(Cb cb, Empty... empty) {
     boost::asio::post(io_executor(), [cb = std::move(cb), ... empty = std::move(empty)]() mutable {
-      cb(errc::unsupported_by_transport, std::move(empty)...);
+      cb(client_errc::unsupported_by_transport, std::move(empty)...);
     });
   }
 };

@@ -34,7 +34,7 @@ class BasicCache {
   ~BasicCache();
 
   /// Stops the cache (idempotent): its watches are removed, listeners dropped, waiters woken with
-  /// `errc::closed`; the contents are cleared unless the cache keeps them (CuratorCache's
+  /// `client_errc::closed`; the contents are cleared unless the cache keeps them (CuratorCache's
   /// `do_not_clear_on_close`). Synchronous: when it returns no listener call of this cache starts, and none
   /// is running, but the one that called it (from within a listener it does not wait for itself) and others
   /// blocked in `close()`. On the client's I/O thread (a listener on the default executor; any handler
@@ -42,8 +42,8 @@ class BasicCache {
   /// thread: there only "none starts" holds. The destructor closes, so it waits the same way.
   void close();
 
-  /// Blocks until the first load is complete. Errors: `errc::not_started`, `errc::closed`,
-  /// `errc::would_deadlock` (called on the client's I/O thread).
+  /// Blocks until the first load is complete. Errors: `client_errc::not_started`, `client_errc::closed`,
+  /// `client_errc::would_deadlock` (called on the client's I/O thread).
   void await_initialized();
   void await_initialized(error_code& ec);
   /// Waits at most `timeout`; true once initialized, false on timeout or when not started or closed.

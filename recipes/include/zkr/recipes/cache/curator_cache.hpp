@@ -29,14 +29,14 @@ class CuratorCache : public BasicCache {
   };
 
   /// Curator's `CuratorCache.build(client, path, options...)`. `path` is validated (`Error` with
-  /// `errc::invalid_path`).
+  /// `client_errc::invalid_path`).
   static CuratorCache build(CuratorFramework& client, std::string path,
                             std::initializer_list<Options> options = {});
   /// Curator's `CuratorCache.builder(client, path)`.
   static CuratorCacheBuilder builder(CuratorFramework& client, std::string path);
 
-  /// Starts following the tree (in the background: it never blocks). Errors: `errc::invalid_argument` when
-  /// already started (Curator's IllegalStateException), `errc::closed` when closed.
+  /// Starts following the tree (in the background: it never blocks). Errors: `client_errc::invalid_argument`
+  /// when already started (Curator's IllegalStateException), `client_errc::closed` when closed.
   void start();
   void start(error_code& ec);
 

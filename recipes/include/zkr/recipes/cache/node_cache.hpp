@@ -16,7 +16,7 @@ namespace zkr {
 /// node, or a missing parent, is waited for.
 class NodeCache : public BasicCache {
  public:
-  /// `path` is validated (`Error` with `errc::invalid_path`).
+  /// `path` is validated (`Error` with `client_errc::invalid_path`).
   NodeCache(CuratorFramework& client, std::string path);
 
   /// Starts following the node; `build_initial` (Curator's `start(true)`) first waits until it is read
@@ -31,9 +31,9 @@ class NodeCache : public BasicCache {
   /// resync (the code that runs after a reconnect): a change seen meanwhile by the watch is never lost, the
   /// version never goes back. Unlike Curator's (which calls no listener), a difference found is reported as
   /// `node_changed()`, so that listeners stay in step with `get_current_data()`; none when the cache was in
-  /// step. Errors: `errc::not_started`, `errc::closed`; `errc::would_deadlock` on the client's I/O thread (a
-  /// listener on the default executor: use `async_rebuild`); a read's error (the cache still repairs itself
-  /// at the next connection). Thread-safety: any thread.
+  /// step. Errors: `client_errc::not_started`, `client_errc::closed`; `client_errc::would_deadlock` on the
+  /// client's I/O thread (a listener on the default executor: use `async_rebuild`); a read's error (the cache
+  /// still repairs itself at the next connection). Thread-safety: any thread.
   void rebuild();
   void rebuild(error_code& ec);
   /// `rebuild`, asynchronously. Handler: `void(error_code)`, on the handler's executor, else the client's

@@ -28,7 +28,7 @@ class PathChildrenCache : public BasicCache {
     post_initialized_event,  ///< CHILD_ADDED for the first load, then INITIALIZED with the children
   };
 
-  /// `path` is validated (`Error` with `errc::invalid_path`).
+  /// `path` is validated (`Error` with `client_errc::invalid_path`).
   PathChildrenCache(CuratorFramework& client, std::string path, bool cache_data = true);
 
   /// Errors: as `CuratorCache::start`, and for build_initial_cache `await_initialized`'s.
@@ -46,9 +46,9 @@ class PathChildrenCache : public BasicCache {
   /// back. Unlike Curator's (which posts nothing), what it finds different from the cache is reported as
   /// CHILD_ADDED / UPDATED / REMOVED, so that the listeners' view stays the cache's: a cache in step with the
   /// server gets no event. Bytes dropped by `clear_data_bytes` come back, silently (the same version).
-  /// Errors: `errc::not_started`, `errc::closed`; `errc::would_deadlock` on the client's I/O thread (a
-  /// listener on the default executor: use `async_rebuild` there); a read's error (a connection loss, once
-  /// the retry policy gave up), after which the cache still repairs itself at the next connection.
+  /// Errors: `client_errc::not_started`, `client_errc::closed`; `client_errc::would_deadlock` on the client's
+  /// I/O thread (a listener on the default executor: use `async_rebuild` there); a read's error (a connection
+  /// loss, once the retry policy gave up), after which the cache still repairs itself at the next connection.
   /// Thread-safety: any thread.
   void rebuild();
   void rebuild(error_code& ec);
@@ -61,8 +61,8 @@ class PathChildrenCache : public BasicCache {
   }
 
   /// Curator's `rebuildNode(fullPath)`: reads one child again: added, updated or removed (a child deleted
-  /// meanwhile) as `rebuild` reports. Errors: as `rebuild`, and `errc::invalid_path` for a bad path,
-  /// `errc::invalid_argument` for a path that is not a child of `path()` (Curator's
+  /// meanwhile) as `rebuild` reports. Errors: as `rebuild`, and `client_errc::invalid_path` for a bad path,
+  /// `client_errc::invalid_argument` for a path that is not a child of `path()` (Curator's
   /// IllegalArgumentException).
   void rebuild_node(const std::string& full_path);
   void rebuild_node(const std::string& full_path, error_code& ec);

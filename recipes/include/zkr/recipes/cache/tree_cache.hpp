@@ -29,7 +29,7 @@ class TreeCacheBuilder;
 /// node (no `setCreateParentNodes`); a missing root is waited for.
 class TreeCache : public BasicCache {
  public:
-  /// `path` is validated (`Error` with `errc::invalid_path`).
+  /// `path` is validated (`Error` with `client_errc::invalid_path`).
   TreeCache(CuratorFramework& client, std::string path);
   /// Curator's `TreeCache.newBuilder(client, path)`.
   static TreeCacheBuilder new_builder(CuratorFramework& client, std::string path);

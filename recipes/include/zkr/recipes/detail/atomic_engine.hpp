@@ -45,8 +45,8 @@ using AtomicCallback = unique_function<void(error_code, AtomicOutcome)>;
 
 class AtomicEngine : public std::enable_shared_from_this<AtomicEngine> {
  public:
-  /// `path` and a promoted lock's path are validated (`Error` with `errc::invalid_path`); a null retry
-  /// policy is `errc::invalid_argument`. `width` is 4 or 8 for a number, 0 for raw bytes.
+  /// `path` and a promoted lock's path are validated (`Error` with `client_errc::invalid_path`); a null retry
+  /// policy is `client_errc::invalid_argument`. `width` is 4 or 8 for a number, 0 for raw bytes.
   AtomicEngine(std::shared_ptr<Core> core, std::string path, std::size_t width, RetryPolicyPtr retry,
                std::optional<PromotedToLock> promoted);
 
@@ -58,7 +58,7 @@ class AtomicEngine : public std::enable_shared_from_this<AtomicEngine> {
   std::size_t width() const noexcept { return width_; }
   /// The node's data as this engine reads it: raw bytes as they are; for a number, empty data as 0 (as
   /// Curator reads null or empty data) and `nullopt` for bytes of another size than the number's (written
-  /// by someone else: `errc::corrupted_data`).
+  /// by someone else: `client_errc::corrupted_data`).
   std::optional<std::string> read(const std::string& data) const;
   /// How a write creates a missing node holding `data`: persistent, parents as containers.
   static CreateOptions create_options(std::string data);

@@ -28,13 +28,13 @@ class CacheCore : public std::enable_shared_from_this<CacheCore> {
   CacheCore(std::shared_ptr<Core> core, TreeSyncOptions options);
   ~CacheCore();
 
-  /// latent -> started; the engine starts on the I/O thread. `errc::invalid_argument` when already started,
-  /// `errc::closed` when closed.
+  /// latent -> started; the engine starts on the I/O thread. `client_errc::invalid_argument` when already
+  /// started, `client_errc::closed` when closed.
   error_code start(bool quiet_initial_load = false);
-  /// -> closed (idempotent): listeners and pending calls dropped, waiters completed with `errc::closed`, the
-  /// engine closed on the I/O thread (its watches removed). Then waits until no listener call of this cache
-  /// is running, but those up the calling thread's stack, and those blocked in a close() themselves; not on
-  /// the client's I/O thread (see `BasicCache::close`).
+  /// -> closed (idempotent): listeners and pending calls dropped, waiters completed with
+  /// `client_errc::closed`, the engine closed on the I/O thread (its watches removed). Then waits until no
+  /// listener call of this cache is running, but those up the calling thread's stack, and those blocked in a
+  /// close() themselves; not on the client's I/O thread (see `BasicCache::close`).
   void close();
   State state() const;
 

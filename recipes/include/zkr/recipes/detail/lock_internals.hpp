@@ -59,7 +59,7 @@ struct AcquireOptions {
   /// With `fixed_sequence`: the node whose place it takes (the read lock's downgrade: the write grant's node
   /// name and session). The attempt is granted only while that node is in the listing and its own node is of
   /// that session; otherwise (the write grant was lost meanwhile) it deletes its node and fails with
-  /// `errc::lock_lost`. Empty name: no such check.
+  /// `client_errc::lock_lost`. Empty name: no such check.
   std::string fixed_sequence_node;
   std::int64_t fixed_sequence_session = 0;
   /// The policy of this attempt instead of the engine's driver (null: the engine's). The read lock uses it to
@@ -95,7 +95,7 @@ struct AcquireOptions {
 /// started it.
 class LockInternals : public std::enable_shared_from_this<LockInternals> {
  public:
-  /// `base_path` is validated (`Error` with `errc::invalid_path`). The driver must outlive the engine.
+  /// `base_path` is validated (`Error` with `client_errc::invalid_path`). The driver must outlive the engine.
   LockInternals(CuratorFramework& client, std::string base_path, std::string lock_name,
                 std::size_t max_leases, std::shared_ptr<const LockDriver> driver);
   /// Over any `detail::Core` (unit tests drive the engine over a scripted fake core with injected faults).
@@ -116,7 +116,7 @@ class LockInternals : public std::enable_shared_from_this<LockInternals> {
   /// The sorted children as full paths (Curator's `getParticipantNodes`); a missing directory gives none.
   void participant_nodes(detail::unique_function<void(error_code, std::vector<std::string>)> done);
 
-  /// Blocking helper for the recipes (never call on the I/O thread: `errc::would_deadlock`).
+  /// Blocking helper for the recipes (never call on the I/O thread: `client_errc::would_deadlock`).
   [[nodiscard]] Lease acquire_blocking(AcquireOptions options, error_code& ec);
 
  private:

@@ -131,8 +131,8 @@ class TreeSync : public std::enable_shared_from_this<TreeSync> {
   /// Reads the cached tree again now, with the code of the resync after a reconnect: every cached node read,
   /// every cached parent listed, the difference reported as events (none for what did not change; bytes
   /// dropped by `clear_data_bytes` come back silently). `done` runs on the I/O thread once every read it
-  /// caused is answered, with the first error met (`errc::closed` when closed meanwhile); a read that failed
-  /// for a connection reason is still repeated later, as after any failure.
+  /// caused is answered, with the first error met (`client_errc::closed` when closed meanwhile); a read that
+  /// failed for a connection reason is still repeated later, as after any failure.
   void rebuild(VoidCallback done);
   /// `rebuild` for one path: cached, changed or dropped as the server has it now.
   void rebuild_node(const std::string& path, VoidCallback done);
@@ -212,7 +212,7 @@ class TreeSync : public std::enable_shared_from_this<TreeSync> {
   std::set<std::pair<std::string, Read>> dirty_;
   std::optional<boost::asio::steady_timer> retry_timer_;
   bool retry_armed_ = false;
-  std::vector<std::weak_ptr<RereadPass>> passes_;  // failed with errc::closed by close()
+  std::vector<std::weak_ptr<RereadPass>> passes_;  // failed with client_errc::closed by close()
 
   // written on the I/O thread under mu_; read anywhere under mu_
   mutable std::mutex mu_;

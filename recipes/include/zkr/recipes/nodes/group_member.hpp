@@ -18,8 +18,8 @@ namespace zkr {
 /// no I/O: the members as last seen, this one always included (with its own data) while started.
 ///
 /// The id must be unique in the group: two members with one id share one node (each adopts it), as in
-/// Curator. Errors of the constructors (`Error`): `errc::invalid_path` for a bad membership path, or an id
-/// that is not a valid node name (empty, ".", "..", containing '/', or a character ZooKeeper refuses).
+/// Curator. Errors of the constructors (`Error`): `client_errc::invalid_path` for a bad membership path, or
+/// an id that is not a valid node name (empty, ".", "..", containing '/', or a character ZooKeeper refuses).
 ///
 /// Thread-safety: every member is thread-safe. Lifetime: the destructor leaves the group without waiting
 /// for the delete.
@@ -30,8 +30,8 @@ class GroupMember {
   GroupMember(CuratorFramework& client, std::string membership_path, std::string this_id,
               std::string payload);
 
-  /// Joins (once; in the background). Errors: `errc::invalid_argument` when already started,
-  /// `errc::closed` when closed.
+  /// Joins (once; in the background). Errors: `client_errc::invalid_argument` when already started,
+  /// `client_errc::closed` when closed.
   void start();
   void start(error_code& ec);
 

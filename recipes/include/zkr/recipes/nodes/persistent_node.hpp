@@ -55,13 +55,13 @@ class PersistentNode {
   enum class State { latent, started, closed };
 
   /// `mode`: any `CreateMode` (the TTL modes take the other constructor). `base_path` is validated by
-  /// Curator's rules (`Error` with `errc::invalid_path`; a sequential mode may end it in `/`). `init_data`
-  /// becomes the node's bytes.
+  /// Curator's rules (`Error` with `client_errc::invalid_path`; a sequential mode may end it in `/`).
+  /// `init_data` becomes the node's bytes.
   PersistentNode(CuratorFramework& client, CreateMode mode, bool use_protection, std::string base_path,
                  std::string init_data, bool use_parent_creation = true);
   /// With a time to live, for `persistent_with_ttl` and `persistent_sequential_with_ttl`. Errors (`Error`):
-  /// `errc::invalid_argument` for a TTL mode with a TTL outside 1 ms .. 2^40-1 ms (the server's range), or a
-  /// positive TTL with any other mode.
+  /// `client_errc::invalid_argument` for a TTL mode with a TTL outside 1 ms .. 2^40-1 ms (the server's
+  /// range), or a positive TTL with any other mode.
   PersistentNode(CuratorFramework& client, CreateMode mode, bool use_protection, std::string base_path,
                  std::string init_data, std::chrono::milliseconds ttl, bool use_parent_creation = true);
   ~PersistentNode();
@@ -69,7 +69,8 @@ class PersistentNode {
   PersistentNode& operator=(const PersistentNode&) = delete;
 
   /// Starts keeping the node (once; in the background: it never blocks and works before the client is
-  /// connected). Errors: `errc::invalid_argument` when already started, `errc::closed` when closed.
+  /// connected). Errors: `client_errc::invalid_argument` when already started, `client_errc::closed` when
+  /// closed.
   void start();
   void start(error_code& ec);
 
@@ -81,8 +82,8 @@ class PersistentNode {
     return wait_for_initial_create(detail::to_timeout(timeout));
   }
   /// `wait_for_initial_create` without a limit, asynchronously (bound it with Asio's `cancel_after`); at once
-  /// (posted) when already created. Handler: `void(error_code)`. Errors: `errc::not_started`,
-  /// `errc::closed`, or the permanent failure. Executor: the handler's, else the client's completion
+  /// (posted) when already created. Handler: `void(error_code)`. Errors: `client_errc::not_started`,
+  /// `client_errc::closed`, or the permanent failure. Executor: the handler's, else the client's completion
   /// executor. Cancellation: terminal, partial, total: completes at once with `operation_aborted` and
   /// withdraws the wait; the node is untouched. Thread-safety: any thread.
   template <boost::asio::completion_token_for<void(error_code)> Token = default_completion_token_t>
@@ -111,9 +112,9 @@ class PersistentNode {
 
   /// Replaces the node's bytes, on the node now and for every re-creation. Completes once the node holds
   /// them (written, or created or adopted with them); before `start()`, at once (the first create writes
-  /// them). Errors: `errc::closed`; the write's error when the node is there but the write failed, or the
-  /// error that keeps the node from being made now (a connection failure): the bytes are kept either way and
-  /// written when the node is next created, adopted or read back after a reconnection; the permanent
+  /// them). Errors: `client_errc::closed`; the write's error when the node is there but the write failed, or
+  /// the error that keeps the node from being made now (a connection failure): the bytes are kept either way
+  /// and written when the node is next created, adopted or read back after a reconnection; the permanent
   /// failure.
   void set_data(std::string data);
   void set_data(std::string data, error_code& ec);

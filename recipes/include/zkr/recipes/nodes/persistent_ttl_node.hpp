@@ -27,9 +27,9 @@ namespace zkr {
 /// child yet (for the same reason). The default touch factor is 3 (Curator's is 2), so that one failed touch
 /// does not let the child expire.
 ///
-/// Errors of the constructors (`Error`): `errc::invalid_argument` for a TTL outside 1 ms .. 2^40-1 ms or a
-/// factor below 1, `errc::invalid_path` for a bad path or child name. A server without extended types makes
-/// the touches fail (`unimplemented`, logged); the container itself is still made.
+/// Errors of the constructors (`Error`): `client_errc::invalid_argument` for a TTL outside 1 ms .. 2^40-1 ms
+/// or a factor below 1, `client_errc::invalid_path` for a bad path or child name. A server without extended
+/// types makes the touches fail (`unimplemented`, logged); the container itself is still made.
 ///
 /// Thread-safety and lifetime: as `PersistentNode`.
 class PersistentTtlNode {
