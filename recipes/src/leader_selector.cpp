@@ -1,7 +1,7 @@
 #include <spdlog/logger.h>
 
 #include <boost/asio/post.hpp>
-#include <future>
+#include <zkr/framework/detail/async.hpp>
 #include <zkr/recipes/detail/lock_internals.hpp>
 #include <zkr/recipes/leader_selector.hpp>
 
@@ -161,21 +161,13 @@ Lease LeaderSelector::acquire_cancellable(const std::shared_ptr<detail::CancelSt
     if (!id_.empty()) o.node_data = id_;  // else the client's default data, as Curator
   }
   auto engine = detail::access::engine(mutex_);
-  auto done = std::make_shared<std::promise<std::pair<error_code, Lease>>>();
-  auto f = done->get_future();
-  asio::post(engine->core()->io_executor(), [engine, o = std::move(o), cancel, done]() mutable {
-    engine->attempt_lock(std::move(o), cancel, [done](error_code e, Lease l) mutable {
-      done->set_value({e, std::move(l)});
-    });
-  });
-  try {
-    auto [e, l] = f.get();
-    ec = e;
-    return std::move(l);
-  } catch (const std::future_error&) {  // the client's I/O thread ended without running it: closed
-    ec = client_errc::closed;
-    return {};
-  }
+  // The I/O thread ending without running the acquire (the client closed) completes it with `closed`.
+  return detail::run_blocking<Lease>(
+      *engine->core(),
+      [engine, o = std::move(o), cancel](detail::unique_function<void(error_code, Lease)> done) mutable {
+        engine->attempt_lock(std::move(o), cancel, std::move(done));
+      },
+      ec);
 }
 
 void LeaderSelector::do_work() {

@@ -1,11 +1,13 @@
 // The one asynchronous initiator (`detail::async_run`, docs/async.md) over the fake core: a refused operation
 // completes posted, never inline; each cancellation kind honours its types and ignores the others; a late
 // result goes to `abandon`; `with_diagnostics` carries the operation and the path.
+#include <atomic>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <catch2/catch.hpp>
 #include <memory>
 #include <optional>
+#include <thread>
 #include <zkr/framework/detail/async.hpp>
 
 #include "fake_core.hpp"
@@ -144,5 +146,52 @@ TEST_CASE("async_run: with_diagnostics keeps the inner handler's cancellation sl
   REQUIRE(core->run_until([&] { return done; }));
   REQUIRE(failure);
   CHECK_THROWS_AS(std::rethrow_exception(failure), Error);
+  core->shutdown();
+}
+
+TEST_CASE(
+    "run_blocking: the operation's result, closed when its callback is dropped uncalled, and no wait on the "
+    "I/O thread",
+    "[unit][async]") {
+  auto core = std::make_shared<fake::FakeCore>();
+  struct Result {
+    error_code ec;
+    int value = -1;
+  };
+  auto blocking = [&](auto start) {
+    std::atomic<bool> returned{false};
+    Result r;
+    std::thread caller([&] {
+      r.value = detail::run_blocking<int>(*core, std::move(start), r.ec);
+      returned = true;
+    });
+    const bool ran = core->run_until([&] { return returned.load(); });
+    caller.join();
+    CHECK(ran);
+    return r;
+  };
+
+  const auto done = blocking([](detail::unique_function<void(error_code, int)> cb) { cb({}, 7); });
+  CHECK_FALSE(done.ec);
+  CHECK(done.value == 7);
+
+  const auto failed =
+      blocking([](detail::unique_function<void(error_code, int)> cb) { cb(zk_errc::no_node, 0); });
+  CHECK(failed.ec == zk_errc::no_node);
+
+  // The operation drops its callback (as when the I/O thread ends before running it): the caller wakes.
+  const auto dropped = blocking([](detail::unique_function<void(error_code, int)> cb) { cb = nullptr; });
+  CHECK(dropped.ec == client_errc::closed);
+  CHECK(dropped.value == 0);
+
+  std::optional<error_code> on_io;
+  asio::post(core->context(), [&] {
+    error_code ec;
+    (void)detail::run_blocking<int>(
+        *core, [](detail::unique_function<void(error_code, int)>) {}, ec);
+    on_io = ec;
+  });
+  REQUIRE(core->run_until([&] { return on_io.has_value(); }));
+  CHECK(*on_io == client_errc::would_deadlock);
   core->shutdown();
 }

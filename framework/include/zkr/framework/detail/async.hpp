@@ -21,6 +21,7 @@
 #include <string_view>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <zkr/framework/detail/core.hpp>
 #include <zkr/framework/with_diagnostics.hpp>
 
@@ -213,40 +214,66 @@ auto async_run(std::shared_ptr<Core> core, OpInfo info, Token&& token, Start&& s
       std::move(abandon), std::move(on_cancel), std::move(start_here));
 }
 
-/// Blocks the calling thread until `done(ec, value)` runs. The operation first gets a chance on the calling
-/// thread: `start_here(done)` either takes `done` and returns true (`done` then runs on another thread), or
-/// returns false and leaves it, and `start(done)` is posted to the I/O thread.
-/// Refuses (client_errc::would_deadlock) when called on the I/O thread itself.
+/// What a blocking runner waits on: the operation's result, once.
+template <class R>
+struct BlockingWait {
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false;
+  error_code ec;
+  std::optional<R> value;
+
+  void finish(error_code e, std::optional<R> v) {
+    {
+      std::lock_guard lk(m);
+      ec = e;
+      value = std::move(v);
+      done = true;
+    }
+    cv.notify_one();  // outside the lock: the woken caller does not block on the mutex again
+  }
+};
+
+/// The callback a blocking runner hands to its operation. Called, it completes the wait; destroyed uncalled
+/// (the client's I/O thread ended without running the operation), it completes the wait with
+/// `client_errc::closed`, so the caller never waits for a callback that no longer exists.
+template <class R>
+class BlockingDone {
+ public:
+  explicit BlockingDone(std::shared_ptr<BlockingWait<R>> w) noexcept : w_(std::move(w)) {}
+  BlockingDone(BlockingDone&&) noexcept = default;
+  BlockingDone& operator=(BlockingDone&&) = delete;
+  BlockingDone(const BlockingDone&) = delete;
+  BlockingDone& operator=(const BlockingDone&) = delete;
+  ~BlockingDone() {
+    if (w_) w_->finish(client_errc::closed, std::nullopt);
+  }
+  void operator()(error_code e, R v) { std::exchange(w_, nullptr)->finish(e, std::move(v)); }
+
+ private:
+  std::shared_ptr<BlockingWait<R>> w_;
+};
+
+/// The one blocking runner: blocks the calling thread until `done(ec, value)` runs. The operation first gets
+/// a chance on the calling thread: `start_here(done)` either takes `done` and returns true (`done` then runs
+/// on another thread), or returns false and leaves it, and `start(done)` is posted to the I/O thread.
+/// Refuses (client_errc::would_deadlock) when called on the I/O thread itself. A `done` dropped uncalled
+/// completes the call with `client_errc::closed` (`BlockingDone`).
 template <class R, class StartHere, class Start>
 R run_blocking_from_caller(Core& core, StartHere&& start_here, Start&& start, error_code& ec) {
   if (core.running_in_io_thread()) {
     ec = client_errc::would_deadlock;
     return R{};
   }
-  struct State {
-    std::mutex m;
-    std::condition_variable cv;
-    bool done = false;
-    error_code ec;
-    std::optional<R> value;
-  };
-  auto st = std::make_shared<State>();
-  unique_function<void(error_code, R)> done([st](error_code e, R v) {
-    {
-      std::lock_guard lk(st->m);
-      st->ec = e;
-      st->value.emplace(std::move(v));
-      st->done = true;
-    }
-    st->cv.notify_one();  // outside the lock: the woken caller does not block on the mutex again
-  });
+  auto st = std::make_shared<BlockingWait<R>>();
+  unique_function<void(error_code, R)> done{BlockingDone<R>{st}};
   if (!start_here(done))
     boost::asio::post(core.io_executor(), [start = std::forward<Start>(start),
                                            done = std::move(done)]() mutable { start(std::move(done)); });
   std::unique_lock lk(st->m);
   st->cv.wait(lk, [&] { return st->done; });
   ec = st->ec;
-  return std::move(*st->value);
+  return st->value ? std::move(*st->value) : R{};
 }
 
 /// Runs `start(callback)` on the I/O thread and blocks the calling thread until the callback runs.
