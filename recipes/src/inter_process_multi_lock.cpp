@@ -1,171 +1,107 @@
-// InterProcessMultiLock itself: the constructors of both forms, the blocking twins and what they dispatch
-// to, the paths form's per-thread reentrant holds (a MultiLease per thread), release of both forms, the
-// queries, and the InterProcessLock hooks that let a multi-lock stand in another multi-lock's locks form.
+// InterProcessMultiLock itself: the constructors of both forms, the blocking twins, and the InterProcessLock
+// hooks that let a multi-lock stand in another multi-lock's locks form, each forwarded to the form
+// (multi_lock_paths_form.cpp, multi_lock_locks_form.cpp).
 
-#include <algorithm>
-#include <exception>
 #include <zkr/recipes/inter_process_multi_lock.hpp>
 
 #include "multi_lock_internals.hpp"
-#include "thread_holds.hpp"
 
 namespace zkr {
 
 InterProcessMultiLock::InterProcessMultiLock(CuratorFramework& client, std::vector<std::string> paths)
-    : paths_(std::move(paths)),
-      shared_(detail::make_multi_shared(detail::access::core(client), paths_)),
-      async_target_(std::make_shared<const AsyncTarget>(AsyncTarget{shared_, {}, {}})) {}
+    : paths_(std::move(paths)), form_(detail::make_paths_form(detail::access::core(client), paths_)) {}
 
-InterProcessMultiLock::InterProcessMultiLock(std::vector<std::shared_ptr<InterProcessLock>> locks)
-    : owned_(std::move(locks)) {
-  if (owned_.empty()) throw Error(client_errc::invalid_argument, "multi-lock (no locks)", "");
-  for (const auto& l : owned_) {
+InterProcessMultiLock::InterProcessMultiLock(std::vector<std::shared_ptr<InterProcessLock>> locks) {
+  if (locks.empty()) throw Error(client_errc::invalid_argument, "multi-lock (no locks)", "");
+  std::vector<InterProcessLock*> raw;
+  for (const auto& l : locks) {
     if (!l) throw Error(client_errc::invalid_argument, "multi-lock (null lock)", "");
-    locks_.push_back(l.get());
+    raw.push_back(l.get());
   }
-  async_target_ = std::make_shared<const AsyncTarget>(AsyncTarget{nullptr, locks_, owned_});
+  form_ = detail::make_locks_form(std::move(raw), std::move(locks));
 }
 
 InterProcessMultiLock::InterProcessMultiLock(std::vector<std::reference_wrapper<InterProcessLock>> locks) {
   if (locks.empty()) throw Error(client_errc::invalid_argument, "multi-lock (no locks)", "");
-  for (auto& l : locks) locks_.push_back(&l.get());
-  async_target_ = std::make_shared<const AsyncTarget>(AsyncTarget{nullptr, locks_, {}});
+  std::vector<InterProcessLock*> raw;
+  for (auto& l : locks) raw.push_back(&l.get());
+  form_ = detail::make_locks_form(std::move(raw), {});
 }
 
-InterProcessMultiLock::~InterProcessMultiLock() = default;  // held MultiLeases release themselves
+InterProcessMultiLock::~InterProcessMultiLock() = default;
 
-std::size_t InterProcessMultiLock::size() const noexcept { return shared_ ? paths_.size() : locks_.size(); }
+std::string InterProcessMultiLock::error_path() const {
+  return paths_.empty() ? std::string() : paths_.front();
+}
+
+std::size_t InterProcessMultiLock::size() const noexcept { return form_->size(); }
 
 void InterProcessMultiLock::set_node_data(std::optional<std::string> data) {
-  if (!shared_) return;
-  std::lock_guard lk(shared_->mu);
-  shared_->node_data = std::move(data);
+  form_->set_node_data(std::move(data));
 }
 
-std::shared_ptr<detail::Core> InterProcessMultiLock::async_core() const { return grant_core(); }
+void InterProcessMultiLock::start_acquire(const std::shared_ptr<detail::MultiLockForm>& form,
+                                          std::optional<std::chrono::steady_clock::time_point> deadline,
+                                          std::shared_ptr<detail::CancelState> cancel,
+                                          detail::unique_function<void(error_code, MultiLease)> done) {
+  form->start_acquire(deadline, std::move(cancel), std::move(done));
+}
+
+std::shared_ptr<detail::Core> InterProcessMultiLock::async_core() const { return form_->grant_core(); }
 
 detail::OpInfo InterProcessMultiLock::acquire_info() const {
-  detail::OpInfo info{"acquire", paths_.empty() ? std::string() : paths_.front(),
-                      detail::Cancellation::cleanup};
-  if (!grant_core())
+  detail::OpInfo info{"acquire", error_path(), detail::Cancellation::cleanup};
+  if (!form_->grant_core())
     info.refuse = client_errc::invalid_argument;  // a lock of this multi-lock has no asynchronous acquire
   return info;
 }
 
-bool InterProcessMultiLock::hold_lost() const {
-  if (!shared_)
-    return std::any_of(locks_.begin(), locks_.end(),
-                       [](const InterProcessLock* l) { return l->hold_lost(); });
-  std::lock_guard lk(mu_);
-  auto it = holds_.find(std::this_thread::get_id());
-  if (it == holds_.end()) return false;
-  const auto& leases = it->second.lease.leases();
-  return std::any_of(leases.begin(), leases.end(),
-                     [](const Lease& l) { return l.status() == LeaseStatus::lost; });
-}
+bool InterProcessMultiLock::hold_lost() const { return form_->hold_lost(); }
 
-std::shared_ptr<detail::Core> InterProcessMultiLock::grant_core() const {
-  if (shared_) return shared_->core;
-  for (const auto* l : locks_)
-    if (!l->grant_core()) return nullptr;
-  return locks_.front()->grant_core();
-}
+std::shared_ptr<detail::Core> InterProcessMultiLock::grant_core() const { return form_->grant_core(); }
 
 void InterProcessMultiLock::start_grant(std::optional<std::chrono::steady_clock::time_point> deadline,
                                         std::shared_ptr<detail::StopSignal> cancel,
                                         detail::unique_function<void(error_code, std::vector<Lease>)> done) {
-  start_acquire(async_target_, deadline, std::move(cancel),
-                [done = std::move(done)](error_code ec, MultiLease m) mutable { done(ec, m.take()); });
-}
-
-bool InterProcessMultiLock::paths_acquire(std::optional<std::chrono::milliseconds> timeout, error_code& ec) {
-  if (detail::reenter_hold(mu_, holds_)) return true;
-  std::optional<std::chrono::steady_clock::time_point> deadline;
-  if (timeout) deadline = std::chrono::steady_clock::now() + std::max(*timeout, std::chrono::milliseconds(0));
-  MultiLease lease = detail::run_blocking<MultiLease>(
-      *shared_->core,
-      [s = shared_, deadline](detail::unique_function<void(error_code, MultiLease)> cb) mutable {
-        detail::multi_acquire(std::move(s), deadline, nullptr, std::move(cb));
-      },
-      ec);
-  if (ec || !lease) return false;
-  std::lock_guard lk(mu_);
-  holds_[std::this_thread::get_id()] = Hold{std::move(lease), 1};
-  return true;
+  form_->start_acquire(deadline, std::move(cancel),
+                       [done = std::move(done)](error_code ec, MultiLease m) mutable { done(ec, m.take()); });
 }
 
 void InterProcessMultiLock::acquire(error_code& ec) {
   ec = {};
-  shared_ ? paths_acquire(std::nullopt, ec) : locks_acquire(std::nullopt, ec);
+  (void)form_->acquire(std::nullopt, ec);
 }
 void InterProcessMultiLock::acquire() {
   error_code ec;
   acquire(ec);
-  throw_if(ec, "acquire", paths_.empty() ? std::string() : paths_.front());
+  throw_if(ec, "acquire", error_path());
 }
 bool InterProcessMultiLock::timed_acquire(std::chrono::milliseconds timeout, error_code& ec) {
   ec = {};
-  return shared_ ? paths_acquire(timeout, ec) : locks_acquire(timeout, ec);
+  return form_->acquire(timeout, ec);
 }
 bool InterProcessMultiLock::timed_acquire(std::chrono::milliseconds timeout) {
   error_code ec;
   const bool r = acquire(timeout, ec);
-  throw_if(ec, "acquire", paths_.empty() ? std::string() : paths_.front());
+  throw_if(ec, "acquire", error_path());
   return r;
 }
 
 void InterProcessMultiLock::release(error_code& ec) {
   ec = {};
-  if (shared_) {
-    auto lease = detail::leave_hold(mu_, holds_, ec, [] {});
-    if (lease) lease->release(ec);
-    return;
-  }
-  // Curator: every lock, in reverse order, whatever fails; the first failure is reported.
-  std::exception_ptr thrown;
-  for (auto it = locks_.rbegin(); it != locks_.rend(); ++it) {
-    error_code e;
-    try {
-      (*it)->release(e);
-    } catch (const boost::system::system_error& x) {
-      e = x.code();
-    } catch (...) {
-      if (!thrown && !ec) thrown = std::current_exception();
-    }
-    if (e && !ec && !thrown) ec = e;
-  }
-  if (thrown) std::rethrow_exception(thrown);
+  form_->release(ec);
 }
 void InterProcessMultiLock::release() {
   error_code ec;
   release(ec);
-  throw_if(ec, "release", paths_.empty() ? std::string() : paths_.front());
+  throw_if(ec, "release", error_path());
 }
 
 bool InterProcessMultiLock::is_acquired_in_this_process() const {
-  if (shared_) {
-    std::lock_guard lk(mu_);
-    return !holds_.empty();
-  }
-  return std::all_of(locks_.begin(), locks_.end(),
-                     [](const InterProcessLock* l) { return l->is_acquired_in_this_process(); });
+  return form_->is_acquired_in_this_process();
 }
-
-bool InterProcessMultiLock::is_owned_by_current_thread() const {
-  std::lock_guard lk(mu_);
-  return holds_.count(std::this_thread::get_id()) > 0;
-}
-
-std::vector<std::int64_t> InterProcessMultiLock::fencing_tokens() const {
-  std::lock_guard lk(mu_);
-  auto it = holds_.find(std::this_thread::get_id());
-  return it == holds_.end() ? std::vector<std::int64_t>{} : it->second.lease.fencing_tokens();
-}
-
-std::vector<std::string> InterProcessMultiLock::lock_paths() const {
-  std::lock_guard lk(mu_);
-  auto it = holds_.find(std::this_thread::get_id());
-  return it == holds_.end() ? std::vector<std::string>{} : it->second.lease.node_paths();
-}
+bool InterProcessMultiLock::is_owned_by_current_thread() const { return form_->owned_by_current_thread(); }
+std::vector<std::int64_t> InterProcessMultiLock::fencing_tokens() const { return form_->fencing_tokens(); }
+std::vector<std::string> InterProcessMultiLock::lock_paths() const { return form_->lock_paths(); }
 
 }  // namespace zkr

@@ -19,8 +19,6 @@ namespace asio = boost::asio;
 
 namespace zkr::detail {
 
-std::shared_ptr<Core> multi_core(const std::shared_ptr<MultiShared>& s) { return s->core; }
-
 std::shared_ptr<MultiShared> make_multi_shared(std::shared_ptr<Core> core,
                                                const std::vector<std::string>& paths) {
   if (paths.empty()) throw Error(client_errc::invalid_argument, "multi-lock (no paths)", "");

@@ -1,68 +1,108 @@
-// The locks form's acquire (`InterProcessMultiLock(locks)`): any InterProcessLocks taken one after the other
-// in list order, as Curator's MultiLock, a grant lost meanwhile taken again. Blocking: each lock's own
-// blocking acquire. Asynchronous: the sequencer (LocksRun) over each lock's start_grant, which start_acquire
-// dispatches to; it hands the paths form to the batched acquire (multi_acquire.cpp).
+// The locks form of InterProcessMultiLock (`InterProcessMultiLock(locks)`): any InterProcessLocks taken one
+// after the other in list order, as Curator's MultiLock, a grant lost meanwhile taken again. Blocking: each
+// lock's own blocking acquire and release. Asynchronous: the sequencer (LocksRun) over each lock's
+// `start_grant` (reached through `detail::access`).
 
 #include <algorithm>
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
+#include <exception>
 #include <zkr/recipes/detail/callback_guard.hpp>
 
 #include "multi_lock_internals.hpp"
 
-namespace zkr {
+namespace zkr::detail {
 
-// The locks form's asynchronous acquire: each lock's `start_grant` in list order, each on its own client's
-// I/O thread with a stop signal of its own (a `StopSignal` belongs to one I/O thread); the operation's own
-// signal (on the first lock's I/O thread) forwards a cancellation to the step in flight. Steps run one at a
-// time, so `mu` only orders a step's start and end against a cancellation.
-struct InterProcessMultiLock::LocksRun {
-  std::shared_ptr<const AsyncTarget> target;
+namespace {
+
+class LocksForm;
+
+// The asynchronous acquire: each lock's `start_grant` in list order, each on its own client's I/O thread with
+// a stop signal of its own (a `StopSignal` belongs to one I/O thread); the operation's own signal (on the
+// first lock's I/O thread) forwards a cancellation to the step in flight. Steps run one at a time, so `mu`
+// only orders a step's start and end against a cancellation.
+struct LocksRun : std::enable_shared_from_this<LocksRun> {
+  std::shared_ptr<const LocksForm> form;
   std::optional<std::chrono::steady_clock::time_point> deadline;
-  detail::unique_function<void(error_code, MultiLease)> done;
+  unique_function<void(error_code, MultiLease)> done;
   std::mutex mu;
   bool cancelled = false;
-  std::shared_ptr<detail::StopSignal> step_stop;  // the step in flight's, requested on step_core's I/O thread
-  std::shared_ptr<detail::Core> step_core;
-  std::vector<Lease> taken;                     // in list order
-  std::vector<std::size_t> taken_from;          // the index of the lock each of `taken` came from
-  std::shared_ptr<detail::CancelState> cancel;  // the operation's; kept alive for its cancellation slot
+  std::shared_ptr<StopSignal> step_stop;  // the step in flight's, requested on step_core's I/O thread
+  std::shared_ptr<Core> step_core;
+  std::vector<Lease> taken;             // in list order
+  std::vector<std::size_t> taken_from;  // the index of the lock each of `taken` came from
+  std::shared_ptr<CancelState> cancel;  // the operation's; kept alive for its cancellation slot
+
+  void step(std::size_t i);
+  void stepped(std::size_t i, error_code ec, std::vector<Lease> leases);
+  void cancel_now();
+  void roll_back(error_code ec);
+  /// Gives back the grants from `from` on, in reverse list order, each release awaited, then runs `then`.
+  void give_back(std::size_t from, unique_function<void()> then);
 };
 
-void InterProcessMultiLock::start_acquire(const std::shared_ptr<const AsyncTarget>& target,
-                                          std::optional<std::chrono::steady_clock::time_point> deadline,
-                                          std::shared_ptr<detail::CancelState> cancel,
-                                          detail::unique_function<void(error_code, MultiLease)> done) {
-  if (target->shared)
-    return detail::multi_acquire(target->shared, deadline, std::move(cancel), std::move(done));
+class LocksForm final : public MultiLockForm, public std::enable_shared_from_this<LocksForm> {
+ public:
+  LocksForm(std::vector<InterProcessLock*> locks, std::vector<std::shared_ptr<InterProcessLock>> owned)
+      : locks_(std::move(locks)), owned_(std::move(owned)) {}
+
+  const std::vector<InterProcessLock*>& locks() const noexcept { return locks_; }
+
+  std::size_t size() const noexcept override { return locks_.size(); }
+  bool acquire(std::optional<std::chrono::milliseconds> timeout, error_code& ec) override;
+  void release(error_code& ec) override;
+  bool is_acquired_in_this_process() const override {
+    return std::all_of(locks_.begin(), locks_.end(),
+                       [](const InterProcessLock* l) { return l->is_acquired_in_this_process(); });
+  }
+  bool hold_lost() const override {
+    return std::any_of(locks_.begin(), locks_.end(),
+                       [](const InterProcessLock* l) { return access::hold_lost(*l); });
+  }
+  std::shared_ptr<Core> grant_core() const override {
+    for (const auto* l : locks_)
+      if (!access::grant_core(*l)) return nullptr;
+    return access::grant_core(*locks_.front());
+  }
+  void start_acquire(std::optional<std::chrono::steady_clock::time_point> deadline,
+                     std::shared_ptr<CancelState> cancel,
+                     unique_function<void(error_code, MultiLease)> done) override;
+
+ private:
+  std::vector<InterProcessLock*> locks_;
+  std::vector<std::shared_ptr<InterProcessLock>> owned_;  // the locks given as shared_ptrs
+};
+
+void LocksForm::start_acquire(std::optional<std::chrono::steady_clock::time_point> deadline,
+                              std::shared_ptr<CancelState> cancel,
+                              unique_function<void(error_code, MultiLease)> done) {
   auto run = std::make_shared<LocksRun>();
-  run->target = target;
+  run->form = shared_from_this();
   run->deadline = deadline;
   run->done = std::move(done);
   if (cancel) {
     if (cancel->requested()) return run->done(boost::asio::error::operation_aborted, {});
-    cancel->on_request([g = detail::CallbackGuard<LocksRun>::weak(run)] {
-      if (auto r = g.get()) locks_cancel(r);
+    cancel->on_request([g = CallbackGuard<LocksRun>::weak(run)] {
+      if (auto r = g.get()) r->cancel_now();
     });
     run->cancel = std::move(cancel);
   }
-  locks_step(run, 0);
+  run->step(0);
 }
 
-void InterProcessMultiLock::locks_step(const std::shared_ptr<LocksRun>& run, std::size_t i) {
-  const auto& locks = run->target->locks;
+void LocksRun::step(std::size_t i) {
+  const auto& locks = form->locks();
   if (i == locks.size()) {
-    auto leases = std::move(run->taken);
-    run->taken.clear();
-    run->taken_from.clear();
-    return run->done({}, MultiLease(std::move(leases)));
+    auto leases = std::move(taken);
+    taken.clear();
+    taken_from.clear();
+    return done({}, MultiLease(std::move(leases)));
   }
-  auto core = locks[i]->grant_core();
-  if (!core)
-    return locks_roll_back(run, client_errc::invalid_argument);  // checked at the start; cannot change
+  auto core = access::grant_core(*locks[i]);
+  if (!core) return roll_back(client_errc::invalid_argument);  // checked at the start; cannot change
   auto io = core->io_executor();
-  boost::asio::post(io, [run, i, core = std::move(core)]() mutable {
-    auto stop = std::make_shared<detail::StopSignal>();
+  boost::asio::post(io, [run = shared_from_this(), i, core = std::move(core)]() mutable {
+    auto stop = std::make_shared<StopSignal>();
     {
       std::lock_guard lk(run->mu);
       if (run->cancelled) {
@@ -72,71 +112,68 @@ void InterProcessMultiLock::locks_step(const std::shared_ptr<LocksRun>& run, std
         run->step_core = std::move(core);
       }
     }
-    if (!run->step_stop) return locks_roll_back(run, boost::asio::error::operation_aborted);
-    run->target->locks[i]->start_grant(run->deadline, std::move(stop),
-                                       [run, i](error_code ec, std::vector<Lease> leases) mutable {
-                                         locks_stepped(run, i, ec, std::move(leases));
-                                       });
+    if (!run->step_stop) return run->roll_back(boost::asio::error::operation_aborted);
+    access::start_grant(*run->form->locks()[i], run->deadline, std::move(stop),
+                        [run, i](error_code ec, std::vector<Lease> leases) mutable {
+                          run->stepped(i, ec, std::move(leases));
+                        });
   });
 }
 
-void InterProcessMultiLock::locks_stepped(const std::shared_ptr<LocksRun>& run, std::size_t i, error_code ec,
-                                          std::vector<Lease> leases) {
-  bool cancelled;
+void LocksRun::stepped(std::size_t i, error_code ec, std::vector<Lease> leases) {
+  bool was_cancelled;
   {
-    std::lock_guard lk(run->mu);
-    run->step_stop = nullptr;
-    run->step_core = nullptr;
-    cancelled = run->cancelled;
+    std::lock_guard lk(mu);
+    step_stop = nullptr;
+    step_core = nullptr;
+    was_cancelled = cancelled;
   }
   const bool granted = !leases.empty();
   for (auto& l : leases) {
-    run->taken.push_back(std::move(l));
-    run->taken_from.push_back(i);
+    taken.push_back(std::move(l));
+    taken_from.push_back(i);
   }
-  if (cancelled) return locks_roll_back(run, boost::asio::error::operation_aborted);
-  if (ec || !granted) return locks_roll_back(run, ec);  // an error, or the deadline passed (no error)
+  if (was_cancelled) return roll_back(boost::asio::error::operation_aborted);
+  if (ec || !granted) return roll_back(ec);  // an error, or the deadline passed (no error)
   // A grant of an earlier lock lost while this one was awaited (its session expired, its node was deleted)
   // holds nothing, and others may hold that lock now. Curator's MultiLock would return it all the same. Give
   // it back with every later grant (a later lock is never held while an earlier one is awaited) and take the
   // locks again from there, within the same deadline and cancellation.
-  for (std::size_t k = 0; k < run->taken.size(); ++k) {
-    if (run->taken[k].status() != LeaseStatus::lost) continue;
-    const auto again = run->taken_from[k];
-    return locks_give_back(run, k, [run, again] { locks_step(run, again); });
+  for (std::size_t k = 0; k < taken.size(); ++k) {
+    if (taken[k].status() != LeaseStatus::lost) continue;
+    const auto again = taken_from[k];
+    return give_back(k, [run = shared_from_this(), again] { run->step(again); });
   }
-  locks_step(run, i + 1);
+  step(i + 1);
 }
 
-void InterProcessMultiLock::locks_cancel(const std::shared_ptr<LocksRun>& run) {
-  std::shared_ptr<detail::StopSignal> stop;
-  std::shared_ptr<detail::Core> core;
+void LocksRun::cancel_now() {
+  std::shared_ptr<StopSignal> stop;
+  std::shared_ptr<Core> core;
   {
-    std::lock_guard lk(run->mu);
-    run->cancelled = true;
-    stop = run->step_stop;
-    core = run->step_core;
+    std::lock_guard lk(mu);
+    cancelled = true;
+    stop = step_stop;
+    core = step_core;
   }
   // The step in flight deletes its own nodes and completes with operation_aborted; a step about to start sees
   // `cancelled` and does not.
   if (stop) boost::asio::post(core->io_executor(), [stop] { stop->request(); });
 }
 
-void InterProcessMultiLock::locks_roll_back(const std::shared_ptr<LocksRun>& run, error_code ec) {
-  locks_give_back(run, 0, [run, ec] { run->done(ec, MultiLease()); });
+void LocksRun::roll_back(error_code ec) {
+  give_back(0, [run = shared_from_this(), ec] { run->done(ec, MultiLease()); });
 }
 
-void InterProcessMultiLock::locks_give_back(const std::shared_ptr<LocksRun>& run, std::size_t from,
-                                            detail::unique_function<void()> then) {
-  // The grants go back in reverse list order, each release awaited, before `then`.
-  while (run->taken.size() > from) {
-    Lease last = std::move(run->taken.back());
-    run->taken.pop_back();
-    run->taken_from.pop_back();
+void LocksRun::give_back(std::size_t from, unique_function<void()> then) {
+  while (taken.size() > from) {
+    Lease last = std::move(taken.back());
+    taken.pop_back();
+    taken_from.pop_back();
     if (!last.valid()) continue;
     try {
-      last.async_release([run, from, then = std::move(then)](error_code) mutable {
-        locks_give_back(run, from, std::move(then));
+      last.async_release([run = shared_from_this(), from, then = std::move(then)](error_code) mutable {
+        run->give_back(from, std::move(then));
       });
       return;
     } catch (...) {
@@ -146,7 +183,7 @@ void InterProcessMultiLock::locks_give_back(const std::shared_ptr<LocksRun>& run
   then();
 }
 
-bool InterProcessMultiLock::locks_acquire(std::optional<std::chrono::milliseconds> timeout, error_code& ec) {
+bool LocksForm::acquire(std::optional<std::chrono::milliseconds> timeout, error_code& ec) {
   const auto deadline = std::chrono::steady_clock::now() + timeout.value_or(std::chrono::milliseconds(0));
   std::size_t taken = 0;
   auto give_back = [&](std::size_t from) {
@@ -181,7 +218,7 @@ bool InterProcessMultiLock::locks_acquire(std::optional<std::chrono::millisecond
       }
       ++taken;
       std::size_t lost = 0;
-      while (lost < taken && !locks_[lost]->hold_lost()) ++lost;
+      while (lost < taken && !access::hold_lost(*locks_[lost])) ++lost;
       if (lost == taken) continue;
       give_back(lost);
       if (++retakes > max_retakes) {
@@ -197,4 +234,28 @@ bool InterProcessMultiLock::locks_acquire(std::optional<std::chrono::millisecond
   return true;
 }
 
-}  // namespace zkr
+void LocksForm::release(error_code& ec) {
+  // Curator: every lock, in reverse order, whatever fails; the first failure is reported.
+  std::exception_ptr thrown;
+  for (auto it = locks_.rbegin(); it != locks_.rend(); ++it) {
+    error_code e;
+    try {
+      (*it)->release(e);
+    } catch (const boost::system::system_error& x) {
+      e = x.code();
+    } catch (...) {
+      if (!thrown && !ec) thrown = std::current_exception();
+    }
+    if (e && !ec && !thrown) ec = e;
+  }
+  if (thrown) std::rethrow_exception(thrown);
+}
+
+}  // namespace
+
+std::shared_ptr<MultiLockForm> make_locks_form(std::vector<InterProcessLock*> locks,
+                                               std::vector<std::shared_ptr<InterProcessLock>> owned) {
+  return std::make_shared<LocksForm>(std::move(locks), std::move(owned));
+}
+
+}  // namespace zkr::detail

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 #include <zkr/framework/paths.hpp>
+#include <zkr/recipes/detail/multi_acquire.hpp>
 #include <zkr/recipes/inter_process_multi_lock.hpp>
 
 #include "fault_steps.hpp"

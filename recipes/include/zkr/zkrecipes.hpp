@@ -26,6 +26,8 @@
 #include <zkr/recipes/leader_latch.hpp>
 #include <zkr/recipes/leader_selector.hpp>
 #include <zkr/recipes/lease.hpp>
+#include <zkr/recipes/locker.hpp>
+#include <zkr/recipes/multi_lease.hpp>
 #include <zkr/recipes/nodes/group_member.hpp>
 #include <zkr/recipes/nodes/persistent_node.hpp>
 #include <zkr/recipes/nodes/persistent_ttl_node.hpp>

@@ -102,7 +102,7 @@ class InterProcessLock {
   /// that was seen). `InterProcessMultiLock`'s locks form asks it of the locks already taken after each later
   /// grant, so that it never returns with a lock it no longer holds. Default: false (not known).
   virtual bool hold_lost() const { return false; }
-  friend class InterProcessMultiLock;
+  friend struct detail::access;  // the hooks above, for the multi-lock's locks form
 
   /// What an implementation provides for the timed `acquire`. Not virtual in the public interface because GCC
   /// does not warn about the discarded result of a virtual call, so `[[nodiscard]]` there would go unchecked.

@@ -2,9 +2,10 @@
 /// \file
 /// `detail::access`: the one door from the layers above (the recipes, the `zkr` tool, the tests) into what a
 /// public class keeps private. A public class with something to give the layers above (the client's core, a
-/// lock's engine, a lease's shared state, a semaphore's shared state, a constructor over a core) declares it
-/// private and names `friend struct detail::access;`; the layers above reach it only through the members
-/// below. Nothing here is part of the API: a user's code that calls it may break with any release.
+/// lock's engine, a lease's shared state, a semaphore's shared state, a lock's multi-lock hooks, a
+/// constructor over a core) declares it private and names `friend struct detail::access;`; the layers above
+/// reach it only through the members below. Nothing here is part of the API: a user's code that calls it may
+/// break with any release.
 ///
 /// The members are templates so that this header, in the lowest layer, names no class of the layers above;
 /// the access check happens where one is instantiated, against `access` itself, the friend.
@@ -34,6 +35,20 @@ struct access {
   template <class Semaphore>
   static decltype(auto) shared(const Semaphore& semaphore) noexcept {
     return semaphore.shared();
+  }
+  /// An `InterProcessLock`'s hooks for a multi-lock's locks form (`InterProcessMultiLock`): the client whose
+  /// I/O thread runs its asynchronous grant, one such grant, and whether a hold was lost.
+  template <class Lock>
+  static decltype(auto) grant_core(const Lock& lock) {
+    return lock.grant_core();
+  }
+  template <class Lock, class... Args>
+  static void start_grant(Lock& lock, Args&&... args) {
+    lock.start_grant(std::forward<Args>(args)...);
+  }
+  template <class Lock>
+  static bool hold_lost(const Lock& lock) {
+    return lock.hold_lost();
   }
   /// `T` from one of its private constructors (a `Lease` over its state).
   template <class T, class... Args>
