@@ -53,11 +53,7 @@ std::int64_t concurrent_increments(ServerFixture& fx, const std::string& path, C
 
 TEST_CASE_METHOD(ServerFixture, "counters interop: Java Curator and C++ share a count and a counter",
                  "[counters][interop]") {
-  std::string why;
-  if (!CuratorPeer::available(&why)) {
-    WARN("skipped: " << why);
-    return;
-  }
+  if (!curator_peer_or_skip()) return;
   // A count: set on either side, seen on the other (4 bytes big-endian both ways).
   CuratorPeer java_count(server.connect_string(), "count", {"/ic/count"}, counter_peer());
   auto c = client();
@@ -91,11 +87,7 @@ TEST_CASE_METHOD(ServerFixture, "counters interop: Java Curator and C++ share a 
 
 TEST_CASE_METHOD(ServerFixture, "counters interop: Java Curator and C++ share a byte value",
                  "[counters][interop]") {
-  std::string why;
-  if (!CuratorPeer::available(&why)) {
-    WARN("skipped: " << why);
-    return;
-  }
+  if (!curator_peer_or_skip()) return;
   auto c = client();
   auto retry = std::make_shared<RetryNTimes>(10, Millis(1));
   DistributedAtomicValue value(*c, "/iv/value", retry);
