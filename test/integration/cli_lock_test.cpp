@@ -614,11 +614,7 @@ TEST_CASE("zkr revoke: a --revocable holder terminates COMMAND, releases and exi
 
 TEST_CASE("zkr lock and a Java Curator InterProcessMutex exclude each other", "[cli][interop]") {
   if (!have_zkr()) return;
-  std::string why;
-  if (!CuratorPeer::available(&why)) {
-    WARN("Java Curator peer unavailable, skipping: " << why);
-    return;
-  }
+  if (!curator_peer_or_skip()) return;
   ServerFixture fx;
   TempDir dir;
   CuratorPeer peer(fx.server.connect_string(), "mutex", {"/cli/java"});

@@ -1,8 +1,9 @@
 #pragma once
 // The Java Curator interop peers (test/interop/java: CuratorPeer.java for locks, LeaderPeer.java for leader
-// election) as child processes driven over pipes. The peers are compiled with javac into a temporary
-// directory, once per test process. When javac or the Curator jars are missing, `CuratorPeer::available()`
-// says why and the interop tests skip with a WARN.
+// election, CounterPeer.java for counters and the semaphore on a count, ChurnPeer.java for cache churn,
+// NodePeer.java for a PersistentNode) as child processes driven over pipes. The peers are compiled with javac
+// into a temporary directory, once per test process. When javac or the Curator jars are missing,
+// `CuratorPeer::available()` says why and the interop tests skip with a WARN.
 
 #include <fcntl.h>
 #include <signal.h>
@@ -253,7 +254,8 @@ class CuratorPeer {
     const fs::path src_dir = fs::path(__FILE__).parent_path().parent_path() / "interop" / "java";
 #endif
     std::string sources;
-    for (const char* f : {"CuratorPeer.java", "LeaderPeer.java", "CounterPeer.java", "ChurnPeer.java"}) {
+    for (const char* f :
+         {"CuratorPeer.java", "LeaderPeer.java", "CounterPeer.java", "ChurnPeer.java", "NodePeer.java"}) {
       if (!fs::exists(src_dir / f)) {
         why = "source " + (src_dir / f).string() + " not found";
         return std::nullopt;

@@ -26,31 +26,17 @@ using namespace zkr::test;
 
 namespace {
 
+/// Two C++ clients on `fx`'s server and one Java peer on `recipe`, 25 Java rounds and 20 C++ rounds each.
 template <class Lock>
-void mixed_contention(const char* recipe, const std::string& path) {
+void mixed_contention_on(const std::string& recipe, const std::string& path) {
   ServerFixture fx;
-  GrantChecker checker;
-  const std::string log = temp_log("zkr-interop-mixed", recipe);
-  constexpr int java_rounds = 25, cxx_rounds_each = 20, cxx_clients = 2;
-  CuratorPeer peer(fx.server.connect_string(), recipe, {path});
-  std::vector<std::unique_ptr<CuratorFramework>> clients;
-  for (int i = 0; i < cxx_clients; ++i) clients.push_back(fx.client());
-  std::atomic<int> failures{0};
-  peer.send("loop " + std::to_string(java_rounds) + " 2000 " + log);
-  std::vector<std::thread> ts;
-  for (int i = 0; i < cxx_clients; ++i)
-    ts.emplace_back([&, i] {
-      cxx_rounds<Lock>(*clients[i], path, "cxx-" + std::to_string(i), cxx_rounds_each, checker, failures);
-    });
-  for (auto& t : ts) t.join();
-  CHECK(peer.answer(120s) == "done " + std::to_string(java_rounds));
-  CHECK(failures == 0);
-  CHECK(add_java_log(checker, path, log) == java_rounds);
-  const auto v = checker.report(std::string("interop ") + recipe + ":");
-  WARN(checker.summary());
-  CHECK(v.empty());
-  CHECK(checker.grants() == java_rounds + cxx_clients * cxx_rounds_each);
-  std::filesystem::remove(log);
+  MixedContention m{.name = "mixed-" + recipe,
+                    .connect = fx.server.connect_string(),
+                    .recipe = recipe,
+                    .path = path,
+                    .java = {},
+                    .cxx_client = [&](int) { return fx.client(); }};
+  (void)mixed_contention<Lock>(m);
 }
 
 /// The mutex over `StandardLockDriver` (no pre-watch; the default has it), as a type `cxx_rounds` can
@@ -64,19 +50,19 @@ struct StandardMutex : InterProcessMutex {
 
 TEST_CASE("interop mixed: Java and C++ contenders on one InterProcessMutex exclude each other", "[interop]") {
   if (!curator_peer_or_skip()) return;
-  mixed_contention<InterProcessMutex>("mutex", "/interop/mixed/mutex");
+  mixed_contention_on<InterProcessMutex>("mutex", "/interop/mixed/mutex");
 }
 
 TEST_CASE("interop mixed: Java contenders and C++ ones on StandardLockDriver exclude each other",
           "[interop]") {
   if (!curator_peer_or_skip()) return;
-  mixed_contention<StandardMutex>("mutex", "/interop/mixed/mutex-standard");
+  mixed_contention_on<StandardMutex>("mutex", "/interop/mixed/mutex-standard");
 }
 
 TEST_CASE("interop mixed: Java and C++ contenders on one InterProcessSemaphoreMutex exclude each other",
           "[interop]") {
   if (!curator_peer_or_skip()) return;
-  mixed_contention<InterProcessSemaphoreMutex>("semaphore-mutex", "/interop/mixed/semaphore-mutex");
+  mixed_contention_on<InterProcessSemaphoreMutex>("semaphore-mutex", "/interop/mixed/semaphore-mutex");
 }
 
 TEST_CASE("interop mixed: FIFO across languages (Java, C++, Java queued behind a holder)", "[interop]") {

@@ -55,11 +55,7 @@ long long epoch_nanos() {
 
 TEST_CASE("multi interop: zkrecipes' batched multi-lock and Java Curator's MultiLock exclude each other",
           "[multi][interop]") {
-  std::string why;
-  if (!CuratorPeer::available(&why)) {
-    WARN("skipped: " << why);
-    return;
-  }
+  if (!curator_peer_or_skip()) return;
   ServerFixture fx;
   const auto paths = paths_of("/multi/interop", 3);
   auto c = fx.client();

@@ -370,11 +370,7 @@ TEST_CASE("rw: a cancelled async read leaves no node", "[rw]") {
 // ------------------------------------------------------------------------------
 
 TEST_CASE("rw interop: exclusion holds between Java Curator and zkrecipes", "[rw][interop]") {
-  std::string why;
-  if (!CuratorPeer::available(&why)) {
-    WARN("skipped: " << why);
-    return;
-  }
+  if (!curator_peer_or_skip()) return;
   ServerFixture fx;
   auto c = fx.client();
   InterProcessReadWriteLock lock(*c, "/rw/interop");

@@ -91,11 +91,7 @@ TEST_CASE("revocation: every request is reported while held, and the write lock 
 }
 
 TEST_CASE("revocation interop: zkrecipes revokes a Java Curator holder", "[revocation][interop]") {
-  std::string why;
-  if (!CuratorPeer::available(&why)) {
-    WARN("skipped: " << why);
-    return;
-  }
+  if (!curator_peer_or_skip()) return;
   ServerFixture fx;
   auto c = fx.client();
   CuratorPeer java(fx.server.connect_string(), "mutex", {"/revoke/java"});
@@ -116,11 +112,7 @@ TEST_CASE("revocation interop: zkrecipes revokes a Java Curator holder", "[revoc
 }
 
 TEST_CASE("revocation interop: Java Curator revokes a zkrecipes holder", "[revocation][interop]") {
-  std::string why;
-  if (!CuratorPeer::available(&why)) {
-    WARN("skipped: " << why);
-    return;
-  }
+  if (!curator_peer_or_skip()) return;
   ServerFixture fx;
   auto c = fx.client();
   InterProcessMutex m(*c, "/revoke/cpp");

@@ -350,39 +350,22 @@ TEST_CASE("sasl: a server that never answers the exchange is given up within the
 TEST_CASE("sasl: Java Curator and C++ clients, each authenticated, exclude each other on one mutex",
           "[sasl][interop]") {
   if (!sasl_or_refusal_checked()) return;
-  std::string why;
-  if (!CuratorPeer::available(&why)) {
-    WARN("skipped: " << why);
-    return;
-  }
+  if (!curator_peer_or_skip()) return;
   SaslServer f;
   // Java authenticates as bob from its JAAS "Client" section; the C++ clients as alice.
   const auto jaas = f.server.data_dir() / "client-jaas.conf";
   std::ofstream(jaas) << "Client {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n"
                       << "  username=\"bob\"\n  password=\"" << bob_password << "\";\n};\n";
-  CuratorPeer::Options o;
-  o.jvm_args = {"-Djava.security.auth.login.config=" + jaas.string()};
-  const std::string path = "/sasl-interop/mutex";
-  CuratorPeer java(f.server.connect_string(), "mutex", {path}, o);
-
-  GrantChecker checker;
-  const std::string log = temp_log("zkr-sasl-interop", "mutex");
-  constexpr int java_rounds = 15, cxx_rounds_each = 10;
-  auto a1 = connected(f.config(f.settings("alice", alice_password)));
-  auto a2 = connected(f.config(f.settings("alice", alice_password)));
-  std::atomic<int> failures{0};
-  java.send("loop " + std::to_string(java_rounds) + " 2000 " + log);
-  std::thread t1(
-      [&] { cxx_rounds<InterProcessMutex>(*a1, path, "cxx-1", cxx_rounds_each, checker, failures); });
-  std::thread t2(
-      [&] { cxx_rounds<InterProcessMutex>(*a2, path, "cxx-2", cxx_rounds_each, checker, failures); });
-  t1.join();
-  t2.join();
-  CHECK(java.answer(120s) == "done " + std::to_string(java_rounds));
-  CHECK(failures == 0);
-  CHECK(add_java_log(checker, path, log) == java_rounds);
-  CHECK(checker.report("sasl interop:").empty());
-  CHECK(checker.grants() == java_rounds + 2 * cxx_rounds_each);
-  std::filesystem::remove(log);
-  CHECK(authenticated_as(*a1, "alice"));
+  MixedContention m{
+      .name = "sasl-mutex",
+      .connect = f.server.connect_string(),
+      .recipe = "mutex",
+      .path = "/sasl-interop/mutex",
+      .java = {},
+      .cxx_client = [&](int) { return connected(f.config(f.settings("alice", alice_password))); },
+      .java_rounds = 15,
+      .cxx_rounds_each = 10};
+  m.java.jvm_args = {"-Djava.security.auth.login.config=" + jaas.string()};
+  const auto clients = mixed_contention<InterProcessMutex>(m);
+  CHECK(authenticated_as(*clients.front(), "alice"));
 }

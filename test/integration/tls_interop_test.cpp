@@ -40,14 +40,19 @@ std::vector<std::string> tls_java_options(TlsServerFixture& f, const zkr::testin
           "-Dzookeeper.ssl.trustStore.type=PKCS12"};
 }
 
-/// A Java mutex peer on `path` over TLS, with certificate `name`.
-std::unique_ptr<CuratorPeer> java_tls_peer(TlsServerFixture& f, const std::string& name,
-                                           const std::string& path) {
+/// How a Java peer with certificate `name` starts over TLS.
+CuratorPeer::Options java_tls_peer_options(TlsServerFixture& f, const std::string& name) {
   CuratorPeer::Options o;
   o.jvm_args = tls_java_options(f, f.files(name));
   o.extra = {"--connection-timeout-ms", "30000"};  // a cold JVM's first TLS handshake on a busy machine
+  return o;
+}
+
+/// A Java mutex peer on `path` over TLS, with certificate `name`.
+std::unique_ptr<CuratorPeer> java_tls_peer(TlsServerFixture& f, const std::string& name,
+                                           const std::string& path) {
   return std::make_unique<CuratorPeer>(f.server.secure_connect_string(), "mutex",
-                                       std::vector<std::string>{path}, std::move(o));
+                                       std::vector<std::string>{path}, java_tls_peer_options(f, name));
 }
 
 bool java_tls_or_skip() {
@@ -78,31 +83,17 @@ TEST_CASE(
 
   {
     INFO("contention: exclusion across languages, tokens increasing in grant order");
-    GrantChecker checker;
     const std::string path = "/tls-interop/mutex";
-    const std::string log = temp_log("zkr-tls-interop", "mutex");
-    constexpr int java_rounds = 10, cxx_rounds_each = 8, cxx_clients = 2;
-    auto peer = java_tls_peer(f, "java-a", path);
-    std::vector<std::unique_ptr<CuratorFramework>> clients;
-    for (int i = 0; i < cxx_clients; ++i) clients.push_back(f.client(i ? "client-b" : "client-a"));
-    std::atomic<int> failures{0};
-    peer->send("loop " + std::to_string(java_rounds) + " 2000 " + log);
-    std::vector<std::thread> ts;
-    for (int i = 0; i < cxx_clients; ++i)
-      ts.emplace_back([&, i] {
-        cxx_rounds<InterProcessMutex>(*clients[std::size_t(i)], path, "cxx-" + std::to_string(i),
-                                      cxx_rounds_each, checker, failures);
-      });
-    for (auto& t : ts) t.join();
-    CHECK(peer->answer(120s) == "done " + std::to_string(java_rounds));
-    CHECK(failures == 0);
-    CHECK(add_java_log(checker, path, log) == java_rounds);
-    const auto v = checker.report("tls interop mutex:");
-    WARN(checker.summary());
-    CHECK(v.empty());
-    CHECK(checker.grants() == java_rounds + cxx_clients * cxx_rounds_each);
+    MixedContention m{.name = "tls-mutex",
+                      .connect = f.server.secure_connect_string(),
+                      .recipe = "mutex",
+                      .path = path,
+                      .java = java_tls_peer_options(f, "java-a"),
+                      .cxx_client = [&](int i) { return f.client(i ? "client-b" : "client-a"); },
+                      .java_rounds = 10,
+                      .cxx_rounds_each = 8};
+    (void)mixed_contention<InterProcessMutex>(m);
     CHECK(eventually([&] { return children(*admin, path).empty(); }));
-    std::filesystem::remove(log);
   }
 
   {

@@ -6,9 +6,10 @@
  *
  * Usage:
  *   CounterPeer --connect HOSTS [--session-timeout-ms N] [--connection-timeout-ms N] [--lock LOCKPATH]
- *               count|long|value PATH
+ *               [--semaphore SEMPATH] count|long|value PATH
  *
- *   count  a started SharedCount(client, PATH, 0)
+ *   count  a started SharedCount(client, PATH, 0); with --semaphore also an InterProcessSemaphoreV2(client,
+ *          SEMPATH, that count), whose leases `run` takes
  *   long   DistributedAtomicLong(client, PATH, RetryNTimes(1000, 1)), promoted to an InterProcessMutex at
  *          LOCKPATH (PromotedToLock with RetryNTimes(1000, 1)) when --lock is given
  *   value  DistributedAtomicValue(client, PATH, RetryNTimes(1000, 1)); its bytes are written in hex, `-` for
@@ -23,18 +24,26 @@
  *   cas <e> <n> -> `cas true|false`: compareAndSet of hex bytes (value only)
  *   wait <n>    -> `value <n>` once getCount() is n (count only; `timeout <last>` after 30 s)
  *   incr <k>    -> `done <succeeded>` after k increments (long only)
- *   run         -> `running`: increments from a thread of its own until `stop` (long only)
+ *   run         -> `running`: increments from a thread of its own until `stop` (long)
  *   stop        -> `stopped <succeeded> <uncertain> <post values>`: the increments of `run`, the number of them
  *                  whose outcome the peer cannot vouch for (one that threw, or during which the client's retry
  *                  policy was asked to retry a request: a retried write may have been applied twice), and the
  *                  post values of those that succeeded, comma-separated (`-` for none), each followed by `?`
  *                  when that increment is one of the uncertain
+ *   run <holdMicros> <logfile>
+ *               -> `running`: from a thread of its own, until `stop`, appends `TRY <epochNanos>` and asks for
+ *                  a lease of the semaphore (count with --semaphore) for up to 200 ms; once granted, appends
+ *                  `START <epochNanos> <czxid of the lease node> java`, holds it holdMicros, appends
+ *                  `END <epochNanos> java` and returns it
+ *   stop        -> `stopped <leases taken>` (semaphore), or as below (long)
  *   quit        -> `bye`, exit status 0 (end of stdin does the same)
  *   failing     -> `error <message>`
  */
 
 import java.io.BufferedReader;
+import java.io.FileOutputStream;
 import java.io.InputStreamReader;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -48,14 +57,18 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
 import org.apache.curator.framework.recipes.atomic.DistributedAtomicValue;
 import org.apache.curator.framework.recipes.atomic.PromotedToLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.framework.recipes.shared.SharedCount;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.curator.retry.RetryNTimes;
+import org.apache.zookeeper.data.Stat;
 
 public final class CounterPeer {
     public static void main(String[] args) throws Exception {
         CuratorPeer.CommandLine cl = new CuratorPeer.CommandLine(
-            args, "CounterPeer --connect HOSTS [--lock LOCKPATH] count|long|value PATH", "--lock");
+            args, "CounterPeer --connect HOSTS [--lock LOCKPATH] [--semaphore SEMPATH] count|long|value PATH",
+            "--lock", "--semaphore");
         if (cl.rest.size() != 2) {
             cl.fail("a recipe and one path are required");
         }
@@ -77,12 +90,17 @@ public final class CounterPeer {
             System.exit(2);
         }
         SharedCount count = null;
+        InterProcessSemaphoreV2 semaphore = null;
         DistributedAtomicLong number = null;
         DistributedAtomicValue bytes = null;
         try {
             if (recipe.equals("count")) {
                 count = new SharedCount(client, path, 0);
                 count.start();
+                String semPath = cl.options.get("--semaphore");
+                if (semPath != null) {
+                    semaphore = new InterProcessSemaphoreV2(client, semPath, count);
+                }
             } else if (recipe.equals("long")) {
                 String lock = cl.options.get("--lock");
                 number = lock == null
@@ -136,6 +154,20 @@ public final class CounterPeer {
                     }
                     int got = count.getCount();
                     CuratorPeer.emit((got == want ? "value " : "timeout ") + got);
+                } else if (cmd.equals("run") && semaphore != null) {
+                    running.set(true);
+                    runner = leaseRunner(client, semaphore, cl.options.get("--semaphore"), Long.parseLong(w[1]),
+                                         w[2], running, runValues);
+                    runner.start();
+                    CuratorPeer.emit("running");
+                } else if (cmd.equals("stop") && semaphore != null) {
+                    running.set(false);
+                    if (runner != null) {
+                        runner.join();
+                    }
+                    synchronized (runValues) {
+                        CuratorPeer.emit("stopped " + runValues.size());
+                    }
                 } else if (cmd.equals("run")) {
                     running.set(true);
                     runner = new Thread(() -> {
@@ -199,6 +231,42 @@ public final class CounterPeer {
         client.close();
         CuratorPeer.emit("bye");
         System.exit(0);
+    }
+
+    /**
+     * The `run` of a semaphore: leases taken, logged, held and returned one after another until `running` is
+     * false; each lease taken adds its node name to `taken`. A failure ends the thread with an `error` line.
+     */
+    static Thread leaseRunner(CuratorFramework client, InterProcessSemaphoreV2 semaphore, String semPath,
+                              long holdMicros, String logfile, AtomicBoolean running, List<String> taken) {
+        return new Thread(() -> {
+            try (OutputStream log = new FileOutputStream(logfile, true)) {
+                while (running.get()) {
+                    log.write(("TRY " + CuratorPeer.epochNanos() + "\n").getBytes(StandardCharsets.US_ASCII));
+                    Lease lease = semaphore.acquire(200, TimeUnit.MILLISECONDS);
+                    if (lease == null) {
+                        continue;
+                    }
+                    try {
+                        long start = CuratorPeer.epochNanos();
+                        String node = CuratorPeer.fullLeasePath(semPath, lease.getNodeName());
+                        Stat st = client.checkExists().forPath(node);
+                        log.write(("START " + start + " " + (st != null ? st.getCzxid() : -1) + " java\n")
+                                      .getBytes(StandardCharsets.US_ASCII));
+                        Thread.sleep(holdMicros / 1000, (int) (holdMicros % 1000) * 1000);
+                        long end = CuratorPeer.epochNanos();
+                        log.write(("END " + end + " java\n").getBytes(StandardCharsets.US_ASCII));
+                        synchronized (taken) {
+                            taken.add(lease.getNodeName());
+                        }
+                    } finally {
+                        lease.close();
+                    }
+                }
+            } catch (Throwable t) {
+                CuratorPeer.emit("error run: " + CuratorPeer.oneLine(t));
+            }
+        });
     }
 
     /** Bytes in lower-case hex, `-` for null or none. */
