@@ -188,7 +188,21 @@ class CoreImpl final : public Core,
   /// client closed, else `zk_errc::session_expired`; with no connection in time
   /// `client_errc::connection_timeout`; after a stop `operation_aborted`; after the client gave up, the
   /// reason.
-  void with_retry(const RequestOptions& ro, std::shared_ptr<Attempt> attempt, Done done);
+  ///
+  /// `recheck` (used when `ro.conditional`): after a retryable failure, each further round runs it instead
+  /// of `attempt` until it says the write was not applied (`{}`: `attempt` follows at once); another error
+  /// is handled as a try's (`client_errc::outcome_unknown` ends the operation).
+  void with_retry(const RequestOptions& ro, std::shared_ptr<Attempt> attempt, Done done,
+                  std::shared_ptr<Attempt> recheck = nullptr);
+
+  // conditional_write.cpp
+  /// A `recheck` for `with_retry`: a sync of `full_path`, then an exists; `{}` when `unchanged(stat)` (a
+  /// null stat: no node), else `client_errc::outcome_unknown`. Null unless `ro.conditional`.
+  std::shared_ptr<Attempt> lost_write_check(const RequestOptions& ro, std::string full_path,
+                                            std::function<bool(const zkr::Stat*)> unchanged);
+  /// `lost_write_check` for a versioned write (set_data, delete): unchanged while the node has `version`.
+  /// Null for version -1.
+  std::shared_ptr<Attempt> version_check(const RequestOptions& ro, std::string full_path, int version);
 
   // namespace_acl.cpp
   AclList acl_for(const std::string& full_path, const std::optional<AclList>& explicit_acl) const;

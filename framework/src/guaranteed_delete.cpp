@@ -18,14 +18,16 @@ void CoreImpl::remove(std::string path, int version, bool guaranteed, bool quiet
     session_->submit(zk::Delete{full, version}, [k = std::move(k)](zk::Reply r) mutable { k(r.ec); });
   });
   // A retryable failure to create the namespace keeps a guaranteed delete too.
-  with_retry(ro, in_namespace(std::move(attempt)),
-             [this, full, guaranteed, quietly, cb = std::move(cb)](error_code ec) mutable {
-               if (ec == zk_errc::no_node && quietly) return cb({});
-               if (ec && guaranteed && !life_.closed() &&
-                   (is_retryable(ec) || ec == client_errc::connection_timeout))
-                 deletes_.remove(full);
-               cb(ec);
-             });
+  with_retry(
+      ro, in_namespace(std::move(attempt)),
+      [this, full, guaranteed, quietly, cb = std::move(cb)](error_code ec) mutable {
+        if (ec == zk_errc::no_node && quietly) return cb({});
+        if (ec && guaranteed && !life_.closed() &&
+            (is_retryable(ec) || ec == client_errc::connection_timeout))
+          deletes_.remove(full);
+        cb(ec);
+      },
+      version_check(ro, full, version));
 }
 
 void remove_each(Core& core, std::vector<std::string> paths, VoidCallback cb) {

@@ -69,8 +69,10 @@ void CoreImpl::set_data(std::string path, std::string data, int version, StatCal
       k(r.ec);
     });
   });
-  with_retry(ro, in_namespace(std::move(attempt)),
-             [result, cb = std::move(cb)](error_code ec) mutable { cb(ec, *result); });
+  with_retry(
+      ro, in_namespace(std::move(attempt)),
+      [result, cb = std::move(cb)](error_code ec) mutable { cb(ec, *result); },
+      version_check(ro, full, version));
 }
 
 void CoreImpl::multi(std::vector<Op> ops, MultiCallback cb, RequestOptions ro) {

@@ -79,20 +79,27 @@ void CoreImpl::create(std::string path, CreateOptions options, CreateCallback cb
   std::function<bool(error_code)> root_gone;
   if (!parents && ns_.under_root(st->full)) root_gone = [](error_code ec) { return ec == zk_errc::no_node; };
   auto tried = in_namespace(std::move(attempt), std::move(root_gone));
-  with_retry(ro, std::move(tried), [this, st, cb = std::move(cb)](error_code ec) mutable {
-    if (ec) {
-      // A try whose outcome is unknown may have made the node: find it by its protected id and delete it.
-      // A stop after a failed try counts as unknown (the loop did not get to look). With no try sent (never
-      // connected), there is nothing to look for.
-      if (!st->protected_id.empty() && !life_.closed() && st->attempts > 0 &&
-          (is_connection_loss(ec) || ec == client_errc::connection_timeout ||
-           ec == asio::error::operation_aborted))
-        deletes_.sweep(parent_path(st->full), protected_names::prefix_for(st->protected_id));
-      return cb(ec, CreateResult{});
-    }
-    st->result.path = ns_.unfix(st->result.path);
-    cb({}, std::move(st->result));
-  });
+  // A sequential create names its node on the server, and a protected one finds its own: no recheck.
+  std::shared_ptr<Attempt> recheck;
+  if (!sequential && st->protected_id.empty())
+    recheck = lost_write_check(ro, st->full, [](const zkr::Stat* s) { return s == nullptr; });
+  with_retry(
+      ro, std::move(tried),
+      [this, st, cb = std::move(cb)](error_code ec) mutable {
+        if (ec) {
+          // A try whose outcome is unknown may have made the node: find it by its protected id and delete it.
+          // A stop after a failed try counts as unknown (the loop did not get to look). With no try sent
+          // (never connected), there is nothing to look for.
+          if (!st->protected_id.empty() && !life_.closed() && st->attempts > 0 &&
+              (is_connection_loss(ec) || ec == client_errc::connection_timeout ||
+               ec == asio::error::operation_aborted))
+            deletes_.sweep(parent_path(st->full), protected_names::prefix_for(st->protected_id));
+          return cb(ec, CreateResult{});
+        }
+        st->result.path = ns_.unfix(st->result.path);
+        cb({}, std::move(st->result));
+      },
+      std::move(recheck));
 }
 
 void CoreImpl::find_protected(std::string full_path, std::string protected_id, bool ephemeral,

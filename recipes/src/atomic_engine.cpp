@@ -80,18 +80,22 @@ void AtomicEngine::run(AtomicOp op, AtomicCallback cb) {
   }
 }
 
+error_code AtomicEngine::read_reply(error_code ec, const std::string& data, std::string& out) const {
+  if (ec && ec != zk_errc::no_node) return ec;
+  auto v = read(ec ? std::string() : data);  // a missing node (nothing written yet) reads as empty data
+  if (!v) return client_errc::corrupted_data;
+  out = std::move(*v);
+  return {};
+}
+
 void AtomicEngine::get(AtomicCallback cb) {
   core_->get_data(path_, nullptr,
                   [self = shared_from_this(), cb = std::move(cb)](error_code ec, NodeData d) mutable {
                     AtomicOutcome r;
-                    if (ec == zk_errc::no_node)
-                      d.data.clear();  // nothing written yet: as empty data
-                    else if (ec)
-                      return cb(ec, r);
-                    auto v = self->read(d.data);
-                    if (!v) return cb(client_errc::corrupted_data, r);
+                    std::string v;
+                    if (auto e = self->read_reply(ec, d.data, v)) return cb(e, r);
                     r.succeeded = true;
-                    r.pre = r.post = std::move(*v);
+                    r.pre = r.post = std::move(v);
                     cb({}, r);
                   });
 }
@@ -99,13 +103,13 @@ void AtomicEngine::get(AtomicCallback cb) {
 void AtomicEngine::compare_and_set(std::string expected, std::string v, AtomicCallback cb) {
   // One try, no promotion; fails on a missing node (as Curator's), on other bytes, and when another writer
   // wins the versioned write.
+  static const RetryPolicyPtr one_try = std::make_shared<RetryNTimes>(0, Millis(0));
   auto next = [expected = std::move(expected), v = std::move(v)](
                   bool missing, const std::string& pre) -> std::optional<std::string> {
     if (missing || pre != expected) return std::nullopt;
     return v;
   };
-  AtomicUpdate::start(shared_from_this(), nullptr, std::nullopt, std::make_shared<RetryNTimes>(0, Millis(0)),
-                      std::move(next), std::move(cb));
+  AtomicUpdate::start(shared_from_this(), nullptr, std::nullopt, one_try, std::move(next), std::move(cb));
 }
 
 void AtomicEngine::force_set(std::string v, bool created_once, AtomicCallback cb) {

@@ -30,12 +30,10 @@ void AtomicUpdate::try_once() {
   ++(under_lock_ ? out_.stats.promoted_lock_tries : out_.stats.optimistic_tries);
   engine_->core()->get_data(engine_->path(), nullptr, [self = shared_from_this()](error_code ec, NodeData d) {
     const bool missing = ec == zk_errc::no_node;
-    if (ec && !missing) return self->finish(ec);
-    if (missing) d.data.clear();  // read as empty data
-    auto pre = self->engine_->read(d.data);
-    if (!pre) return self->finish(client_errc::corrupted_data);
+    std::string pre;
+    if (auto e = self->engine_->read_reply(ec, d.data, pre)) return self->finish(e);
     self->version_ = d.stat.version;
-    self->write(missing, std::move(*pre));
+    self->write(missing, std::move(pre));
   });
 }
 
@@ -43,47 +41,26 @@ void AtomicUpdate::write(bool missing, std::string pre) {
   auto v = next_(missing, pre);
   out_.pre = std::move(pre);
   if (!v) return finish({});  // nothing to write: not succeeded
-  // Not retried by the client: a retry of a write applied before its answer was lost would meet a bad
-  // version and, read again, be applied twice (as Curator's may). `recheck` tells first.
-  RequestOptions once;
-  once.retry = false;
+  // A conditional write: a retry of one applied before its answer was lost would meet a bad version and,
+  // read again, be applied twice (as Curator's may). The client's retry loop looks first, and sends it again
+  // only when it was not applied (else `client_errc::outcome_unknown`).
+  const RequestOptions ro{.conditional = true};
   auto& core = *engine_->core();
   if (missing)
     return core.create(
         engine_->path(), AtomicEngine::create_options(*v),
-        [self = shared_from_this(), v = *v](error_code ec, CreateResult) { self->written(ec, true, v); },
-        once);
+        [self = shared_from_this(), v = *v](error_code ec, CreateResult) { self->written(ec, v); }, ro);
   core.set_data(
       engine_->path(), *v, version_,
-      [self = shared_from_this(), v = *v](error_code ec, Stat) { self->written(ec, false, v); }, once);
+      [self = shared_from_this(), v = *v](error_code ec, Stat) { self->written(ec, v); }, ro);
 }
 
-void AtomicUpdate::written(error_code ec, bool missing, std::string v) {
+void AtomicUpdate::written(error_code ec, std::string v) {
   if (ec == zk_errc::bad_version || ec == zk_errc::node_exists || ec == zk_errc::no_node) return lost_race();
-  if (is_retryable(ec)) return recheck(missing);
   if (ec) return finish(ec);
   out_.succeeded = true;
   out_.post = std::move(v);
   finish({});
-}
-
-void AtomicUpdate::recheck(bool missing) {
-  // Under the client's retry policy, so after the reconnection. The sync first: the server now serving the
-  // session may be behind the one that took the write (and the write, if it was not applied by then, never
-  // will be: a session that moved on is refused by the old server).
-  auto& core = *engine_->core();
-  core.sync(engine_->path(), [self = shared_from_this(), missing](error_code ec) {
-    if (ec) return self->finish(ec);
-    self->engine_->core()->get_data(
-        self->engine_->path(), nullptr, [self, missing](error_code ec, NodeData d) {
-          const bool gone = ec == zk_errc::no_node;
-          if (ec && !gone) return self->finish(ec);
-          const bool unchanged = missing ? gone : !gone && d.stat.version == self->version_;
-          if (!unchanged) return self->finish(client_errc::outcome_unknown);
-          auto pre = std::move(self->out_.pre);
-          self->write(missing, std::move(pre));  // not applied: the same write again
-        });
-  });
 }
 
 void AtomicUpdate::lost_race() {

@@ -25,8 +25,8 @@ class AtomicUpdate : public std::enable_shared_from_this<AtomicUpdate> {
   /// (I/O thread), after the lock, if taken, is released.
   ///
   /// A write whose answer is lost with the connection is not sent again blindly (it may have been applied):
-  /// once the client is connected again, a sync and a read tell. The node as it was read: not applied,
-  /// written again; changed: `client_errc::outcome_unknown`.
+  /// it is a conditional write (`RequestOptions::conditional`), which the client's retry loop sends again
+  /// only when the node is as it was read; changed: `client_errc::outcome_unknown`.
   static void start(std::shared_ptr<AtomicEngine> engine, std::shared_ptr<LockInternals> lock,
                     std::optional<PromotedToLock> promoted, RetryPolicyPtr retry, Next next,
                     AtomicCallback cb);
@@ -38,8 +38,7 @@ class AtomicUpdate : public std::enable_shared_from_this<AtomicUpdate> {
   using Clock = std::chrono::steady_clock;
   void try_once();
   void write(bool missing, std::string pre);
-  void written(error_code ec, bool missing, std::string v);
-  void recheck(bool missing);
+  void written(error_code ec, std::string v);
   void lost_race();
   void phase_over();
   void promote();

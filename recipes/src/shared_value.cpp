@@ -200,16 +200,22 @@ void SharedValue::try_set_op(const std::shared_ptr<Impl>& impl, VersionedValue<s
                              std::string v, detail::unique_function<void(error_code, bool)> cb) {
   if (auto ec = impl->check_started()) return cb(ec, false);
   if (impl->versioned_value_now() != previous) return cb({}, false);
+  // A conditional write: an answer lost with the connection is followed by a look at the node, never by a
+  // blind retry that would meet our own write as someone else's (a false "not set").
   impl->core->set_data(impl->path, v, previous.version,
                        [impl, v, cb = std::move(cb)](error_code ec, Stat st) mutable {
                          if (!ec) {
                            impl->update(v, st);
                            return cb({}, true);
                          }
-                         if (ec != zk_errc::bad_version) return cb(ec, false);
-                         // Someone wrote first: read it, so that the caller retries with the new version.
-                         impl->read([cb = std::move(cb)](error_code) mutable { cb({}, false); });
-                       });
+                         if (ec != zk_errc::bad_version && ec != client_errc::outcome_unknown)
+                           return cb(ec, false);
+                         // Someone wrote first (or, outcome unknown, we may have): read it, so that the
+                         // caller retries with the new version.
+                         const error_code result = ec == zk_errc::bad_version ? error_code{} : ec;
+                         impl->read([result, cb = std::move(cb)](error_code) mutable { cb(result, false); });
+                       },
+                       {.conditional = true});
 }
 
 bool SharedValue::try_set_value(const VersionedValue<std::string>& previous, std::string v) {

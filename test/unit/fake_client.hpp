@@ -170,6 +170,8 @@ class FakeClient {
   }
 
   zkr::detail::CoreImpl& core() { return *core_; }
+  /// The client engine, for a recipe's engine driven over it (drop it before this client).
+  std::shared_ptr<zkr::detail::Core> shared_core() { return core_; }
   FakeSession& session() { return *session_; }
   const StateLog& states() const { return *states_; }
 
@@ -227,6 +229,26 @@ class FakeClient {
       core_->get_data(
           std::move(path), nullptr,
           [out](zkr::error_code ec, zkr::NodeData d) { out->set(ec, std::move(d)); }, ro);
+    });
+    return out;
+  }
+  std::shared_ptr<Outcome<zkr::Stat>> set_data(std::string path, std::string data, int version,
+                                               zkr::detail::RequestOptions ro = {}) {
+    auto out = std::make_shared<Outcome<zkr::Stat>>();
+    io([this, out, path = std::move(path), data = std::move(data), version, ro]() mutable {
+      core_->set_data(
+          std::move(path), std::move(data), version,
+          [out](zkr::error_code ec, zkr::Stat s) { out->set(ec, s); }, ro);
+    });
+    return out;
+  }
+  /// A delete of `path` at `version`, neither guaranteed nor quiet.
+  std::shared_ptr<Outcome<>> remove_version(std::string path, int version,
+                                            zkr::detail::RequestOptions ro = {}) {
+    auto out = std::make_shared<Outcome<>>();
+    io([this, out, path = std::move(path), version, ro]() mutable {
+      core_->remove(
+          std::move(path), version, false, false, [out](zkr::error_code ec) { out->set(ec); }, ro);
     });
     return out;
   }

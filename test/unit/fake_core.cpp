@@ -625,9 +625,9 @@ void FakeCore::background_find_and_delete(std::string parent, std::string protec
 // Requests
 
 void FakeCore::create(std::string path, zkr::CreateOptions o, detail::CreateCallback cb,
-                      detail::RequestOptions) {
+                      detail::RequestOptions ro) {
   auto seq = log_request(Op::create, path);
-  enqueue([this, seq, path = std::move(path), o = std::move(o), cb = std::move(cb)]() mutable {
+  enqueue([this, seq, path = std::move(path), o = std::move(o), cb = std::move(cb), ro]() mutable {
     auto v = judge(Op::create, path);
     std::string full = path, prefix;
     if (o.protection) {
@@ -654,7 +654,17 @@ void FakeCore::create(std::string path, zkr::CreateOptions o, detail::CreateCall
       ec = v.ec;
       r = zkr::CreateResult{};
     }
-    complete(v, seq, ec, [cb = std::move(cb), ec, r = std::move(r)]() mutable { cb(ec, std::move(r)); });
+    complete(v, seq, ec, [this, path, o, ro, ec, r = std::move(r), cb = std::move(cb)]() mutable {
+      auto held = std::make_shared<detail::CreateCallback>(std::move(cb));
+      auto again = [this, path, o, ro, held](error_code e) mutable {
+        if (e) return (*held)(e, zkr::CreateResult{});
+        create(std::move(path), std::move(o), std::move(*held), ro);
+      };
+      const bool conditional = !o.protection && !zkr::is_sequential(o.mode);
+      if (!recheck(
+              ro, conditional, ec, path, [this, path] { return !has(path); }, std::move(again)))
+        (*held)(ec, std::move(r));
+    });
   });
 }
 
@@ -760,16 +770,38 @@ detail::WatchId FakeCore::get_children(std::string path, detail::WatchCallback w
 }
 
 void FakeCore::set_data(std::string path, std::string data, int version, detail::StatCallback cb,
-                        detail::RequestOptions) {
+                        detail::RequestOptions ro) {
   auto seq = log_request(Op::set_data, path);
-  enqueue([this, seq, path = std::move(path), data = std::move(data), version, cb = std::move(cb)]() mutable {
-    auto v = judge(Op::set_data, path);
-    error_code ec;
-    zkr::Stat s;
-    if (v.apply) ec = do_set(path, std::move(data), version, &s);
-    if (v.ec) ec = v.ec, s = zkr::Stat{};
-    complete(v, seq, ec, [cb = std::move(cb), ec, s]() mutable { cb(ec, s); });
+  enqueue(
+      [this, seq, path = std::move(path), data = std::move(data), version, cb = std::move(cb), ro]() mutable {
+        auto v = judge(Op::set_data, path);
+        error_code ec;
+        zkr::Stat s;
+        if (v.apply) ec = do_set(path, data, version, &s);
+        if (v.ec) ec = v.ec, s = zkr::Stat{};
+        complete(v, seq, ec, [this, path, data, version, ro, ec, s, cb = std::move(cb)]() mutable {
+          auto unchanged = [this, path, version] {
+            auto it = nodes_.find(path);
+            return it != nodes_.end() && it->second.stat.version == version;
+          };
+          auto held = std::make_shared<detail::StatCallback>(std::move(cb));
+          auto again = [this, path, data, version, ro, held](error_code e) mutable {
+            if (e) return (*held)(e, zkr::Stat{});
+            set_data(std::move(path), std::move(data), version, std::move(*held), ro);
+          };
+          if (!recheck(ro, version != -1, ec, path, unchanged, std::move(again))) (*held)(ec, s);
+        });
+      });
+}
+
+bool FakeCore::recheck(const detail::RequestOptions& ro, bool conditional, error_code ec, std::string path,
+                       std::function<bool()> unchanged, detail::VoidCallback k) {
+  if (!ro.conditional || !conditional || !ec || !zkr::is_retryable(ec)) return false;
+  sync(std::move(path), [unchanged = std::move(unchanged), k = std::move(k)](error_code e) mutable {
+    if (e) return k(e);
+    k(unchanged() ? error_code{} : error_code(client_errc::outcome_unknown));
   });
+  return true;
 }
 
 void FakeCore::multi(std::vector<zkr::Op> ops, detail::MultiCallback cb, detail::RequestOptions) {

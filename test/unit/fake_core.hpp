@@ -21,9 +21,11 @@
 ///    its watches fire only when it commits; a failed one reports, as the server does, the failing
 ///    operation's error, `ok` for the operations before it and `runtime_inconsistency` for those after;
 ///  - "other clients" are direct tree edits by the test (`put`, `erase`), which fire watches like any change;
-///  - the fake never retries: an injected error reaches the caller as is. It does model the two background
-///    clean-ups the real core promises (a guaranteed delete after a retryable failure; the deletion of a
-///    protected node left by a failed create), as background requests in the log.
+///  - the fake never retries: an injected error reaches the caller as is. It does model the real retry
+///    loop's look at a conditional write whose answer was lost (`RequestOptions::conditional`: a sync, then
+///    the write again or `outcome_unknown`), and the two background clean-ups the real core promises (a
+///    guaranteed delete after a retryable failure; the deletion of a protected node left by a failed
+///    create), as background requests in the log.
 
 #include <spdlog/logger.h>
 
@@ -261,6 +263,13 @@ class FakeCore final : public zkr::detail::Core {
     std::vector<std::function<void()>> after;
   };
 
+  /// The real core's retry loop after a conditional write (`RequestOptions::conditional`) failed with a
+  /// retryable `ec`: a sync of `path` (logged, faults as any request), then `k({})` when `unchanged()` (the
+  /// write goes again), else `k(client_errc::outcome_unknown)`; a failed sync: `k(its error)`. Returns false
+  /// (and does nothing) when the loop would not look: `ro` or `conditional` says no, or `ec` is not
+  /// retryable.
+  bool recheck(const zkr::detail::RequestOptions& ro, bool conditional, zkr::error_code ec, std::string path,
+               std::function<bool()> unchanged, zkr::detail::VoidCallback k);
   std::size_t log_request(Op op, const std::string& path, bool background = false);
   Verdict judge(Op op, const std::string& path);
   void reply(std::size_t log_index, zkr::error_code ec);

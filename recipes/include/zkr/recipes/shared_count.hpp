@@ -70,7 +70,9 @@ class SharedCount : public SharedCountReader {
   }
 
   /// Curator's `trySetCount(previous, newCount)`: a compare-and-set on the version seen (as
-  /// `SharedValue::try_set_value`): false when someone else wrote since `previous` was read.
+  /// `SharedValue::try_set_value`): false when someone else wrote since `previous` was read. An answer lost
+  /// with the connection gives true, false (not applied) or `client_errc::outcome_unknown`, never a false
+  /// "not set" (docs/counters.md).
   [[nodiscard]] bool try_set_count(const VersionedValue<std::int32_t>& previous, std::int32_t n);
   [[nodiscard]] bool try_set_count(const VersionedValue<std::int32_t>& previous, std::int32_t n,
                                    error_code& ec);

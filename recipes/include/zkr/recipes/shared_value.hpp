@@ -100,7 +100,8 @@ class SharedValue {
   /// and bytes) and the node is still at `previous.version`. False without I/O when `previous` is not the
   /// local value; false after a `bad_version` from the server (someone wrote first; the value is then read
   /// again, so that `versioned_value()` gives what to retry with). True: `v` is written and local. Errors:
-  /// as `set_value`.
+  /// as `set_value`, and `client_errc::outcome_unknown`: the answer was lost with the connection and the node
+  /// has changed since, by this write or another (docs/counters.md); never a false "not set".
   [[nodiscard]] bool try_set_value(const VersionedValue<std::string>& previous, std::string v);
   [[nodiscard]] bool try_set_value(const VersionedValue<std::string>& previous, std::string v,
                                    error_code& ec);

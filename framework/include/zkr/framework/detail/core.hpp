@@ -70,6 +70,13 @@ struct RequestOptions {
   bool retry = true;
   /// Optional: stops the retry loop (the operation then fails with `operation_aborted`).
   StopPtr stop;
+  /// For a conditional write: `set_data` or `remove` with a version (not -1), `create` of a node that is
+  /// neither sequential nor protected. A try whose answer is lost (a retryable error) may have been applied,
+  /// and sent again it would meet `bad_version` or `node_exists`. Instead, after the policy's pause and once
+  /// connected, the retry loop syncs the path and reads its Stat: as before the write (the version expected;
+  /// for a create, no node) means not applied, and the write is sent again; anything else ends it with
+  /// `client_errc::outcome_unknown`. Each look counts as one of the policy's retries. Ignored elsewhere.
+  bool conditional = false;
 };
 
 class Core {

@@ -60,6 +60,9 @@ class AtomicEngine : public std::enable_shared_from_this<AtomicEngine> {
   /// Curator reads null or empty data) and `nullopt` for bytes of another size than the number's (written
   /// by someone else: `client_errc::corrupted_data`).
   std::optional<std::string> read(const std::string& data) const;
+  /// A read of the node (`ec`, `data`) as `read` takes it, into `out`: a missing node as empty data. Errors:
+  /// the read's, `client_errc::corrupted_data`.
+  error_code read_reply(error_code ec, const std::string& data, std::string& out) const;
   /// How a write creates a missing node holding `data`: persistent, parents as containers.
   static CreateOptions create_options(std::string data);
 
