@@ -83,8 +83,9 @@ enum class client_errc : int {
   sasl_auth_failed,   ///< the server refused the SASL authentication (wrong password, unknown user, no
                       ///< common mechanism), or the exchange failed on the client's side
   outcome_unknown,    ///< a conditional write was sent, its answer was lost with the connection, and the node
-                      ///< has changed since: it was applied once or not at all, and is not sent again (a
-                      ///< distributed atomic number's write: docs/counters.md)
+                      ///< has changed since: it was applied once or not at all, and is not sent again (the
+                      ///< writes of the atomic numbers and values, SharedValue's and SharedCount's try_set:
+                      ///< docs/counters.md)
 };
 
 /// The name `client_errc` had before 0.2 (`zkr::errc` read too much like `std::errc`).
