@@ -9,9 +9,9 @@
 namespace zkr::detail {
 
 std::shared_ptr<CoreImpl::Attempt> CoreImpl::lost_write_check(
-    const RequestOptions& ro, std::string full_path, std::function<bool(const zkr::Stat*)> unchanged) {
+    const RequestOptions& ro, const std::string& full_path, std::function<bool(const zkr::Stat*)> unchanged) {
   if (!ro.conditional) return nullptr;
-  return std::make_shared<Attempt>([this, full_path, unchanged](Done k) {
+  return std::make_shared<Attempt>([this, full_path, unchanged = std::move(unchanged)](Done k) {
     session_->submit(
         zk::Sync{full_path}, [this, full_path, unchanged, k = std::move(k)](zk::Reply r) mutable {
           if (r.ec) return k(r.ec);
@@ -23,10 +23,11 @@ std::shared_ptr<CoreImpl::Attempt> CoreImpl::lost_write_check(
   });
 }
 
-std::shared_ptr<CoreImpl::Attempt> CoreImpl::version_check(const RequestOptions& ro, std::string full_path,
-                                                           int version) {
-  if (version == -1) return nullptr;
-  return lost_write_check(ro, std::move(full_path),
+std::shared_ptr<CoreImpl::Attempt> CoreImpl::version_check(const RequestOptions& ro,
+                                                           const std::string& full_path, int version) {
+  if (!ro.conditional || version == -1)
+    return nullptr;  // no copy of the path on the common, unconditional path
+  return lost_write_check(ro, full_path,
                           [version](const zkr::Stat* s) { return s && s->version == version; });
 }
 

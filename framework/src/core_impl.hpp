@@ -198,11 +198,11 @@ class CoreImpl final : public Core,
   // conditional_write.cpp
   /// A `recheck` for `with_retry`: a sync of `full_path`, then an exists; `{}` when `unchanged(stat)` (a
   /// null stat: no node), else `client_errc::outcome_unknown`. Null unless `ro.conditional`.
-  std::shared_ptr<Attempt> lost_write_check(const RequestOptions& ro, std::string full_path,
+  std::shared_ptr<Attempt> lost_write_check(const RequestOptions& ro, const std::string& full_path,
                                             std::function<bool(const zkr::Stat*)> unchanged);
   /// `lost_write_check` for a versioned write (set_data, delete): unchanged while the node has `version`.
   /// Null for version -1.
-  std::shared_ptr<Attempt> version_check(const RequestOptions& ro, std::string full_path, int version);
+  std::shared_ptr<Attempt> version_check(const RequestOptions& ro, const std::string& full_path, int version);
 
   // namespace_acl.cpp
   AclList acl_for(const std::string& full_path, const std::optional<AclList>& explicit_acl) const;
