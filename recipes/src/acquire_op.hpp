@@ -162,6 +162,12 @@ class AcquireOp : public std::enable_shared_from_this<Derived> {
   bool cancelled() const { return cancel->requested(); }
   bool timed_out() const { return life_ == Life::timed_out; }
   bool stopping() const { return timed_out() || cancelled(); }
+  /// A queue node's create failed with `ec` while its listing is still out: whether the operation stops
+  /// without waiting for that listing. A missing directory (the server's container reaper took it) is made
+  /// again even past the deadline, which stops only waits; the listing's reply then closes the round.
+  bool stops_on_create_error(const error_code& ec) const {
+    return cancelled() || (timed_out() && ec != zk_errc::no_node);
+  }
   void mark_timed_out() {
     if (life_ == Life::running) life_ = Life::timed_out;
   }

@@ -41,7 +41,7 @@ namespace {
 struct SemAcquire : AcquireOp<SemAcquire, std::vector<Lease>> {
   /// What is in flight: nothing (waiting on the children watch, pausing, or between leases), the internal
   /// mutex's acquire, or a queue round (the lease's create + pipelined listing, or a listing alone).
-  enum class Step : std::uint8_t { idle, taking_mutex, round };
+  enum class Step : std::uint8_t { idle, taking_mutex, round, retry_pause };
 
   SemAcquire(std::shared_ptr<SemaphoreShared> sh, int n, std::optional<Clock::time_point> d,
              std::shared_ptr<CancelState> c, Done dn)
@@ -103,6 +103,9 @@ struct SemAcquire : AcquireOp<SemAcquire, std::vector<Lease>> {
       if (round.awaiting_create() && create_stop) create_stop->request();
       return;
     }
+    // Past the deadline a missing node is still made again (missing_node): only a cancellation ends the
+    // pause.
+    if (step == Step::retry_pause && !cancelled()) return;
     cancel_pause();
     stop({});
   }
@@ -170,8 +173,9 @@ struct SemAcquire : AcquireOp<SemAcquire, std::vector<Lease>> {
                      self->lease_node.czxid = r.stat.czxid;
                      self->lease_node.session = r.stat.ephemeral_owner;
                    }
-                   // Stopping with no lease node: the pipelined listing is not needed.
-                   if (self->round.create_replied(ec) || (ec && self->stopping())) self->round_done();
+                   // Giving up with no lease node: the pipelined listing is not needed.
+                   if (self->round.create_replied(ec) || (ec && self->stops_on_create_error(ec)))
+                     self->round_done();
                  },
                  {.stop = create_stop});
     // The deadline passed while the internal mutex was being taken (a timeout stops only waits, so a free
@@ -214,6 +218,9 @@ struct SemAcquire : AcquireOp<SemAcquire, std::vector<Lease>> {
     step = Step::idle;
     if (ended()) return;
     const bool created = round.finish();
+    // The leases' directory reaped by the server between the parents' create and ours: made again, deadline
+    // or not (no wait; Curator's retry on a missing node).
+    if (created && round.create_error() == zk_errc::no_node && !cancelled()) return missing_node();
     if (created && round.create_error())  // a timeout or cancel, not its error
       return stop(stopping() ? error_code{} : round.create_error());
     on_children(listing_ec, std::move(listed), created);
@@ -241,7 +248,7 @@ struct SemAcquire : AcquireOp<SemAcquire, std::vector<Lease>> {
       // CURATOR-604 (as LockInternals::Attempt::grant): a node of an earlier session, not yet deleted by the
       // server, is never ours. Delete it, give the mutex back and make a new one.
       give_back(*core, {lease_node.take_path()}, lease_list(std::move(mutex_lease)));
-      if (stopping()) return stop({});
+      if (cancelled()) return stop({});
       return take_mutex();
     }
     got.push_back(make_lease(core, lease_node.take_path(), lease_node.czxid, lease_node.session));
@@ -259,8 +266,10 @@ struct SemAcquire : AcquireOp<SemAcquire, std::vector<Lease>> {
     std::vector<std::string> nodes;
     if (!lease_node.empty()) nodes.push_back(lease_node.take_path());
     give_back(*core, std::move(nodes), lease_list(std::move(mutex_lease)));
+    step = Step::retry_pause;
     pause(*sleep, [](SemAcquire& a) {
-      if (a.stopping()) return a.stop({});
+      a.step = Step::idle;
+      if (a.cancelled()) return a.stop({});
       a.take_mutex();
     });
   }

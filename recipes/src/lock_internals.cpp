@@ -58,7 +58,7 @@ struct LockInternals::ListingBatch {
 struct LockInternals::Attempt : AcquireOp<LockInternals::Attempt, Lease> {
   /// What the attempt is doing: nothing in flight (waiting on its watches, pausing before a new node, or not
   /// begun), a queue round (create + pipelined listing, or a listing alone), or the read that sets its watch.
-  enum class Step : std::uint8_t { idle, round, watch_read };
+  enum class Step : std::uint8_t { idle, round, watch_read, retry_pause };
   /// What the watched node's deletion means: list again, or the lock is ours (the latest listing showed it
   /// as the only one ahead).
   enum class OnWatchedGone : std::uint8_t { relist, grant };
@@ -102,6 +102,11 @@ struct LockInternals::Attempt : AcquireOp<LockInternals::Attempt, Lease> {
   /// the framework finds and deletes its node once connected (protected mode).
   void interrupt() {
     if (ended()) return;
+    if (step == Step::retry_pause) {
+      if (!cancelled()) return;  // past the deadline the node is still made again (retry_with_new_node)
+      cancel_pause();
+      return give_up({});
+    }
     if (step != Step::idle) {
       if (round.awaiting_create() && create_stop) create_stop->request();
       return;
@@ -140,8 +145,9 @@ struct LockInternals::Attempt : AcquireOp<LockInternals::Attempt, Lease> {
                          self->node.persistent() ? self->core->session_id() : r.stat.ephemeral_owner;
                      self->tell(self->options.on_queued);
                    }
-                   // Stopping with no node: the pipelined listing (shared, still waiting) is not needed.
-                   if (self->round.create_replied(ec) || (ec && self->stopping())) self->round_done();
+                   // Giving up with no node: the pipelined listing (shared, still waiting) is not needed.
+                   if (self->round.create_replied(ec) || (ec && self->stops_on_create_error(ec)))
+                     self->round_done();
                  },
                  {.stop = create_stop});
     // Pipelined: sent behind the create before its reply (see the file comment).
@@ -372,8 +378,11 @@ struct LockInternals::Attempt : AcquireOp<LockInternals::Attempt, Lease> {
 
   void retry_with_new_node(error_code cause) {
     drop_watches();
-    // Stopping, or out of retries: give_up deletes our node (it may still exist) *before* completing.
-    if (stopping()) return give_up({});
+    // Cancelled, or out of retries: give_up deletes our node (it may still exist) *before* completing. A
+    // passed deadline does not stop this: making the node again is no wait (as Curator's retry on a missing
+    // node), and a zero timeout must still grant a free lock whose directory the server's container reaper
+    // took between the parents' create and ours. The next listing decides, and gives up rather than wait.
+    if (cancelled()) return give_up({});
     auto sleep = retries.next(*core);
     if (!sleep || !core->is_open())
       return give_up(cause == zk_errc::no_node ? error_code(client_errc::node_not_found_after_retries)
@@ -381,7 +390,11 @@ struct LockInternals::Attempt : AcquireOp<LockInternals::Attempt, Lease> {
     // Our node may still exist (a node of an earlier session, CURATOR-604; a listing that raced with the
     // parent's reaping): delete it before making another one.
     if (!node.empty()) give_back(*core, {node.take_path()}, {});
-    pause(*sleep, [](Attempt& a) { a.create_node(); });
+    step = Step::retry_pause;
+    pause(*sleep, [](Attempt& a) {
+      a.step = Step::idle;
+      a.create_node();
+    });
   }
 
   /// Timeout, cancellation or error: delete our node, then complete.

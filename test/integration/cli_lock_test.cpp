@@ -148,10 +148,12 @@ TEST_CASE("zkr over TLS: the --tls-* options take a lock, refused settings exit 
                                     "--tls-key-password-file",
                                     dir.file(password_file)};
   };
-  auto ok = run_zkr(cat(cat({"lock", "/cli/tls"}, tls(a, "pw")), {"-w", "0", "--", "echo", "ran"}), dir);
-  INFO(ok.err);
-  CHECK(ok.status == 0);
-  CHECK(ok.out == "ran\n");
+  {
+    auto ok = run_zkr(cat(cat({"lock", "/cli/tls"}, tls(a, "pw")), {"-w", "0", "--", "echo", "ran"}), dir);
+    INFO(ok.err);
+    CHECK(ok.status == 0);
+    CHECK(ok.out == "ran\n");
+  }
 
   auto wrong = run_zkr(cat(cat({"lock", "/cli/tls"}, tls(a, "wrong-pw")), {"--", "true"}), dir);
   CHECK(wrong.status == 78);
@@ -163,10 +165,12 @@ TEST_CASE("zkr over TLS: the --tls-* options take a lock, refused settings exit 
   const auto x = f.certs.client("client-x", {.issuer = zkr::testing::CertificateAuthority::foreign});
   auto foreign = tls(x, "pw");
   foreign[5] = a.ca.string();  // --tls-ca: it trusts the server, the server does not trust it
-  auto refused = run_zkr(cat(cat({"lock", "/cli/tls"}, foreign), {"-w", "0", "--", "true"}), dir);
-  INFO(refused.err);
-  CHECK(refused.status == 69);
-  CHECK(refused.err.find("TLS") != std::string::npos);
+  {
+    auto refused = run_zkr(cat(cat({"lock", "/cli/tls"}, foreign), {"-w", "0", "--", "true"}), dir);
+    INFO(refused.err);
+    CHECK(refused.status == 69);
+    CHECK(refused.err.find("TLS") != std::string::npos);
+  }
 
   // The environment stands for the options (docs/cli.md): $ZKR_TLS_CA, _CERT, _KEY, and the key's password
   // from $ZKR_TLS_KEY_PASSWORD_FILE or $ZKR_TLS_KEY_PASSWORD; an option given on the command line wins.

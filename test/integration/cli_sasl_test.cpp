@@ -39,18 +39,24 @@ TEST_CASE("zkr over SASL: the --sasl-* options and ZKR_SASL_* take a lock, refus
     return cat(common, {"--sasl-user", "alice", "--sasl-password-file", dir.file(file)});
   };
 
-  auto ok = run_zkr(cat(cat({"lock", "/cli/sasl"}, sasl("alice.pw")), {"-w", "0", "--", "echo", "ran"}), dir);
-  INFO(ok.err);
-  CHECK(ok.status == 0);
-  CHECK(ok.out == "ran\n");
+  // Each run in a scope of its own: its INFO reports with its checks only.
+  {
+    auto ok =
+        run_zkr(cat(cat({"lock", "/cli/sasl"}, sasl("alice.pw")), {"-w", "0", "--", "echo", "ran"}), dir);
+    INFO(ok.err);
+    CHECK(ok.status == 0);
+    CHECK(ok.out == "ran\n");
+  }
 
-  auto wrong =
-      run_zkr(cat(cat({"lock", "/cli/sasl"}, sasl("wrong.pw")), {"-w", "0", "--", "echo", "ran"}), dir);
-  INFO(wrong.err);
-  CHECK(wrong.status == 69);
-  CHECK(wrong.out.empty());
-  CHECK(wrong.err.find("Cli-Not-The-Pw") == std::string::npos);
-  CHECK(wrong.err.find(password) == std::string::npos);
+  {
+    auto wrong =
+        run_zkr(cat(cat({"lock", "/cli/sasl"}, sasl("wrong.pw")), {"-w", "0", "--", "echo", "ran"}), dir);
+    INFO(wrong.err);
+    CHECK(wrong.status == 69);
+    CHECK(wrong.out.empty());
+    CHECK(wrong.err.find("Cli-Not-The-Pw") == std::string::npos);
+    CHECK(wrong.err.find(password) == std::string::npos);
+  }
 
   auto missing = run_zkr(cat(cat({"lock", "/cli/sasl"}, sasl("no-such.pw")), {"--", "true"}), dir);
   CHECK(missing.status == 78);
@@ -64,12 +70,14 @@ TEST_CASE("zkr over SASL: the --sasl-* options and ZKR_SASL_* take a lock, refus
   CHECK(mechanism.status == 64);
 
   // The environment stands for the options.
-  auto env = run_zkr(cat(cat({"lock", "/cli/sasl"}, common), {"-w", "0", "--", "echo", "ran"}), dir,
-                     std::chrono::seconds(90),
-                     {"ZKR_SASL_USER=alice", "ZKR_SASL_PASSWORD_FILE=" + dir.file("alice.pw")});
-  INFO(env.err);
-  CHECK(env.status == 0);
-  CHECK(env.out == "ran\n");
+  {
+    auto env = run_zkr(cat(cat({"lock", "/cli/sasl"}, common), {"-w", "0", "--", "echo", "ran"}), dir,
+                       std::chrono::seconds(90),
+                       {"ZKR_SASL_USER=alice", "ZKR_SASL_PASSWORD_FILE=" + dir.file("alice.pw")});
+    INFO(env.err);
+    CHECK(env.status == 0);
+    CHECK(env.out == "ran\n");
+  }
 }
 
 TEST_CASE("zkr over Kerberos: --sasl-principal and --sasl-keytab take a lock, refusals exit 64, 69 or 78",
@@ -98,18 +106,23 @@ TEST_CASE("zkr over Kerberos: --sasl-principal and --sasl-keytab take a lock, re
   };
 
   // The principal alone switches SASL on, with GSSAPI.
-  auto ok =
-      run_zkr(cat(cat({"lock", "/cli/krb"}, kerberos(alice, keytab)), {"-w", "0", "--", "echo", "ran"}), dir);
-  INFO(ok.err);
-  CHECK(ok.status == 0);
-  CHECK(ok.out == "ran\n");
+  {
+    auto ok = run_zkr(
+        cat(cat({"lock", "/cli/krb"}, kerberos(alice, keytab)), {"-w", "0", "--", "echo", "ran"}), dir);
+    INFO(ok.err);
+    CHECK(ok.status == 0);
+    CHECK(ok.out == "ran\n");
+  }
 
   // The environment stands for the options.
-  auto env = run_zkr(cat(cat({"lock", "/cli/krb"}, common), {"-w", "0", "--", "echo", "ran"}), dir,
-                     std::chrono::seconds(90), {"ZKR_SASL_PRINCIPAL=" + alice, "ZKR_SASL_KEYTAB=" + keytab});
-  INFO(env.err);
-  CHECK(env.status == 0);
-  CHECK(env.out == "ran\n");
+  {
+    auto env =
+        run_zkr(cat(cat({"lock", "/cli/krb"}, common), {"-w", "0", "--", "echo", "ran"}), dir,
+                std::chrono::seconds(90), {"ZKR_SASL_PRINCIPAL=" + alice, "ZKR_SASL_KEYTAB=" + keytab});
+    INFO(env.err);
+    CHECK(env.status == 0);
+    CHECK(env.out == "ran\n");
+  }
 
   // Refused before connecting (78): a keytab without the principal's keys, a missing keytab.
   const auto other = realm.add_principal("cli-other").string();
@@ -120,10 +133,12 @@ TEST_CASE("zkr over Kerberos: --sasl-principal and --sasl-keytab take a lock, re
   // Refused by the realm (69): a principal the KDC no longer knows, though its keytab still holds keys.
   const auto gone = realm.add_principal("cli-gone").string();
   realm.remove_principal("cli-gone");
-  auto refused = run_zkr(
-      cat(cat({"lock", "/cli/krb"}, kerberos(realm.principal("cli-gone"), gone)), {"--", "true"}), dir);
-  INFO(refused.err);
-  CHECK(refused.status == 69);
+  {
+    auto refused = run_zkr(
+        cat(cat({"lock", "/cli/krb"}, kerberos(realm.principal("cli-gone"), gone)), {"--", "true"}), dir);
+    INFO(refused.err);
+    CHECK(refused.status == 69);
+  }
 
   // Usage errors (64): a keytab with no principal, DIGEST-MD5's settings with Kerberos's, GSSAPI with no
   // keytab.

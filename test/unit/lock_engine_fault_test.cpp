@@ -410,6 +410,17 @@ TEST_CASE_METHOD(Fixture, "engine: timeout 0 grants a free lock and gives up a h
     CHECK(out->lease.valid());
     CHECK(core->count_all() == 2);
   }
+  SECTION("free, its create meets a reaped parent: created again and granted (a timeout stops only waits)") {
+    // The server's container reaper deleted the lock's directory between the parents' create and ours.
+    core->fail_next(Op::create, zk_errc::no_node);
+    auto out = start(e, std::move(o));
+    REQUIRE(wait(*out));
+    INFO(core->describe_log());
+    CHECK_FALSE(out->ec);
+    CHECK(out->lease.valid());
+    CHECK(core->count(Op::create) == 2);
+    CHECK(kids().size() == 1);
+  }
   SECTION("held: no watch, our node deleted") {
     const auto pred = other();
     auto out = start(e, std::move(o));

@@ -289,6 +289,19 @@ TEST_CASE_METHOD(Fixture, "semaphore: timeouts", "[semaphore][timeout]") {
     CHECK_FALSE(out->ec);
     CHECK(out->leases.size() == 1);
   }
+  SECTION("timeout 0, the lease's create meets a reaped directory: made again and granted") {
+    // The server's container reaper took the leases' directory between the parents' create and ours.
+    core->fail_next(Op::create, zk_errc::no_node, sem_leases);
+    auto out = sem_start(s, 1, Clock::now());
+    REQUIRE(wait(*out));
+    core->settle();
+    INFO(core->describe_log());
+    CHECK_FALSE(out->ec);
+    REQUIRE(out->leases.size() == 1);
+    CHECK(core->count(Op::create, sem_leases) == 2);
+    CHECK(kids(sem_leases) == std::vector<std::string>{out->leases[0].node_name()});
+    CHECK(kids(sem_locks).empty());
+  }
 }
 
 TEST_CASE_METHOD(Fixture, "semaphore: qty 0 is invalid_argument with no request", "[semaphore]") {
