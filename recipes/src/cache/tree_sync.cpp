@@ -254,8 +254,8 @@ void TreeSync::apply(const std::string& path, WatchId wid, NodeData nd, const Pa
   {
     std::unique_lock lk(mu_);
     auto it = nodes_.find(path);
-    if (it != nodes_.end() && fresh.stat.czxid != it->second.data.stat.czxid) {
-      if (fresh.stat.czxid < it->second.data.stat.czxid) {  // a reply older than what we hold
+    if (it != nodes_.end() && fresh.stat.czxid != it->second.stat.czxid) {
+      if (fresh.stat.czxid < it->second.stat.czxid) {  // a reply older than what we hold
         if (wid) core_->remove_watch(wid);
         return;
       }
@@ -267,8 +267,8 @@ void TreeSync::apply(const std::string& path, WatchId wid, NodeData nd, const Pa
     }
     if (it == nodes_.end()) {
       Node n;
-      n.data = fresh;
-      if (!opt_.cache_data) n.data.data.clear();
+      n.stat = fresh.stat;
+      if (opt_.cache_data) n.bytes = fresh.data;
       n.data_watch = wid;
       nodes_.emplace(path, std::move(n));
       created = list = true;
@@ -278,15 +278,15 @@ void TreeSync::apply(const std::string& path, WatchId wid, NodeData nd, const Pa
         if (n.data_watch && n.data_watch != wid) core_->remove_watch(n.data_watch);
         n.data_watch = wid;
       }
-      const auto& held = n.data.stat;
+      const auto& held = n.stat;
       // Bytes dropped by clear_data_bytes come back with a read of the version they belong to.
-      if (opt_.cache_data && fresh.stat.mzxid == held.mzxid) n.data.data = fresh.data;
+      if (opt_.cache_data && fresh.stat.mzxid == held.mzxid) n.bytes = fresh.data;
       if (fresh.stat.mzxid > held.mzxid) {
-        old = n.data;
-        n.data = fresh;
-        if (!opt_.cache_data) n.data.data.clear();
+        old = n.child(path);
+        n.stat = fresh.stat;
+        if (opt_.cache_data) n.bytes = fresh.data;
       } else if (fresh.stat.mzxid == held.mzxid && fresh.stat.pzxid > held.pzxid) {
-        n.data.stat = fresh.stat;  // only the children moved: no event, the Stat kept current
+        n.stat = fresh.stat;  // only the children moved: no event, the Stat kept current
         list = !strategy_->per_node();
       } else {
         return;  // the same version or an older one: nothing to report
@@ -340,9 +340,8 @@ void TreeSync::on_children(const std::string& path, error_code ec, Children c, P
         if (n.child_watch && n.child_watch != wid) core_->remove_watch(n.child_watch);
         n.child_watch = std::exchange(wid, 0);
       }
-      if (c.stat.czxid == n.data.stat.czxid && c.stat.mzxid == n.data.stat.mzxid &&
-          c.stat.pzxid > n.data.stat.pzxid)
-        n.data.stat = c.stat;
+      if (c.stat.czxid == n.stat.czxid && c.stat.mzxid == n.stat.mzxid && c.stat.pzxid > n.stat.pzxid)
+        n.stat = c.stat;
       std::set<std::string> listed;
       for (auto& name : c.names) listed.insert(make_path(path, name));
       const std::string prefix = path == "/" ? "/" : path + "/";
@@ -456,7 +455,8 @@ void TreeSync::on_root_exists(error_code ec) {
 }
 
 void TreeSync::remove_subtree(const std::string& path) {
-  std::vector<Node> removed;
+  std::vector<ChildData> removed;
+  std::vector<WatchId> watches;
   {
     std::lock_guard lk(mu_);
     const auto prefix = path == "/" ? std::string("/") : path + "/";
@@ -469,18 +469,20 @@ void TreeSync::remove_subtree(const std::string& path) {
     if (path != "/")
       if (auto self = nodes_.find(path); self != nodes_.end()) doomed.push_back(self);
     for (auto it : doomed) {
-      removed.push_back(std::move(it->second));
+      auto& n = it->second;
+      for (auto id : {n.data_watch, n.child_watch})
+        if (id) watches.push_back(id);
+      removed.push_back({it->first, n.stat, std::move(n.bytes)});
       nodes_.erase(it);
     }
   }
-  for (auto& n : removed) {
-    if (n.data_watch) core_->remove_watch(n.data_watch);
-    if (n.child_watch) core_->remove_watch(n.child_watch);
-    dirty_.erase({n.data.path, Read::data});
-    dirty_.erase({n.data.path, Read::children});
+  for (auto id : watches) core_->remove_watch(id);
+  for (auto& gone : removed) {
+    dirty_.erase({gone.path, Read::data});
+    dirty_.erase({gone.path, Read::children});
     SyncEvent ev;
     ev.kind = SyncEvent::Kind::deleted;
-    ev.old_data = std::move(n.data);
+    ev.old_data = std::move(gone);
     emit(std::move(ev));
   }
 }

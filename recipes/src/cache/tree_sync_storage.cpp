@@ -1,5 +1,5 @@
-// TreeSync: the storage, `path -> ChildData`, as the cache's readers see it (any thread, under the engine's
-// mutex), and the one edit they may make without the I/O thread: dropping a node's bytes.
+// TreeSync: the storage, `path -> (Stat, bytes)`, as the cache's readers see it (any thread, under the
+// engine's mutex), and the one edit they may make without the I/O thread: dropping a node's bytes.
 
 #include <zkr/recipes/detail/tree_sync.hpp>
 
@@ -9,7 +9,7 @@ std::optional<ChildData> TreeSync::get(const std::string& path) const {
   std::lock_guard lk(mu_);
   auto it = nodes_.find(path);
   if (it == nodes_.end()) return std::nullopt;
-  return it->second.data;
+  return it->second.child(it->first);
 }
 
 std::size_t TreeSync::size() const {
@@ -21,7 +21,7 @@ std::vector<ChildData> TreeSync::snapshot() const {
   std::lock_guard lk(mu_);
   std::vector<ChildData> out;
   out.reserve(nodes_.size());
-  for (auto& [p, n] : nodes_) out.push_back(n.data);
+  for (auto& [p, n] : nodes_) out.push_back(n.child(p));
   return out;
 }
 
@@ -41,7 +41,7 @@ std::optional<std::vector<ChildData>> TreeSync::children_of(const std::string& p
       k = nodes_.lower_bound(past_descendants(k->first.substr(0, slash)));
       continue;
     }
-    out.push_back(k->second.data);
+    out.push_back(k->second.child(k->first));
     ++k;
   }
   return out;
@@ -50,8 +50,8 @@ std::optional<std::vector<ChildData>> TreeSync::children_of(const std::string& p
 bool TreeSync::clear_data_bytes(const std::string& path, std::int32_t if_version) {
   std::lock_guard lk(mu_);
   auto it = nodes_.find(path);
-  if (it == nodes_.end() || (if_version >= 0 && it->second.data.stat.version != if_version)) return false;
-  std::string().swap(it->second.data.data);  // the memory too
+  if (it == nodes_.end() || (if_version >= 0 && it->second.stat.version != if_version)) return false;
+  std::string().swap(it->second.bytes);  // the memory too
   return true;
 }
 

@@ -148,10 +148,13 @@ class TreeSync : public std::enable_shared_from_this<TreeSync> {
   void on_watch_event(const WatchedEvent& ev);
 
  private:
+  /// What is kept of a node: its path is the map's key alone (a ChildData is made for a reader).
   struct Node {
-    ChildData data;
+    Stat stat;
+    std::string bytes;  // empty unless the options cache data
     WatchId data_watch = 0;
     WatchId child_watch = 0;
+    ChildData child(const std::string& path) const { return {path, stat, bytes}; }
   };
   /// Requests in flight for one path, so that a path is read at most once at a time.
   struct Flight {
