@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <sstream>
+#include <thread>
 #include <zkr/testing/server_options.hpp>
 #include <zkr/testing/test_certificates.hpp>
 #include <zkr/testing/test_kdc.hpp>
@@ -158,6 +159,37 @@ TEST_CASE("sasl kerberos: the session is authenticated again after a server rest
   CHECK(alice->get_data("/owned").data == "mine");
   CHECK(alice->session_id() == session);
   CHECK(is(*alice, principal));
+}
+
+TEST_CASE("sasl kerberos: tickets that expire while connected are got again from the keytab at a reconnect",
+          "[sasl][kerberos]") {
+  if (!gssapi_or_refusal_checked()) return;
+  KerberosServer f;
+  ClientOptions o;
+  o.session_timeout = 30s;
+  const std::string name = "short-lived";
+  const auto principal = kdc().principal(name);
+  const auto settings = KerberosServer::settings(name);
+  constexpr auto life = 6s;
+  kdc().set_ticket_life(name, life);
+  auto client = connected(f.config(settings, o));
+  client->create("/expiring",
+                 {.acl = AclList{Acl{perms::all, {"sasl", principal}}}, .data = std::string("kept")});
+  const auto logins = kdc().initial_tickets_issued(name);
+  CHECK(logins >= 1);
+  const auto session = client->session_id();
+
+  // Past the tickets' end the session goes on: the server checked them once, at the exchange.
+  std::this_thread::sleep_for(life + 2s);
+  CHECK(client->get_data("/expiring").data == "kept");
+
+  // A new connection needs a new exchange, and so new tickets: the client's MIT library logs in again with
+  // the keytab, and the session keeps its identity.
+  f.server.restart();
+  CHECK(client->get_data("/expiring").data == "kept");
+  CHECK(client->session_id() == session);
+  CHECK(is(*client, principal));
+  CHECK(kdc().initial_tickets_issued(name) > logins);
 }
 
 TEST_CASE("sasl kerberos: over TLS, on the server's secure port only", "[sasl][kerberos]") {

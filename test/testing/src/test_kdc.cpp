@@ -142,6 +142,26 @@ void TestKdc::remove_principal(const std::string& name) {
   kadmin("delprinc -force " + principal(name), "delete the principal " + principal(name));
 }
 
+void TestKdc::set_ticket_life(const std::string& name, std::chrono::seconds life) {
+  if (!valid_principal_name(name))
+    throw TestingError("TestKdc::set_ticket_life: invalid name '" + name + "'");
+  std::lock_guard lock(mutex_);
+  kadmin("modprinc -maxlife \"" + std::to_string(life.count()) + " seconds\" " + principal(name),
+         "cap the ticket life of " + principal(name));
+}
+
+std::size_t TestKdc::initial_tickets_issued(const std::string& name) const {
+  // krb5kdc logs each AS exchange as "AS_REQ (...) <address>: ISSUE: ..., <client> for krbtgt/<realm>@...".
+  std::ifstream log(dir_->path() / "kdc.log");
+  const std::string issued = " " + principal(name) + " for krbtgt/";
+  std::size_t n = 0;
+  for (std::string line; std::getline(log, line);)
+    if (line.find("AS_REQ") != std::string::npos && line.find("ISSUE") != std::string::npos &&
+        line.find(issued) != std::string::npos)
+      ++n;
+  return n;
+}
+
 std::string TestKdc::principal(const std::string& name) const { return name + "@" + realm_; }
 
 SaslServerOptions TestKdc::server_options(const std::string& host) {

@@ -2,6 +2,7 @@
 /// \file
 /// `TestKdc`: a throw-away Kerberos realm (MIT `krb5kdc`) for GSSAPI test servers and clients.
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -48,6 +49,12 @@ class TestKdc {
   std::filesystem::path add_principal(const std::string& name);
   /// Deletes principal `name` from the realm; its keytab stays (and is useless from then on).
   void remove_principal(const std::string& name);
+  /// Caps the life of the tickets the KDC issues to principal `name` (its `maxlife`), e.g. to see a client's
+  /// tickets expire within a test. \throws TestingError as `add_principal`.
+  void set_ticket_life(const std::string& name, std::chrono::seconds life);
+  /// How many initial tickets (AS exchanges: a password or keytab login) the KDC has issued to principal
+  /// `name` so far, read from its log.
+  std::size_t initial_tickets_issued(const std::string& name) const;
   /// `name@REALM`.
   std::string principal(const std::string& name) const;
   /// Kerberos settings for `ServerOptions::sasl`: the principal "zookeeper/<host>" (made at the first call
