@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 #include <zkr/testing/server_options.hpp>
+#include <zkr/testing/testing_cluster.hpp>
 
 #include "checker.hpp"
 #include "curator_peer.hpp"
@@ -270,6 +271,33 @@ TEST_CASE("sasl: the session is authenticated again after a server restart", "[s
   // The retry loop waits for the reconnection; the read needs the id again (the ACL admits only alice).
   CHECK(alice->get_data("/owned").data == "mine");
   CHECK(alice->session_id() == session);
+  CHECK(authenticated_as(*alice, "alice"));
+}
+
+TEST_CASE("sasl: a session moved to another member of the ensemble is authenticated there",
+          "[sasl][cluster]") {
+  if (!sasl_or_refusal_checked()) return;
+  zkr::testing::TestingCluster cluster(3, SaslServer::options());
+  const auto password_file = cluster.data_dir() / "alice.password";
+  std::ofstream(password_file) << alice_password << '\n';
+  ClientOptions o;
+  o.session_timeout = 30s;
+  ClientConfig c = client_config(cluster.connect_string(), o);
+  c.sasl = SaslConfig{};
+  c.sasl->user = "alice";
+  c.sasl->password_file = password_file.string();
+  auto alice = connected(c);
+  alice->create("/owned", {.acl = AclList{Acl{perms::all, {"sasl", "alice"}}}, .data = std::string("mine")});
+  const auto session = alice->session_id();
+  // Each member down in turn (two stay up: a quorum): the one the client is on sends it to another member,
+  // whose exchange authenticates the session again, or the read (the ACL admits only alice) fails.
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    CAPTURE(i);
+    cluster.kill(i);
+    CHECK(alice->get_data("/owned").data == "mine");
+    CHECK(alice->session_id() == session);
+    cluster.start(i);
+  }
   CHECK(authenticated_as(*alice, "alice"));
 }
 
