@@ -6,9 +6,19 @@
 #include <spdlog/sinks/ostream_sink.h>
 
 #include <algorithm>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ip/udp.hpp>
+#include <boost/asio/post.hpp>
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
+#include <vector>
+#include <zkr/test/scoped_env.hpp>
 #include <zkr/testing/server_options.hpp>
 #include <zkr/testing/test_certificates.hpp>
 #include <zkr/testing/test_kdc.hpp>
@@ -83,6 +93,56 @@ void refused(const ClientConfig& base, error_code expected) {
   INFO(out.str());
   CHECK(out.str().find("SASL authentication failed") != std::string::npos);
 }
+
+/// A KDC that never answers: it accepts TCP connections (and takes UDP datagrams) on a port of 127.0.0.1 and
+/// holds them until destroyed, when it closes them all (a request still waiting then fails at once).
+class SilentKdc {
+ public:
+  SilentKdc() {
+    udp_.open(boost::asio::ip::udp::v4());
+    udp_.bind({boost::asio::ip::make_address("127.0.0.1"), acceptor_.local_endpoint().port()});
+    accept();
+    thread_ = std::thread([this] { ioc_.run(); });
+  }
+  ~SilentKdc() {
+    boost::asio::post(ioc_, [this] {
+      acceptor_.close();
+      udp_.close();
+      held_.clear();
+    });
+    work_.reset();
+    thread_.join();
+  }
+  /// A krb5.conf of the test realm whose KDC is this one.
+  std::filesystem::path krb5_conf(const std::filesystem::path& dir) const {
+    std::ifstream in(kdc().krb5_conf());
+    std::stringstream conf;
+    conf << in.rdbuf();
+    std::string text = conf.str();
+    const std::string real = "kdc = 127.0.0.1:" + std::to_string(kdc().port());
+    text.replace(text.find(real), real.size(), "kdc = 127.0.0.1:" + std::to_string(port()));
+    const auto file = dir / "silent-krb5.conf";
+    std::ofstream(file) << text;
+    return file;
+  }
+  std::uint16_t port() const { return acceptor_.local_endpoint().port(); }
+
+ private:
+  void accept() {
+    acceptor_.async_accept([this](boost::system::error_code ec, boost::asio::ip::tcp::socket s) {
+      if (ec) return;
+      held_.push_back(std::make_unique<boost::asio::ip::tcp::socket>(std::move(s)));
+      accept();
+    });
+  }
+  boost::asio::io_context ioc_;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_{
+      ioc_.get_executor()};
+  boost::asio::ip::tcp::acceptor acceptor_{ioc_, {boost::asio::ip::make_address("127.0.0.1"), 0}};
+  boost::asio::ip::udp::socket udp_{ioc_};
+  std::vector<std::unique_ptr<boost::asio::ip::tcp::socket>> held_;
+  std::thread thread_;
+};
 
 }  // namespace
 
@@ -190,6 +250,25 @@ TEST_CASE("sasl kerberos: tickets that expire while connected are got again from
   CHECK(client->session_id() == session);
   CHECK(is(*client, principal));
   CHECK(kdc().initial_tickets_issued(name) > logins);
+}
+
+TEST_CASE("sasl kerberos: a KDC that never answers holds no client thread: the client still closes at once",
+          "[sasl][kerberos]") {
+  if (!gssapi_or_refusal_checked()) return;
+  KerberosServer f;
+  const auto settings = KerberosServer::settings("patient");  // made in the real realm, before the switch
+  SilentKdc silent;
+  // MIT's library reads $KRB5_CONFIG afresh for each request: from here on the realm's KDC is the silent one,
+  // which holds a ticket request for about 27 s before MIT gives up.
+  ScopedEnv realm("KRB5_CONFIG", silent.krb5_conf(f.server.data_dir()).string());
+  auto client = std::make_unique<CuratorFramework>(f.config(settings, quick()));
+  client->start();
+  CHECK_FALSE(client->block_until_connected(2s));
+  // close() runs on the client's I/O thread: had the ticket request been made there, it would wait for it.
+  const auto t0 = std::chrono::steady_clock::now();
+  client->close();
+  const auto closing = std::chrono::steady_clock::now() - t0;
+  CHECK(closing < 10s);
 }
 
 TEST_CASE("sasl kerberos: over TLS, on the server's secure port only", "[sasl][kerberos]") {

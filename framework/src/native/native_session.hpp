@@ -1,13 +1,14 @@
 #pragma once
 // The native session: ZooKeeper's client protocol spoken by zkrecipes itself over a Boost.Asio socket, on
-// the client's I/O thread (no thread of its own), with no ZooKeeper C client. It owns the connection: the
-// hosts of the connect string tried in a shuffled order, the connect handshake (resuming the session with
-// its id and password on another server after a loss; an expired session reported as such), the auth
-// packets, the one-shot watches set again with SetWatches, pings at a third of the negotiated timeout and the
-// read timeout at two thirds, requests pipelined with ascending xids and the requests of one I/O turn written
-// together, replies matched to requests in order. Over TLS when the client is configured for it: the
-// connection is tls_stream.hpp's, which checks the server of every connection. The bytes are records.hpp's;
-// this file only frames, times and routes.
+// the client's I/O thread (no thread of its own; only GSSAPI's KDC requests go to blocking_calls.hpp's pool),
+// with no ZooKeeper C client. It owns the connection: the hosts of the connect string tried in a shuffled
+// order, the connect handshake (resuming the session with its id and password on another server after a
+// loss; an expired session reported as such), the auth packets, the one-shot watches set again with
+// SetWatches, pings at a third of the negotiated timeout and the read timeout at two thirds, requests
+// pipelined with ascending xids and the requests of one I/O turn written together, replies matched to
+// requests in order. Over TLS when the client is configured for it: the connection is tls_stream.hpp's, which
+// checks the server of every connection. The bytes are records.hpp's; this file only frames, times and
+// routes.
 
 #include <spdlog/logger.h>
 
@@ -21,6 +22,7 @@
 #include <zkr/framework/curator_framework.hpp>
 
 #include "../session.hpp"
+#include "blocking_calls.hpp"
 #include "connect_string.hpp"
 #include "records.hpp"
 #include "sasl_exchange.hpp"
@@ -130,8 +132,9 @@ class NativeSession final : public Session {
   std::size_t in_len_ = 0;
   Clock::time_point last_recv_{}, last_send_{};
   WatchTable watches_;
-  std::unique_ptr<SaslExchange> sasl_;                     // this connection's exchange, while it runs
+  std::shared_ptr<SaslExchange> sasl_;                     // this connection's exchange, while it runs
   std::shared_ptr<SaslExchange::ClientState> sasl_state_;  // the client's, across connections (GSSAPI)
+  BlockingCalls kdc_calls_{ioc_};                          // GSSAPI's start, which may ask the KDC
   std::int32_t sasl_xid_ = 0;
   bool sasl_read_only_ = false;
 };

@@ -3,7 +3,8 @@
 // come back in SetSASLResponse, while every other packet (pings, auth, SetWatches, the caller's requests)
 // waits: a server that enforces SASL closes a connection that sends anything else first. The phase runs
 // under the attempt timer of the connection (a fresh bound from the connect response), so a server that
-// stops answering is given up like a silent handshake. A refusal ends the client (SessionEvents::on_refused),
+// stops answering is given up like a silent handshake; so is a KDC that does not answer GSSAPI's start, which
+// runs off this thread (blocking_calls.hpp). A refusal ends the client (SessionEvents::on_refused),
 // never a quiet anonymous session.
 
 #include <boost/asio/post.hpp>
@@ -37,11 +38,19 @@ void NativeSession::begin_sasl(bool read_only) {
     attempt_failed("no answer to SASL within the bound");
   });
   const auto& hp = current_host();
-  sasl_ = std::make_unique<SaslExchange>(*cfg_.sasl, ip_port(local), ip_port(remote), hp.host, sasl_state_);
+  sasl_ = std::make_shared<SaslExchange>(*cfg_.sasl, ip_port(local), ip_port(remote), hp.host, sasl_state_);
   if (log_.should_log(spdlog::level::debug))
     log_.debug("session 0x{:x}: SASL {} as '{}'", session_id_, to_string(cfg_.sasl->mechanism),
                sasl_identity(*cfg_.sasl));
-  sasl_step(sasl_->start());
+  if (cfg_.sasl->mechanism != SaslMechanism::gssapi) return sasl_step(sasl_->start());
+  // GSSAPI's first token may need tickets from the KDC, which MIT's library asks for blocking: on the pool,
+  // so that this thread's timers (the attempt's bound among them), pings and callbacks go on meanwhile. A
+  // connection given up in the meantime leaves the exchange to finish there, and its result unused.
+  kdc_calls_.run([exchange = sasl_] { return exchange->start(); },
+                 [this, g = gen_, exchange = sasl_](SaslExchange::Step step) {
+                   if (g != gen_ || sasl_ != exchange || phase_ != Phase::sasl) return;
+                   sasl_step(step);
+                 });
 }
 
 bool NativeSession::on_sasl_reply(jute::Reader& in) {

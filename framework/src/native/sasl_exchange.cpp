@@ -22,7 +22,7 @@ struct SaslExchange::ClientState {
 };
 
 struct SaslExchange::Impl {
-  const SaslConfig& cfg;
+  const SaslConfig cfg;  // a copy: a GSSAPI exchange starts on the blocking pool, and may outlive the session
   std::string local, remote, host;
   std::shared_ptr<ClientState> state;
   std::shared_ptr<void> gss_cred;  // GSSAPI: this exchange's credential, released after `conn`
@@ -30,7 +30,7 @@ struct SaslExchange::Impl {
   sasl_conn_t* conn = nullptr;
   bool finished = false;  // Cyrus said OK while a last token was still to go to the server
 
-  explicit Impl(const SaslConfig& c) : cfg(c), callbacks(c) {}
+  explicit Impl(const SaslConfig& c) : cfg(c), callbacks(cfg) {}
   ~Impl() {
     if (conn) sasl_dispose(&conn);
   }
