@@ -91,11 +91,11 @@ CoreImpl::CoreImpl(ClientConfig cfg, const SessionFactory& make_session)
       suspended_timer_(rt_->ioc),
       listener_strand_(
           asio::make_strand(cfg_.executor ? *cfg_.executor : asio::any_io_executor(rt_->ioc.get_executor()))),
-      preflight_timer_(rt_->ioc) {
+      opening_({rt_->ioc, cfg_, *log_, *session_, life_,
+                [this](error_code ec, const std::string& why) { give_up(ec, why); }}) {
   completion_ex_ = cfg_.executor ? *cfg_.executor : asio::any_io_executor(rt_->ioc.get_executor());
   negotiated_timeout_ms_ = static_cast<int>(cfg_.session_timeout.count());
   work_.emplace(rt_->ioc.get_executor());
-  if (cfg_.tls) preflight_ = std::make_unique<TlsPreflight>(rt_->ioc, cfg_, *log_);
   std::promise<void> ready;
   auto fut = ready.get_future();
   rt_->thread = std::thread([rt = rt_, &ready] {
@@ -210,8 +210,7 @@ void CoreImpl::close() noexcept {
   deletes_.end_waits();
   auto finish = [this] {
     suspended_timer_.cancel();
-    preflight_timer_.cancel();
-    if (preflight_) preflight_->cancel();
+    opening_.cancel();
     pauses_.wake_all();
     fail_connection_waiters();
     for (auto& k : ns_.take_waiters()) post([k = std::move(k)]() mutable { k(client_errc::closed); });

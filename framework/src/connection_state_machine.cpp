@@ -73,8 +73,7 @@ void CoreImpl::give_up(error_code ec, const std::string& why) {
   state_cv_.notify_all();
   session_id_ = 0;
   suspended_timer_.cancel();
-  preflight_timer_.cancel();
-  if (preflight_) preflight_->cancel();
+  opening_.cancel();
   pauses_.wake_all();  // sleeping retries end now, with the reason
   fail_connection_waiters();
   if (last_state_ && last_state_ != ConnectionState::lost) emit(ConnectionState::lost);

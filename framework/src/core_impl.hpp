@@ -13,7 +13,7 @@
 //   caller operations.cpp                exists, get_data, get_children, set_data, multi, sync, get_acl,
 //   set_acl
 //                                 and the one-shot watches' removal and events (watch_registry.hpp)
-//   session_opening.cpp           opening a session: at once, or after the TLS checks (tls/)
+//   session_opening.cpp           opening a session: at once, or after the TLS checks (SessionOpening, tls/)
 //   c_session.cpp                 what both C-client sessions share: the handle, the callbacks, the requests
 //   st_session.cpp                the session over the single-threaded C client (the pump), or
 //   mt_session.cpp                the session over the multi-threaded C client (ZKR_ZOOKEEPER_CLIENT)
@@ -49,7 +49,7 @@
 #include "namespace.hpp"
 #include "pauses.hpp"
 #include "session.hpp"
-#include "tls/tls_preflight.hpp"
+#include "session_opening.hpp"
 #include "watch_registry.hpp"
 
 namespace zkr::detail {
@@ -139,6 +139,9 @@ class CoreImpl final : public Core,
   void on_refused(error_code ec, const std::string& why) override {
     if (!life_.ended() && session_->is_open()) give_up(ec, why);
   }
+  void on_tls_opening(const TlsVerdict& verdict) override {
+    if (!life_.ended() && session_->is_open()) opening_.on_verdict(verdict);
+  }
   bool believes_connected() const override { return connected_; }
   /// What a request gets when there is no session: the client closed, auth failed, or the session is being
   /// replaced after a loss.
@@ -175,12 +178,9 @@ class CoreImpl final : public Core,
   std::uint64_t when_connected(std::chrono::milliseconds timeout, unique_function<void(bool)> k) override;
   void cancel_wait(std::uint64_t id) override;
 
-  // session_opening.cpp
-  /// Opens a new session: at once, or with TLS after zkrecipes's own checks (the files, then a TLS handshake
-  /// with the ensemble: tls_preflight.hpp). False only when the C client refused the connect string.
-  bool open_session();
-  void preflight_round();
-  void on_preflight(TlsVerdict verdict);
+  /// Opens a new session: at once, or with TLS after zkrecipes's own checks (session_opening.hpp). False only
+  /// when the transport refused the connect string.
+  bool open_session() { return opening_.open(); }
   // retry_loop.cpp
   struct RetryState;
   /// Runs `attempt` under the retry policy (when `ro.retry`) after the connection wait; `done(ec)` once, with
@@ -290,11 +290,8 @@ class CoreImpl final : public Core,
   std::mutex state_mu_;
   std::condition_variable state_cv_;
 
-  // session_opening.cpp: the TLS preflight of the session being opened
-  std::unique_ptr<TlsPreflight> preflight_;  // with TLS only
-  asio::steady_timer preflight_timer_;
-  Clock::time_point opening_since_{};
-  int preflight_rounds_ = 0;
+  // session_opening.hpp: the TLS checks and preflight of the session being opened
+  SessionOpening opening_;
 };
 
 }  // namespace zkr::detail

@@ -25,6 +25,8 @@
 #include <zkr/framework/detail/core.hpp>
 #include <zkr/framework/types.hpp>
 
+#include "tls/tls_verdict.hpp"
+
 namespace spdlog {
 class logger;
 }
@@ -166,6 +168,10 @@ class SessionEvents {
     (void)why;
     on_auth_failed();
   }
+  /// A session that checks TLS itself (`Session::checks_tls`), while it opens: what one pass over the
+  /// connect string's hosts found, none of them connected (session_opening.hpp decides: a refusal ends the
+  /// client). Posted by the session, as `on_session_state` is; never once a connection of the session was up.
+  virtual void on_tls_opening(const TlsVerdict& verdict) { (void)verdict; }
   /// Whether the framework counts the session as connected now (the session reports a silent disconnect).
   virtual bool believes_connected() const = 0;
   /// What a request gets while there is no session: `client_errc::closed` (the client closed), the reason the
@@ -194,6 +200,10 @@ class Session {
   /// getAllChildrenNumber, whoAmI. A session that does not answers them with
   /// `client_errc::unsupported_by_transport`.
   virtual bool speaks_3_6() const { return false; }
+  /// Whether the transport makes and checks every TLS connection itself, telling a refusal from an
+  /// unreachable server (`SessionEvents::on_tls_opening`): the framework then runs no TLS preflight of its
+  /// own before a session (docs/tls.md).
+  virtual bool checks_tls() const { return false; }
   /// The session id and the negotiated session timeout, once connected.
   virtual std::int64_t session_id() const = 0;
   virtual int negotiated_timeout_ms() const = 0;

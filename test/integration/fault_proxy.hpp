@@ -61,7 +61,8 @@ class FaultProxy {
   };
 
  public:
-  explicit FaultProxy(std::uint16_t upstream_port, bool frames = true)
+  /// A proxy to `upstream_port` on 127.0.0.1, listening on `port` (0: a free one, see `port()`).
+  explicit FaultProxy(std::uint16_t upstream_port, bool frames = true, std::uint16_t port = 0)
       : upstream_port_(upstream_port), frames_(frames) {
     listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     REQUIRE(listen_fd_ >= 0);
@@ -70,7 +71,7 @@ class FaultProxy {
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = 0;
+    a.sin_port = htons(port);
     REQUIRE(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
     REQUIRE(::listen(listen_fd_, 16) == 0);
     socklen_t len = sizeof a;

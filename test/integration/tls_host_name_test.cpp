@@ -17,13 +17,6 @@ using namespace zkr::itest;
 
 namespace {
 
-zkr::testing::ServerOptions tls_only(zkr::testing::TlsServerOptions tls) {
-  zkr::testing::ServerOptions o;
-  o.tls = std::move(tls);
-  o.tls->plain_port = false;  // nothing to fall back to
-  return o;
-}
-
 /// Whether `sink` holds an ERROR line that contains `text`.
 bool logged_error(spdlog::sinks::ringbuffer_sink_mt& sink, const std::string& text) {
   for (const auto& m : sink.last_raw())
@@ -44,8 +37,8 @@ TEST_CASE("tls: the native transport checks the host name on every reconnection"
   }
   if (!zkr::test::tls_available()) return;
   zkr::testing::TestCertificates certs;
-  zkr::testing::TestingServer a(tls_only(certs.server_options()));  // DNS:localhost, IP:127.0.0.1
-  zkr::testing::TestingServer b(tls_only(certs.server_options_for("elsewhere.invalid")));
+  zkr::testing::TestingServer a(zkr::test::tls_only(certs.server_options()));  // DNS:localhost, IP:127.0.0.1
+  zkr::testing::TestingServer b(zkr::test::tls_only(certs.server_options_for("elsewhere.invalid")));
   FaultProxy proxy(a.secure_port(), false);  // TLS passes through as bytes
 
   auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(256);

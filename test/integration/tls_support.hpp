@@ -23,6 +23,22 @@ inline TlsConfig tls_settings(const zkr::testing::TlsClientFiles& files) {
   return t;
 }
 
+/// Server options for a TLS client port only (no plain port to fall back to), with `tls`'s certificate.
+inline zkr::testing::ServerOptions tls_only(zkr::testing::TlsServerOptions tls) {
+  zkr::testing::ServerOptions o;
+  o.tls = std::move(tls);
+  o.tls->plain_port = false;
+  return o;
+}
+
+/// The error an operation gets now: none when connected, the reason once the client has given up, else
+/// connection_timeout after the connection wait.
+inline error_code exists_error(CuratorFramework& c) {
+  error_code ec;
+  (void)c.exists("/", {}, ec);
+  return ec;
+}
+
 /// A started client over TLS, not waited for.
 inline std::unique_ptr<CuratorFramework> make_tls_client_unconnected(const std::string& connect,
                                                                      TlsConfig tls, ClientOptions o = {}) {

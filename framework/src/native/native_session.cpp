@@ -66,6 +66,8 @@ bool NativeSession::open() {
   seen_rw_ = false;
   next_host_ = failed_in_pass_ = 0;
   attempts_abandoned_ = tls_refusals_ = 0;
+  opening_ = true;
+  pass_.clear();
   watches_.clear();
   connect_next();
   return true;
@@ -183,6 +185,7 @@ std::chrono::milliseconds NativeSession::attempt_bound() const {
 void NativeSession::connect_next() {
   shut_socket();
   phase_ = Phase::connecting;
+  dialled_.clear();
   const auto& hp = cs_.hosts[next_host_++ % cs_.hosts.size()];
   const auto g = gen_;
   attempt_timer_.expires_after(attempt_bound());
@@ -194,17 +197,18 @@ void NativeSession::connect_next() {
   resolver_.async_resolve(hp.host, hp.port, [this, g](error_code ec, tcp::resolver::results_type results) {
     if (g != gen_) return;
     if (ec) return attempt_failed("cannot resolve the host");
-    stream_.async_connect(results, [this, g](error_code cec, const tcp::endpoint&) {
+    stream_.async_connect(results, [this, g](error_code cec, const tcp::endpoint& e) {
       if (g != gen_) return;
       if (cec) return attempt_failed("cannot connect");
-      on_tcp_connected();
+      on_tcp_connected(e);
     });
   });
 }
 
 // Requests queued meanwhile fail (connection loss, as with the C client), so that the framework's retry loop
 // and connection timeout see the ensemble's state; then the next host, after a pause once every host failed.
-void NativeSession::attempt_failed(const char* why) {
+// While a TLS session opens, the attempt's verdict counts towards its pass (native_session_tls.cpp).
+void NativeSession::attempt_failed(const char* why, TlsVerdict verdict) {
   if (log_.should_log(spdlog::level::debug))
     log_.debug("connection attempt to {} failed: {}", current_host().host, why);
   shut_socket();
@@ -212,6 +216,8 @@ void NativeSession::attempt_failed(const char* why) {
   fail(queued_, code(zk_errc::connection_loss));
   const bool pass_done = ++failed_in_pass_ >= cs_.hosts.size();
   if (pass_done) failed_in_pass_ = 0;
+  if (verdict.reason.empty()) verdict.reason = why;
+  opening_pass(std::move(verdict), pass_done);
   const auto pause =
       pass_done ? std::chrono::milliseconds(50 + std::random_device{}() % 200) : std::chrono::milliseconds(0);
   retry_timer_.expires_after(pause);
@@ -221,35 +227,6 @@ void NativeSession::attempt_failed(const char* why) {
 }
 
 const HostPort& NativeSession::current_host() const { return cs_.hosts[(next_host_ - 1) % cs_.hosts.size()]; }
-
-// Over TLS, the TLS handshake first (within the attempt's bound, which the attempt timer keeps): a server
-// refused there is given up like any failed attempt, never spoken to in plain text.
-void NativeSession::on_tcp_connected() {
-  error_code ec;
-  stream_.socket().set_option(tcp::no_delay(true), ec);
-  if (!stream_.tls()) return on_stream_ready();
-  stream_.async_handshake(current_host().host, cfg_.tls->verify_host_name,
-                          [this, g = gen_](error_code hec, std::string why) {
-                            if (g != gen_) return;
-                            if (hec == client_errc::tls_handshake_failed) return tls_refused(why);
-                            if (hec) return attempt_failed("TLS handshake cut off");
-                            on_stream_ready();
-                          });
-}
-
-// Logged at ERROR (the first refusal in a row, then every tenth: a server that keeps refusing is retried at
-// the pace of the attempts), with the cause; nothing of the TLS settings but the host is named.
-void NativeSession::tls_refused(const std::string& why) {
-  ++tls_refusals_;
-  if (tls_refusals_ == 1 || tls_refusals_ % 10 == 0) {
-    const auto& hp = current_host();
-    log_.error(
-        "TLS handshake with {}:{} failed ({}): {}; trying the next server{}", hp.host, hp.port,
-        error_code(client_errc::tls_handshake_failed).message(), why,
-        tls_refusals_ > 1 ? " (" + std::to_string(tls_refusals_) + " refusals in a row)" : std::string());
-  }
-  attempt_failed("TLS handshake refused");
-}
 
 void NativeSession::on_stream_ready() {
   phase_ = Phase::handshake;
@@ -278,7 +255,8 @@ void NativeSession::read_some() {
         if (g != gen_) return;
         if (!ec) return on_read(n);
         if (phase_ == Phase::handshake)
-          if (auto why = stream_.refusal_after_handshake(ec); !why.empty()) return tls_refused(why);
+          if (auto why = stream_.refusal_after_handshake(ec); !why.empty())
+            return tls_refused({TlsVerdict::Outcome::refused, client_errc::tls_handshake_failed, {}, why});
         drop(Stream::closed_by_peer(ec) ? "the server closed the connection" : "read error");
       });
 }
@@ -360,6 +338,8 @@ void NativeSession::connected(bool read_only) {
   attempt_timer_.cancel();
   attempts_abandoned_ = tls_refusals_ = 0;
   failed_in_pass_ = 0;
+  opening_ = false;  // from now on a refusal waits for another server (docs/tls.md)
+  pass_.clear();
   phase_ = Phase::connected;
   if (log_.should_log(spdlog::level::info))
     log_.info("session 0x{:x} connected (timeout {} ms{})", session_id_, timeout_ms_,

@@ -7,8 +7,9 @@
 // SetWatches, pings at a third of the negotiated timeout and the read timeout at two thirds, requests
 // pipelined with ascending xids and the requests of one I/O turn written together, replies matched to
 // requests in order. Over TLS when the client is configured for it: the connection is tls_stream.hpp's, which
-// checks the server of every connection. The bytes are records.hpp's; this file only frames, times and
-// routes.
+// checks the server of every connection; while the session opens, a pass over the hosts that only refuses TLS
+// is reported to the framework, which ends the client (native_session_tls.cpp). The bytes are records.hpp's;
+// this file only frames, times and routes.
 
 #include <spdlog/logger.h>
 
@@ -19,9 +20,12 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <string>
+#include <vector>
 #include <zkr/framework/curator_framework.hpp>
 
 #include "../session.hpp"
+#include "../tls/tls_verdict.hpp"
 #include "blocking_calls.hpp"
 #include "connect_string.hpp"
 #include "records.hpp"
@@ -47,6 +51,8 @@ class NativeSession final : public Session {
   /// addWatch (persistent watches, set again with SetWatches2), multiRead, getEphemerals,
   /// getAllChildrenNumber, whoAmI.
   bool speaks_3_6() const override { return true; }
+  /// Every TLS connection is its own, checked as the preflight would (docs/tls.md): no preflight.
+  bool checks_tls() const override { return true; }
   std::int64_t session_id() const override { return session_id_; }
   int negotiated_timeout_ms() const override { return timeout_ms_; }
 
@@ -63,10 +69,17 @@ class NativeSession final : public Session {
 
   // The connection.
   void connect_next();
-  void attempt_failed(const char* why);
-  void on_tcp_connected();
+  /// The attempt is over: `verdict` says what its TLS handshake found (unreachable, with `why`, by default).
+  void attempt_failed(const char* why, TlsVerdict verdict = {});
   void on_stream_ready();
-  void tls_refused(const std::string& why);
+  // TLS (native_session_tls.cpp).
+  void on_tcp_connected(const boost::asio::ip::tcp::endpoint& endpoint);
+  /// The server refused TLS (`verdict`: refused, or suspect when it cut the handshake off): logged, and the
+  /// attempt given up.
+  void tls_refused(TlsVerdict verdict);
+  /// While the session opens over TLS, `verdict` (one attempt's) joins the pass over the hosts; at the end of
+  /// the pass (`pass_done`) the pass's verdict goes to the framework (SessionEvents::on_tls_opening).
+  void opening_pass(TlsVerdict verdict, bool pass_done);
   const HostPort& current_host() const;
   void read_some();
   void on_read(std::size_t n);
@@ -110,9 +123,12 @@ class NativeSession final : public Session {
   ConnectString cs_;
   std::size_t next_host_ = 0, failed_in_pass_ = 0;
   int attempts_abandoned_ = 0;
-  int tls_refusals_ = 0;        // TLS handshakes refused in a row
-  std::uint64_t gen_ = 0;       // the connection's generation: handlers of an older one do nothing
-  std::uint64_t open_gen_ = 0;  // the session's: events posted before a close are dropped
+  int tls_refusals_ = 0;          // TLS handshakes refused in a row
+  bool opening_ = false;          // no connection of this session has been up yet
+  std::vector<TlsVerdict> pass_;  // the TLS verdicts of the opening's pass so far, one per host tried
+  std::string dialled_;           // the address the attempt's TCP connection reached
+  std::uint64_t gen_ = 0;         // the connection's generation: handlers of an older one do nothing
+  std::uint64_t open_gen_ = 0;    // the session's: events posted before a close are dropped
   Phase phase_ = Phase::idle;
   bool open_ = false;
   std::int32_t dead_rc_ = 0;  // what requests get once the session is over (expired, auth failed)

@@ -14,6 +14,8 @@
 #include <zkr/framework/curator_framework.hpp>
 #include <zkr/framework/detail/unique_function.hpp>
 
+#include "../tls/tls_verdict.hpp"
+
 namespace zkr::detail::native {
 
 class Stream {
@@ -36,9 +38,12 @@ class Stream {
     close();
     boost::asio::async_connect(plain_, endpoints, std::forward<Handler>(handler));
   }
-  void async_handshake(const std::string&, bool, unique_function<void(error_code, std::string)> done) {
+  void async_handshake(const std::string&, bool, unique_function<void(TlsVerdict)> done) {
     boost::asio::post(ioc_, [done = std::move(done)]() mutable {
-      done(client_errc::tls_unsupported, "no TLS in this build's native transport");
+      done({TlsVerdict::Outcome::refused,
+            client_errc::tls_unsupported,
+            {},
+            "no TLS in this build's native transport"});
     });
   }
   std::string refusal_after_handshake(const error_code&) const { return {}; }

@@ -1,4 +1,4 @@
-// The native session's byte stream (tls_stream.hpp): the TLS side. The context and the reading of a failed
+// The native session's byte stream (tls_stream.hpp): the TLS side. The context and the verdict on a failed
 // handshake are the preflight's too (tls/tls_context.hpp).
 
 #include "tls_stream.hpp"
@@ -34,14 +34,12 @@ void Stream::close() {
 }
 
 void Stream::async_handshake(const std::string& host, bool verify_host_name,
-                             unique_function<void(error_code, std::string)> done) {
+                             unique_function<void(TlsVerdict)> done) {
   auto c = tls_;
   expect_peer_name(c->native_handle(), host, verify_host_name);
   c->async_handshake(ssl::stream_base::client, [c, host, done = std::move(done)](error_code ec) mutable {
-    if (!ec) return done({}, {});
-    auto f = describe_handshake_failure(c->native_handle(), ec, host);
-    if (f.kind == HandshakeFailure::Kind::other) return done(ec, std::move(f.reason));
-    done(client_errc::tls_handshake_failed, std::move(f.reason));
+    if (!ec) return done({TlsVerdict::Outcome::verified, {}, {}, {}});
+    done(handshake_verdict(c->native_handle(), ec, host));
   });
 }
 

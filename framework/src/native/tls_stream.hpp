@@ -3,7 +3,7 @@
 // the client is configured for TLS (docs/tls.md). Every TLS concern of the native transport is here: the
 // context (built once per session from the TlsConfig, holding no password), a fresh TLS connection per
 // attempt with the dialled host's name expected of the server's certificate (SNI and the host-name check,
-// on every connection), and the handshake's outcome as client_errc::tls_handshake_failed with its cause. Over
+// on every connection), and the handshake's outcome as a verdict (tls/tls_verdict.hpp) with its cause. Over
 // plain text a read or a write costs one branch more than on the socket itself.
 //
 // Lifetimes: a TLS connection lives as long as an operation on it is pending (its handlers hold it), so
@@ -21,6 +21,8 @@
 #include <utility>
 #include <zkr/framework/curator_framework.hpp>
 #include <zkr/framework/detail/unique_function.hpp>
+
+#include "../tls/tls_verdict.hpp"
 
 namespace zkr::detail::native {
 
@@ -52,10 +54,10 @@ class Stream {
                                    error_code ec, const tcp::endpoint& e) mutable { h(ec, e); });
   }
   /// The TLS handshake of the connection just made, with the server reached as `host` (a name or an
-  /// address, as dialled): `done(ec, why)`, where a refusal (its certificate failed the checks, it refused
-  /// ours, it speaks no TLS) is client_errc::tls_handshake_failed and `why` says which.
+  /// address, as dialled): `done(verdict)`, `verified` when it passed, else the preflight's reading of the
+  /// failure (tls/tls_context.hpp's handshake_verdict: refused, suspect or unreachable, with the reason).
   void async_handshake(const std::string& host, bool verify_host_name,
-                       unique_function<void(error_code, std::string)> done);
+                       unique_function<void(TlsVerdict)> done);
   /// Why the first read after the handshake failed with `ec`, when it is the server refusing our
   /// certificate (TLS 1.3 servers say so then); empty otherwise, and over plain text.
   std::string refusal_after_handshake(const error_code& ec) const;

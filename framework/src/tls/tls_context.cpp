@@ -80,20 +80,22 @@ void expect_peer_name(SSL* ssl, const std::string& host, bool verify_host_name) 
   }
 }
 
-HandshakeFailure describe_handshake_failure(SSL* ssl, const error_code& ec, const std::string& host) {
-  using Kind = HandshakeFailure::Kind;
+TlsVerdict handshake_verdict(SSL* ssl, const error_code& ec, const std::string& host) {
+  using O = TlsVerdict::Outcome;
+  const error_code refused = client_errc::tls_handshake_failed;
   const long verify = SSL_get_verify_result(ssl);
   if (verify != X509_V_OK) {
     std::string why = X509_verify_cert_error_string(verify);
     if (verify == X509_V_ERR_HOSTNAME_MISMATCH || verify == X509_V_ERR_IP_ADDRESS_MISMATCH)
-      return {Kind::refused, "its certificate does not name the host '" + host + "' (" + why + ")"};
-    return {Kind::refused, "its certificate failed verification against ca_file: " + why};
+      return {O::refused, refused, {}, "its certificate does not name the host '" + host + "' (" + why + ")"};
+    return {O::refused, refused, {}, "its certificate failed verification against ca_file: " + why};
   }
   if (ec == ssl::error::stream_truncated || ec == asio::error::eof || ec == asio::error::connection_reset)
-    return {Kind::no_tls, "it closed the connection during the TLS handshake (a plain-text port?)"};
+    return {
+        O::suspect, refused, {}, "it closed the connection during the TLS handshake (a plain-text port?)"};
   if (ec.category() == asio::error::get_ssl_category())
-    return {Kind::refused, "the TLS handshake failed: " + ec.message()};
-  return {Kind::other, "TLS handshake: " + ec.message()};
+    return {O::refused, refused, {}, "the TLS handshake failed: " + ec.message()};
+  return {O::unreachable, {}, {}, "TLS handshake: " + ec.message()};
 }
 
 std::string refusal_after_handshake(const error_code& ec) {

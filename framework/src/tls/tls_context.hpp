@@ -10,6 +10,8 @@
 #include <string>
 #include <zkr/framework/curator_framework.hpp>
 
+#include "tls_verdict.hpp"
+
 namespace zkr::detail {
 
 /// A client context that trusts `tls.ca_file` only (never the system's store), requires the server's
@@ -28,19 +30,12 @@ int pem_password(char* buf, int size, int rwflag, void* userdata);
 /// certificate must carry (subjectAltName; no partial wildcards).
 void expect_peer_name(SSL* ssl, const std::string& host, bool verify_host_name);
 
-/// What a failed client handshake means.
-struct HandshakeFailure {
-  enum class Kind {
-    refused,  ///< the server's certificate failed our checks, or the server refused the handshake
-    no_tls,   ///< the server closed the connection in the middle of the handshake (a plain-text port?)
-    other,    ///< neither (a cancelled or reset connection): an unreachable server
-  };
-  Kind kind = Kind::other;
-  std::string reason;  // for a log line: why, and about which host
-};
-
-/// Why the client handshake of `ssl` with `host` failed with `ec`.
-HandshakeFailure describe_handshake_failure(SSL* ssl, const error_code& ec, const std::string& host);
+/// What the failed client handshake of `ssl` with `host` (`ec`) means, with its reason for a log line (the
+/// verdict's `server` is left to the caller): `refused` when the server's certificate failed our checks or
+/// the server refused the handshake, `suspect` when it closed the connection in the middle of it (a
+/// plain-text port?), both with client_errc::tls_handshake_failed; else (a cancelled or reset connection)
+/// `unreachable`.
+TlsVerdict handshake_verdict(SSL* ssl, const error_code& ec, const std::string& host);
 
 /// Why the first read after a finished handshake failed, when the server refused us there (a TLS 1.3
 /// server checks the client's certificate after the client's side of the handshake, and says no with an

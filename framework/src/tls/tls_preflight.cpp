@@ -98,13 +98,8 @@ struct TlsPreflight::Round : std::enable_shared_from_this<TlsPreflight::Round> {
   }
 
   void handshake_failed(Probe& p, error_code ec) {
-    using Kind = HandshakeFailure::Kind;
-    auto f = describe_handshake_failure(p.stream.native_handle(), ec, p.host);
-    if (f.kind == Kind::refused)
-      return result(p, TlsVerdict::Outcome::refused, client_errc::tls_handshake_failed, std::move(f.reason));
-    if (f.kind == Kind::no_tls)
-      return result(p, TlsVerdict::Outcome::suspect, client_errc::tls_handshake_failed, std::move(f.reason));
-    result(p, TlsVerdict::Outcome::unreachable, {}, std::move(f.reason));
+    auto v = handshake_verdict(p.stream.native_handle(), ec, p.host);
+    result(p, v.outcome, v.ec, std::move(v.reason));
   }
 
   void after_handshake_failed(Probe& p, error_code ec) {
@@ -143,29 +138,11 @@ struct TlsPreflight::Round : std::enable_shared_from_this<TlsPreflight::Round> {
     if (finished) return;
     finished = true;
     deadline.cancel();
-    // The best verdict: one server verified is enough; else a refusal; else a suspect; else unreachable.
-    TlsVerdict best;
-    best.reason = "no server to try";
-    auto rank = [](TlsVerdict::Outcome o) {
-      switch (o) {
-        case TlsVerdict::Outcome::verified:
-          return 0;
-        case TlsVerdict::Outcome::refused:
-          return 1;
-        case TlsVerdict::Outcome::suspect:
-          return 2;
-        case TlsVerdict::Outcome::unreachable:
-          return 3;
-      }
-      return 3;
-    };
-    bool have = false;
-    for (auto& v : verdicts) {
+    for (auto& v : verdicts)
       if (timed_out && v.outcome == TlsVerdict::Outcome::unreachable &&
           v.reason.find("aborted") != std::string::npos)
         v.reason = "no TLS answer within " + std::to_string(bound.count()) + " ms";
-      if (!have || rank(v.outcome) < rank(best.outcome)) best = v, have = true;
-    }
+    auto best = best_verdict(verdicts);
     if (done)
       asio::post(ioc, [d = std::move(done), best = std::move(best)]() mutable { d(std::move(best)); });
   }
@@ -216,9 +193,7 @@ void TlsPreflight::run(std::chrono::milliseconds bound, unique_function<void(Tls
       auto p = std::make_unique<Round::Probe>(ioc_, round->ctx);
       p->host = s.host;
       p->endpoint = r.endpoint();
-      p->label = s.host + ":" + s.port;
-      if (p->endpoint.address().to_string() != s.host)
-        p->label += " (" + p->endpoint.address().to_string() + ")";
+      p->label = tls_server_label(s.host, s.port, p->endpoint.address().to_string());
       expect_peer_name(p->stream.native_handle(), s.host, tls.verify_host_name);
       round->probes.push_back(std::move(p));
     }

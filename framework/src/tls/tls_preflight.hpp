@@ -17,21 +17,9 @@
 #include <zkr/framework/curator_framework.hpp>
 #include <zkr/framework/detail/unique_function.hpp>
 
-namespace zkr::detail {
+#include "tls_verdict.hpp"
 
-/// A round's outcome, the best over the ensemble's addresses.
-struct TlsVerdict {
-  enum class Outcome {
-    verified,     ///< at least one server passed every check
-    refused,      ///< none passed, and one refused for good (`ec`: tls_handshake_failed or a file error)
-    suspect,      ///< none passed, and one closed the connection in the middle of the handshake
-    unreachable,  ///< none answered (refused connections, timeouts, resolution failures)
-  };
-  Outcome outcome = Outcome::unreachable;
-  error_code ec;
-  std::string server;  // the address the verdict is about ("host:port")
-  std::string reason;
-};
+namespace zkr::detail {
 
 class TlsPreflight {
  public:
@@ -42,7 +30,7 @@ class TlsPreflight {
   TlsPreflight& operator=(const TlsPreflight&) = delete;
 
   /// One round over every address of the connect string, at once, each bounded by `bound`; `done` runs once,
-  /// posted, unless `cancel` comes first.
+  /// posted, unless `cancel` comes first, with the best verdict over the addresses (best_verdict).
   void run(std::chrono::milliseconds bound, unique_function<void(TlsVerdict)> done);
   /// Ends the round in progress: its `done` is dropped.
   void cancel();
