@@ -81,20 +81,19 @@ CoreImpl::CoreImpl(ClientConfig cfg, const SessionFactory& make_session)
     : rt_(std::make_shared<IoRuntime>()),
       cfg_(with_defaults(std::move(cfg))),
       log_(cfg_.logger),
+      completion_ex_(cfg_.executor ? *cfg_.executor : asio::any_io_executor(rt_->ioc.get_executor())),
       session_(make_session(rt_->ioc, cfg_, *log_, *this)),
       pauses_(rt_->ioc),
-      deletes_({*session_, life_, *this, pauses_, *log_, cfg_.connection_timeout}),
+      states_({rt_->ioc, completion_ex_, life_, log_, cfg_.simulated_session_expiration_percent},
+              cfg_.session_timeout,
+              [this] { handle_session_lost("the session timeout elapsed while disconnected"); }),
+      deletes_({*session_, life_, states_, pauses_, *log_, cfg_.connection_timeout}),
       ns_(cfg_.namespace_name,
           [this](Namespace::Done k) {
             mkdirs({ns_.prefix()}, cfg_.use_container_parents, nullptr, std::move(k));
           }),
-      suspended_timer_(rt_->ioc),
-      listener_strand_(
-          asio::make_strand(cfg_.executor ? *cfg_.executor : asio::any_io_executor(rt_->ioc.get_executor()))),
       opening_({rt_->ioc, cfg_, *log_, *session_, life_,
                 [this](error_code ec, const std::string& why) { give_up(ec, why); }}) {
-  completion_ex_ = cfg_.executor ? *cfg_.executor : asio::any_io_executor(rt_->ioc.get_executor());
-  negotiated_timeout_ms_ = static_cast<int>(cfg_.session_timeout.count());
   work_.emplace(rt_->ioc.get_executor());
   std::promise<void> ready;
   auto fut = ready.get_future();
@@ -209,16 +208,13 @@ void CoreImpl::close() noexcept {
   if (life_.close() == Lifecycle::Phase::closed) return;  // another close() finishes it
   deletes_.end_waits();
   auto finish = [this] {
-    suspended_timer_.cancel();
     opening_.cancel();
     pauses_.wake_all();
-    fail_connection_waiters();
+    states_.fail_waits();
     for (auto& k : ns_.take_waiters()) post([k = std::move(k)]() mutable { k(client_errc::closed); });
     end_session();
     fail_watches(true);
-    session_id_ = 0;
-    { std::lock_guard lk(state_mu_); }
-    state_cv_.notify_all();
+    states_.closed();  // the SUSPENDED timer stops, no session, the blocking waits end
   };
   if (running_in_io_thread()) {
     finish();
@@ -241,11 +237,6 @@ void CoreImpl::close() noexcept {
     post([&] { done.set_value(); });
   });
   fut.wait();
-}
-
-bool CoreImpl::block_until_connected(std::chrono::milliseconds timeout) {
-  std::unique_lock lk(state_mu_);
-  return state_cv_.wait_for(lk, timeout, [&] { return connected_.load() || life_.ended(); }) && connected_;
 }
 
 error_code CoreImpl::inject_session_expiration() {

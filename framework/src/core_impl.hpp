@@ -1,11 +1,12 @@
 #pragma once
 // The client's engine room (`CoreImpl`, private to framework/src): one object per client, over parts with one
-// job each (lifecycle.hpp, pauses.hpp, background_deletes.hpp, namespace.hpp, watch_registry.hpp; see
-// docs/architecture.md), its own members defined across the files below. I/O thread unless a member says so.
+// job each (lifecycle.hpp, pauses.hpp, connection_states.hpp, background_deletes.hpp, namespace.hpp,
+// watch_registry.hpp; see docs/architecture.md), its own members defined across the files below. I/O thread
+// unless a member says so.
 //
 //   client.cpp                    the I/O thread and the client's life: construction, start, close
-//   connection_state_machine.cpp  session events to connection states (SUSPENDED, LOST, ...), listeners,
-//                                 waits for the connection (ConnectionWaits, for the parts)
+//   session_events.cpp            the session's events: to the connection states, a lost session replaced,
+//                                 the client given up (auth failure, TLS refusal)
 //   retry_loop.cpp                Curator's RetryLoop: the connection wait, the policy's sleeps, stops
 //   namespace_acl.cpp             operations under the namespace (namespace.hpp), ACLs, parents (mkdirs)
 //   protected_create.cpp          create, with protection: the GUID-named node found again or swept up
@@ -44,7 +45,7 @@
 #include <zkr/framework/paths.hpp>
 
 #include "background_deletes.hpp"
-#include "connection_waits.hpp"
+#include "connection_states.hpp"
 #include "lifecycle.hpp"
 #include "namespace.hpp"
 #include "pauses.hpp"
@@ -65,12 +66,9 @@ struct IoRuntime {
   std::promise<void> ran_out;  // set when ioc.run() has returned for good
 };
 
-class CoreImpl final : public Core,
-                       public SessionEvents,
-                       private ConnectionWaits,
-                       public std::enable_shared_from_this<CoreImpl> {
+class CoreImpl final : public Core, public SessionEvents, public std::enable_shared_from_this<CoreImpl> {
  public:
-  friend class zkr::CuratorFramework;  // async_block_until_connected waits through when_connected
+  friend class zkr::CuratorFramework;  // async_block_until_connected waits through states_.when_connected
   explicit CoreImpl(ClientConfig cfg) : CoreImpl(std::move(cfg), make_default_session) {}
   /// A client over the session `make_session` makes (tests: a fake session).
   CoreImpl(ClientConfig cfg, const SessionFactory& make_session);
@@ -85,11 +83,9 @@ class CoreImpl final : public Core,
   const std::string& default_data() const noexcept override { return *cfg_.default_data; }
   bool use_container_parents() const noexcept override { return cfg_.use_container_parents; }
   bool is_open() const noexcept override { return life_.is_open(); }
-  std::int64_t session_id() const noexcept override { return session_id_; }
-  bool is_connected() const noexcept override { return connected_; }
-  std::chrono::milliseconds session_timeout() const noexcept override {
-    return std::chrono::milliseconds(negotiated_timeout_ms_.load());
-  }
+  std::int64_t session_id() const noexcept override { return states_.session_id(); }
+  bool is_connected() const noexcept override { return states_.connected(); }
+  std::chrono::milliseconds session_timeout() const noexcept override { return states_.session_timeout(); }
 
   void create(std::string path, CreateOptions options, CreateCallback cb, RequestOptions ro) override;
   void make_dirs(std::vector<std::string> paths, VoidCallback cb, RequestOptions ro) override;
@@ -115,16 +111,18 @@ class CoreImpl final : public Core,
   void get_all_children_number(std::string path, CountCallback cb, RequestOptions ro) override;
   void who_am_i(IdentitiesCallback cb, RequestOptions ro) override;
   void remove_watch(WatchId id) override;
-  std::uint64_t add_state_listener(StateCallback cb) override;
-  void remove_state_listener(std::uint64_t id) override;
+  std::uint64_t add_state_listener(StateCallback cb) override { return states_.add_listener(std::move(cb)); }
+  void remove_state_listener(std::uint64_t id) override { states_.remove_listener(id); }
 
   // Client-level (any thread)
   /// `subject`, when given, names what a refusal is about (the TLS file at fault).
   error_code start(std::string* subject = nullptr);
   void close() noexcept;
-  bool block_until_connected(std::chrono::milliseconds timeout);
-  std::uint64_t add_public_listener(ConnectionStateListener l);
-  void remove_public_listener(std::uint64_t id);
+  bool block_until_connected(std::chrono::milliseconds timeout) { return states_.wait_connected(timeout); }
+  std::uint64_t add_public_listener(ConnectionStateListener l) {
+    return states_.add_public_listener(std::move(l));
+  }
+  void remove_public_listener(std::uint64_t id) { states_.remove_public_listener(id); }
   std::size_t pending_deletes() const { return deletes_.pending(); }
   const ClientConfig& config() const { return cfg_; }
   void remove_all_watches(std::string path, VoidCallback cb) override;
@@ -142,7 +140,7 @@ class CoreImpl final : public Core,
   void on_tls_opening(const TlsVerdict& verdict) override {
     if (!life_.ended() && session_->is_open()) opening_.on_verdict(verdict);
   }
-  bool believes_connected() const override { return connected_; }
+  bool believes_connected() const override { return states_.connected(); }
   /// What a request gets when there is no session: the client closed, auth failed, or the session is being
   /// replaced after a loss.
   error_code no_session_ec() const override {
@@ -163,8 +161,8 @@ class CoreImpl final : public Core,
     post([cb = std::move(cb), ... a = std::move(a)]() mutable { cb(std::move(a)...); });
   }
 
-  // connection_state_machine.cpp
-  void emit(ConnectionState s);
+  // session_events.cpp
+  /// The session is gone: LOST, its watches fail, a fresh session is opened (unless the client closed).
   void handle_session_lost(const char* why);
   void handle_auth_failed();
   /// The client stops connecting for good (the server refused our auth info, or TLS failed): operations
@@ -172,11 +170,6 @@ class CoreImpl final : public Core,
   void give_up(error_code ec, const std::string& why);
   /// Ends the session (pending requests complete with zk_errc::closing).
   void end_session();
-  void fail_connection_waiters();
-  // ConnectionWaits
-  bool connected() const noexcept override { return connected_; }
-  std::uint64_t when_connected(std::chrono::milliseconds timeout, unique_function<void(bool)> k) override;
-  void cancel_wait(std::uint64_t id) override;
 
   /// Opens a new session: at once, or with TLS after zkrecipes's own checks (session_opening.hpp). False only
   /// when the transport refused the connect string.
@@ -261,34 +254,10 @@ class CoreImpl final : public Core,
   std::unique_ptr<Session> session_;  // after rt_: its timers and socket are bound to the io_context
   Lifecycle life_;
   Pauses pauses_;
+  ConnectionStates states_;  // before deletes_, which waits for the connection through it
   BackgroundDeletes deletes_;
   Namespace ns_;
   WatchRegistry watches_;
-
-  // connection_state_machine.cpp (the atomics: read on any thread)
-  std::atomic<bool> connected_{false};
-  std::atomic<std::int64_t> session_id_{0};
-  std::atomic<int> negotiated_timeout_ms_{0};
-  asio::steady_timer suspended_timer_;
-  std::optional<ConnectionState> last_state_;
-  bool ever_connected_ = false;  // read-write: the first gives CONNECTED, later ones RECONNECTED
-  bool was_connected_ = false;   // read-write or read-only: a disconnect is SUSPENDED from then on
-  // shared: a listener that removes itself while it runs must not destroy its own closure (emit)
-  std::map<std::uint64_t, std::shared_ptr<StateCallback>> state_listeners_;
-  std::uint64_t next_listener_id_ = 1;
-  struct ConnWaiter {
-    unique_function<void(bool)> k;
-    std::unique_ptr<asio::steady_timer> timer;
-  };
-  std::map<std::uint64_t, ConnWaiter> conn_waiters_;
-  std::uint64_t next_waiter_id_ = 1;
-  // the public listeners and the blocking waits (any thread)
-  mutable std::mutex pub_mu_;
-  std::map<std::uint64_t, ConnectionStateListener> public_listeners_;
-  std::uint64_t next_public_id_ = 1;
-  asio::strand<asio::any_io_executor> listener_strand_;
-  std::mutex state_mu_;
-  std::condition_variable state_cv_;
 
   // session_opening.hpp: the TLS checks and preflight of the session being opened
   SessionOpening opening_;

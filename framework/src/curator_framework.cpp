@@ -149,10 +149,11 @@ void CuratorFramework::connected_start(const std::shared_ptr<detail::CoreImpl>& 
                                        std::chrono::milliseconds timeout,
                                        detail::unique_function<void(error_code, bool)> cb,
                                        detail::StopPtr stop) {
-  const auto id = impl->when_connected(timeout, [cb = std::move(cb)](bool ok) mutable { cb({}, ok); });
+  const auto id =
+      impl->states_.when_connected(timeout, [cb = std::move(cb)](bool ok) mutable { cb({}, ok); });
   if (id != 0 && stop)
     stop->on_request([weak = std::weak_ptr(impl), id] {
-      if (auto i = weak.lock()) i->cancel_wait(id);
+      if (auto i = weak.lock()) i->states_.cancel_wait(id);
     });
 }
 

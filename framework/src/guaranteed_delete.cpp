@@ -60,7 +60,7 @@ void remove_nodes(Core& core, std::vector<std::string> paths, VoidCallback cb) {
 }
 
 bool CoreImpl::remove_from_caller(std::vector<std::string> paths, VoidCallback& cb) {
-  if (paths.empty() || running_in_io_thread() || !is_open() || !connected_) return false;
+  if (paths.empty() || running_in_io_thread() || !is_open() || !states_.connected()) return false;
   for (const auto& p : paths)
     if (gate(p) || p == "/") return false;
   zk::Request request;

@@ -219,7 +219,7 @@ void CoreImpl::remove_watch(WatchId id) {
   // node's deletion would have woken nobody.
   if (w && watches_.watching(w->first, w->second)) return;
   // The server-side registration goes in the background; the reply is not waited for.
-  if (w && session_->is_open() && connected_)
+  if (w && session_->is_open() && states_.connected())
     session_->submit(zk::RemoveWatches{ns_.fix(w->first), w->second, id}, {});
 }
 

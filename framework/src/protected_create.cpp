@@ -120,7 +120,7 @@ void CoreImpl::find_protected(std::string full_path, std::string protected_id, b
             if (r.ec) return k(r.ec, std::nullopt);
             const auto& s = r.stat;
             // CURATOR-498/604: never adopt an ephemeral node of an earlier session.
-            if (ephemeral && (s.ephemeral_owner != session_id_ || session_id_ == 0)) {
+            if (ephemeral && (s.ephemeral_owner != states_.session_id() || states_.session_id() == 0)) {
               log_->info("protected create: found {} of an earlier session; deleting it instead of adopting",
                          path);
               deletes_.remove(path);

@@ -78,8 +78,8 @@ void CoreImpl::with_retry(const RequestOptions& ro, std::shared_ptr<Attempt> att
         (*self_run)();
       });
     };
-    if (connected_) return go();
-    auto wid = when_connected(cfg_.connection_timeout, [this, st, go](bool ok) mutable {
+    if (states_.connected()) return go();
+    auto wid = states_.when_connected(cfg_.connection_timeout, [this, st, go](bool ok) mutable {
       st->wake_on_stop({});
       if (life_.closed()) return st->done(client_errc::closed);
       if (life_.given_up()) return st->done(life_.reason());
@@ -87,7 +87,7 @@ void CoreImpl::with_retry(const RequestOptions& ro, std::shared_ptr<Attempt> att
       if (!ok) return st->done(client_errc::connection_timeout);
       go();
     });
-    if (wid != 0) st->wake_on_stop([this, wid] { cancel_wait(wid); });
+    if (wid != 0) st->wake_on_stop([this, wid] { states_.cancel_wait(wid); });
   };
   (*run)();
 }

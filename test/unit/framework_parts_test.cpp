@@ -16,6 +16,7 @@
 #include "fake_session.hpp"
 #include "lifecycle.hpp"
 #include "pauses.hpp"
+#include "run_on_io.hpp"
 #include "watch_registry.hpp"
 
 namespace {
@@ -86,12 +87,7 @@ struct Bench {
   /// Runs `f` on the I/O thread and returns once it has run.
   template <class F>
   void on_io(F&& f) {
-    std::promise<void> done;
-    boost::asio::post(ioc, [&] {
-      f();
-      done.set_value();
-    });
-    done.get_future().wait();
+    zkr::test::run_on_io(ioc, std::forward<F>(f));
   }
   fake::Call expect(std::string_view kind, const std::string& path) {
     auto c = session.next();

@@ -1,6 +1,6 @@
-// Unit tests (no server) of the connection-state machine (connection_state_machine.cpp) over a fake session:
-// the session's states become Curator's connection states as the client's listeners see them, with the
-// simulated expiry while suspended, the session replaced after a loss, and the requests in flight at each
+// Unit tests (no server) of the connection states (connection_states.hpp) in the whole client, over a fake
+// session: the session's states become Curator's connection states as the client's listeners see them, with
+// the simulated expiry while suspended, the session replaced after a loss, and the requests in flight at each
 // change.
 
 #include <catch2/catch.hpp>
