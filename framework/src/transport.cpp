@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <string_view>
+#include <zkr/framework/curator_framework.hpp>  // ClientConfig
 
 #if ZKR_HAVE_C_CLIENT
 #include "c_session_factory.hpp"
