@@ -13,7 +13,8 @@
 #   are: about half the compile time); a developer's build checks each source on its own.
 #   The integration tests start real ZooKeeper JVMs on a 2-core machine. No test is re-run: a test that fails
 #   on a loaded machine is a bug in the library or in the test's bounds, and fails the run.
-#   3. build-mt/    the demo on Debian's multi-threaded C client (unoptimized): it builds, and takes locks
+#   3. build-mt/    the demo on Debian's multi-threaded C client alone (unoptimized, no native transport: the
+#                   C-client-only configuration): it builds, and takes locks
 #   4. build-fuzz/  clang with -DZKR_FUZZ=ON: only the libFuzzer targets, 20 s each (ctest -L fuzz); skipped
 #                   when clang++ or its libFuzzer runtime is missing
 # Exits non-zero if any step fails, after running every step it can; the last line is a one-line summary.
@@ -143,7 +144,7 @@ else
   # shellcheck disable=SC2046
   if step mt-configure cmake -S . -B build-mt $(generator_for build-mt) -DCMAKE_BUILD_TYPE=Debug \
     -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DZKR_WERROR=ON -DZKR_ZOOKEEPER_CLIENT=mt -DZKR_ZOOKEEPER_TLS=OFF \
-    -DZKR_BUILD_TESTS=OFF -DZKR_BUILD_BENCH=OFF -DZKR_UNITY_LIBRARIES=ON &&
+    -DZKR_NATIVE_TRANSPORT=OFF -DZKR_BUILD_TESTS=OFF -DZKR_BUILD_BENCH=OFF -DZKR_UNITY_LIBRARIES=ON &&
     step mt-build cmake --build build-mt -j2 --target zkr_demo; then
     step mt-demo build-mt/tools/zkr_demo
   else

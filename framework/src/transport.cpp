@@ -89,14 +89,14 @@ std::optional<Transport> resolve_transport(Transport asked) noexcept {
 std::unique_ptr<Session> make_default_session(boost::asio::io_context& ioc, const ClientConfig& config,
                                               spdlog::logger& log, SessionEvents& events) {
   // An unresolvable choice gets the build's default session, which is never opened: start() refuses first.
-  const Transport t = resolve_transport(config.transport).value_or(build_default_transport());
+  [[maybe_unused]] const Transport t =
+      resolve_transport(config.transport).value_or(build_default_transport());
 #if ZKR_HAVE_NATIVE_TRANSPORT
   if (t == Transport::native) return std::make_unique<native::NativeSession>(ioc, config, log, events);
 #endif
 #if ZKR_HAVE_C_CLIENT
   return make_c_client_session(ioc, config, log, events);
 #else
-  (void)t;
   return std::make_unique<native::NativeSession>(ioc, config, log, events);
 #endif
 }
