@@ -80,7 +80,7 @@ import time
 from pathlib import Path
 
 from runner.cases import case_ids, select_cases
-from runner.common import LIBRARIES, ORDER, REPO, TLS_LIBRARIES, SetupError, log
+from runner.common import LIBRARIES, ORDER, REPO, SASL_LIBRARIES, TLS_LIBRARIES, SetupError, log
 from runner.drivers import make_drivers
 from runner.machine import fsync_latency_us, java_version, machine_info, source_revision
 from runner.report import write_reports
@@ -105,6 +105,10 @@ def parse_args(argv):
     p.add_argument("--tls", action="store_true", help="the server also opens a TLS port (PKI made at run time): "
                    "runs zkrecipes-tls (--zkr-bench with its --tls-* options) and curator-tls beside their "
                    "plain counterparts")
+    p.add_argument("--sasl", choices=["digest-md5", "gssapi"], help="the server offers this SASL mechanism (a "
+                   "DIGEST-MD5 user, or a Kerberos realm of its own with a KDC) without requiring it: runs "
+                   "zkrecipes-sasl and zkrecipes-native-sasl (--zkr-bench with its --sasl-* options) beside their "
+                   "plain counterparts")
     p.add_argument("--port", type=int, help="ZooKeeper client port (default: a free one)")
     p.add_argument("--jar-dir", default="/usr/share/java", help="where the Debian jars are (Curator's)")
     p.add_argument("--timeout-s", type=int, help="per driver run (default 600, --quick 120)")
@@ -114,7 +118,8 @@ def parse_args(argv):
                    help="a line for the report's notes (repeatable), e.g. what else loaded the machine")
     args = p.parse_args(argv)
     if args.libraries is None:
-        args.libraries = ",".join(LIBRARIES + (list(TLS_LIBRARIES) if args.tls else []))
+        args.libraries = ",".join(LIBRARIES + (list(TLS_LIBRARIES) if args.tls else [])
+                                  + (list(SASL_LIBRARIES) if args.sasl else []))
     args.libraries = [x.strip() for x in args.libraries.split(",") if x.strip()]
     if not args.zkr_bench_server and args.zkr_bench:
         args.zkr_bench_server = str(Path(args.zkr_bench).resolve().parent / "zkr_bench_server")
@@ -128,8 +133,9 @@ def run_meta(args, reps, drivers, workdir):
             "java": java_version(shutil.which("java")), "python": None, "kazoo": None, "curator": None,
             "zkr_bench": args.zkr_bench if "zkrecipes" in drivers else None, "zkrecipes": None,
             "revision": source_revision(), "data_dir": workdir, "fsync_us": fsync_latency_us(workdir),
-            "tls": args.tls,
+            "tls": args.tls, "sasl": args.sasl,
             "command": "".join([" --quick" if args.quick else "", " --tls" if args.tls else "",
+                                " --sasl %s" % args.sasl if args.sasl else "",
                                 " --only %s" % args.only if args.only else "",
                                 " --reps %d" % args.reps if args.reps else ""])}
 
@@ -161,7 +167,7 @@ def main(argv=None):
         return 2
 
     workdir = tempfile.mkdtemp(prefix="zkr-bench-zk-", dir=args.data_dir)
-    server = BenchServer(args.zkr_bench_server, workdir, args.port, args.tls)
+    server = BenchServer(args.zkr_bench_server, workdir, args.port, args.tls, sasl=args.sasl)
     meta = run_meta(args, reps, drivers, workdir)
     try:
         t = time.monotonic()

@@ -24,6 +24,19 @@ Context::~Context() { close_sessions(); }
 zkr::CuratorFramework& Context::new_session() { return new_session(options_.session_timeout_ms); }
 
 zkr::CuratorFramework& Context::new_session(int session_timeout_ms) {
+  auto c = std::make_unique<zkr::CuratorFramework>(client_config(session_timeout_ms));
+  auto& ref = *c;
+  {
+    std::lock_guard lk(sessions_mu_);
+    sessions_.push_back(std::move(c));
+  }
+  ref.start();
+  if (!ref.block_until_connected(20s)) throw std::runtime_error("could not connect to " + options_.connect);
+  sample_threads();
+  return ref;
+}
+
+zkr::ClientConfig Context::client_config(int session_timeout_ms) {
   const Options& a = options_;
   zkr::ClientConfig cfg;
   cfg.connect_string = a.connect;
@@ -45,16 +58,18 @@ zkr::CuratorFramework& Context::new_session(int session_timeout_ms) {
                              .cert_file = a.tls_cert,
                              .key_file = a.tls_key,
                              .key_password = a.tls_key_password};
-  auto c = std::make_unique<zkr::CuratorFramework>(std::move(cfg));
-  auto& ref = *c;
-  {
-    std::lock_guard lk(sessions_mu_);
-    sessions_.push_back(std::move(c));
+  if (a.sasl()) {
+    zkr::SaslConfig sasl;
+    sasl.mechanism =
+        a.sasl_mechanism == "gssapi" ? zkr::SaslMechanism::gssapi : zkr::SaslMechanism::digest_md5;
+    sasl.server_host = a.sasl_server_host;
+    sasl.user = a.sasl_user;
+    sasl.password_file = a.sasl_password_file;
+    sasl.principal = a.sasl_principal;
+    sasl.keytab = a.sasl_keytab;
+    cfg.sasl = std::move(sasl);
   }
-  ref.start();
-  if (!ref.block_until_connected(20s)) throw std::runtime_error("could not connect to " + a.connect);
-  sample_threads();
-  return ref;
+  return cfg;
 }
 
 std::unique_ptr<zkr::InterProcessMutex> Context::mutex(zkr::CuratorFramework& c) const {
@@ -83,12 +98,14 @@ void Context::mark_start() {
   sample_threads();
   mntr_.begin();
   cpu0_ = cpu_ns();
+  switches0_ = context_switches();
   t0_ = now_ns();
 }
 
 void Context::mark_end(Result& r) {
   auto t1 = now_ns();
   r.cpu_ns = cpu_ns() - cpu0_;
+  r.context_switches = context_switches() - switches0_;
   r.seconds = double(t1 - t0_) / 1e9;
   mntr_.end();
   sample_threads();

@@ -34,10 +34,11 @@ class Context {
   const Options& options() const { return options_; }
 
   /// A new session on --connect (--session-timeout-ms, or `session_timeout_ms`), started and connected, with
-  /// the
-  /// --handler-executor and --tls-* settings; it lives until `close_sessions`.
+  /// the --handler-executor, --tls-* and --sasl-* settings; it lives until `close_sessions`.
   zkr::CuratorFramework& new_session();
   zkr::CuratorFramework& new_session(int session_timeout_ms);
+  /// The configuration `new_session` starts a session with (for a scenario that owns its sessions).
+  zkr::ClientConfig client_config(int session_timeout_ms);
   /// A plain mutex on --path, over the driver chosen with --lock-driver.
   std::unique_ptr<zkr::InterProcessMutex> mutex(zkr::CuratorFramework& c) const;
   /// One plain mutex on --path for each of `k` new sessions.
@@ -48,8 +49,8 @@ class Context {
   /// The scenario's own deadline: a few seconds before the --timeout-s watchdog fires.
   Clock::time_point deadline() const;
 
-  /// The measured part: `mark_start` just before it, `mark_end` just after (seconds, CPU time and the mntr
-  /// window into `r`). `start_ns()` is the start's clock.
+  /// The measured part: `mark_start` just before it, `mark_end` just after (seconds, CPU time, context
+  /// switches and the mntr window into `r`). `start_ns()` is the start's clock.
   void mark_start();
   void mark_end(Result& r);
   std::int64_t start_ns() const { return t0_; }
@@ -67,7 +68,7 @@ class Context {
   std::vector<std::unique_ptr<boost::asio::thread_pool>> pools_;  // --handler-executor; outlive the sessions
   std::vector<std::unique_ptr<zkr::CuratorFramework>> sessions_;
   MntrWindow mntr_;
-  std::int64_t cpu0_ = 0, t0_ = 0;
+  std::int64_t cpu0_ = 0, t0_ = 0, switches0_ = 0;
 };
 
 }  // namespace zkr_bench

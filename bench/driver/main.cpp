@@ -7,6 +7,8 @@
 //             [--session-timeout-ms MS] [--timeout-s S] [--mntr HOST:PORT] [--lock-driver default|standard]
 //             [--recipe latch|selector] [--mode close|kill] [--handler-executor io|thread|strand]
 //             [--tls-ca FILE --tls-cert FILE --tls-key FILE [--tls-key-password TEXT]]
+//             [--sasl-mechanism digest-md5|gssapi [--sasl-user U --sasl-password-file FILE]
+//              [--sasl-principal P --sasl-keytab FILE] [--sasl-server-host H]]
 //   zkr_bench --help | --list-scenarios
 //
 // Scenarios: one per file under scenarios/, listed in registry.cpp (zkr_bench --list-scenarios prints them
@@ -24,6 +26,9 @@
 // --tls-*: every session of the run (and of the failover leaders it spawns) connects over TLS
 // (ClientConfig::tls, docs/tls.md): CA, client certificate and key, all PEM, the key's passphrase when it is
 // encrypted. The runner reports such a driver as library "zkrecipes-tls" (run_bench.py --tls).
+// --sasl-*: every session authenticates with SASL (ClientConfig::sasl, docs/sasl.md): DIGEST-MD5 with a user
+// and a password file, or GSSAPI with a principal and a keytab (the realm's krb5.conf from $KRB5_CONFIG). The
+// runner reports such a driver as library "zkrecipes-sasl" or "zkrecipes-native-sasl" (run_bench.py --sasl).
 // --warmup: unmeasured pairs/handoffs before the measured part [100; drain 0]; for rwlock it is milliseconds
 // of unmeasured running [500].
 //
@@ -31,13 +36,14 @@
 //   {"library":"zkrecipes","scenario":...,"params":{...},"ops":n,"seconds":s,"ops_per_sec":x,
 //    "p50_us":...,"p99_us":...,"cpu_seconds":c,"fifo_ok":true|false|null,"extra":{...}}
 // cpu_seconds is the process's user+sys CPU time (CLOCK_PROCESS_CPUTIME_ID) during the measured part only
-// (extra.cpu_seconds_total: the whole process, from getrusage). With --mntr, ZooKeeper's `mntr` counters are
-// read just before and just after the measured part and extra.mntr holds the differences: reads
-// (zk_cnt_readlatency), writes (zk_cnt_updatelatency), watch_events (the zk_sum_node_*_watch_count sums) and
-// packets_received. extra.sessions and extra.total_ops let the runner estimate the same from counters read
-// around the whole run. extra.peak_rss_mb and extra.max_threads are reported for every scenario.
-// Exit status: 0 ok; 1 the run failed (message on stderr); 2 usage or unsupported scenario; 3 the --timeout-s
-// watchdog [600] fired.
+// (extra.cpu_seconds_total: the whole process, from getrusage); extra.context_switches the process's context
+// switches (every thread's, voluntary and not, from getrusage) during the same part. With --mntr, ZooKeeper's
+// `mntr` counters are read just before and just after the measured part and extra.mntr holds the differences:
+// reads (zk_cnt_readlatency), writes (zk_cnt_updatelatency), watch_events (the zk_sum_node_*_watch_count
+// sums) and packets_received. extra.sessions and extra.total_ops let the runner estimate the same from
+// counters read around the whole run. extra.peak_rss_mb and extra.max_threads are reported for every
+// scenario. Exit status: 0 ok; 1 the run failed (message on stderr); 2 usage or unsupported scenario; 3 the
+// --timeout-s watchdog [600] fired.
 
 #include <signal.h>
 #include <unistd.h>

@@ -22,6 +22,12 @@ std::int64_t cpu_ns() {
   return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+std::int64_t context_switches() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  return std::int64_t(ru.ru_nvcsw) + std::int64_t(ru.ru_nivcsw);
+}
+
 double rusage_cpu_seconds() {
   rusage ru{};
   ::getrusage(RUSAGE_SELF, &ru);

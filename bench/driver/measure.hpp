@@ -16,6 +16,8 @@ using Clock = std::chrono::steady_clock;
 std::int64_t now_ns();
 /// The process's user+sys CPU time (CLOCK_PROCESS_CPUTIME_ID) in ns.
 std::int64_t cpu_ns();
+/// The context switches of every thread of the process so far, voluntary and not (getrusage).
+std::int64_t context_switches();
 /// The whole process's user+sys CPU time from getrusage, in seconds.
 double rusage_cpu_seconds();
 /// VmHWM (peak resident set) in MiB, from /proc/self/status; -1 when unreadable.

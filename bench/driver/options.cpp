@@ -18,6 +18,8 @@ constexpr const char* usage_head =
     "                 [--mode close|kill|optimistic|promoted]\n"
     "                 [--handler-executor io|thread|strand]\n"
     "                 [--tls-ca FILE --tls-cert FILE --tls-key FILE [--tls-key-password TEXT]]\n"
+    "                 [--sasl-mechanism digest-md5|gssapi [--sasl-user U --sasl-password-file FILE]\n"
+    "                  [--sasl-principal P --sasl-keytab FILE] [--sasl-server-host H]]\n"
     "\n";
 
 constexpr const char* usage_options =
@@ -46,6 +48,13 @@ constexpr const char* usage_options =
     "  --tls-cert FILE       TLS: the client certificate (PEM)\n"
     "  --tls-key FILE        TLS: the client's private key (PEM)\n"
     "  --tls-key-password T  TLS: the passphrase of an encrypted key (a throwaway test one: it shows in ps)\n"
+    "  --sasl-mechanism M    authenticate every session with SASL (ClientConfig::sasl): digest-md5 or "
+    "gssapi\n"
+    "  --sasl-user U         DIGEST-MD5: the user\n"
+    "  --sasl-password-file F  DIGEST-MD5: the file holding the password\n"
+    "  --sasl-principal P    GSSAPI: the client's principal (krb5.conf from $KRB5_CONFIG)\n"
+    "  --sasl-keytab F       GSSAPI: the keytab holding the principal's keys\n"
+    "  --sasl-server-host H  the server's host name in the exchange (SaslConfig::server_host)\n"
     "Prints one JSON line. Exit status: 0 ok, 1 failed, 2 usage, 3 timed out.\n";
 
 /// The usage: the scenario names come from the registry, wrapped under "scenarios: ".
@@ -71,10 +80,22 @@ std::string scenario_listing() {
   std::exit(status);
 }
 
-std::vector<std::string> Options::tls_argv() const {
-  if (!tls()) return {};
-  std::vector<std::string> v{"--tls-ca", tls_ca, "--tls-cert", tls_cert, "--tls-key", tls_key};
-  if (!tls_key_password.empty()) v.insert(v.end(), {"--tls-key-password", tls_key_password});
+std::vector<std::string> Options::security_argv() const {
+  std::vector<std::string> v;
+  if (tls()) {
+    v.insert(v.end(), {"--tls-ca", tls_ca, "--tls-cert", tls_cert, "--tls-key", tls_key});
+    if (!tls_key_password.empty()) v.insert(v.end(), {"--tls-key-password", tls_key_password});
+  }
+  if (sasl()) {
+    v.insert(v.end(), {"--sasl-mechanism", sasl_mechanism});
+    for (const auto& [flag, value] : {std::pair{"--sasl-user", &sasl_user},
+                                      {"--sasl-password-file", &sasl_password_file},
+                                      {"--sasl-principal", &sasl_principal},
+                                      {"--sasl-keytab", &sasl_keytab},
+                                      {"--sasl-server-host", &sasl_server_host}}) {
+      if (!value->empty()) v.insert(v.end(), {flag, *value});
+    }
+  }
   return v;
 }
 
@@ -132,6 +153,18 @@ Options parse_options(int argc, char** argv) {
       a.tls_key = v;
     else if (k == "--tls-key-password")
       a.tls_key_password = v;
+    else if (k == "--sasl-mechanism")
+      a.sasl_mechanism = v;
+    else if (k == "--sasl-user")
+      a.sasl_user = v;
+    else if (k == "--sasl-password-file")
+      a.sasl_password_file = v;
+    else if (k == "--sasl-principal")
+      a.sasl_principal = v;
+    else if (k == "--sasl-keytab")
+      a.sasl_keytab = v;
+    else if (k == "--sasl-server-host")
+      a.sasl_server_host = v;
     else if (k == "--recipe") {
       if (v != "latch" && v != "selector" && v != "curator" && v != "tree")
         die(2, "--recipe: latch, selector, curator or tree, not " + v);
@@ -171,6 +204,13 @@ Options parse_options(int argc, char** argv) {
     die(2, "--tls-cert, --tls-key and --tls-key-password need --tls-ca");
   if (a.tls() && !zkr::tls_supported())
     die(2, "--tls-ca: this zkrecipes is built without TLS (ZKR_ZOOKEEPER_TLS)");
+  if (a.sasl() && a.sasl_mechanism != "digest-md5" && a.sasl_mechanism != "gssapi")
+    die(2, "--sasl-mechanism: digest-md5 or gssapi, not " + a.sasl_mechanism);
+  if (!a.sasl() &&
+      !(a.sasl_user + a.sasl_password_file + a.sasl_principal + a.sasl_keytab + a.sasl_server_host).empty())
+    die(2,
+        "--sasl-user, --sasl-password-file, --sasl-principal, --sasl-keytab and --sasl-server-host need "
+        "--sasl-mechanism");
   return a;
 }
 

@@ -23,10 +23,13 @@ struct Options {
   std::string mode = "close";    // failover: close | kill; increments: optimistic | promoted (parse sets it)
   std::string handler_executor = "io";                      // io | thread | strand
   std::string tls_ca, tls_cert, tls_key, tls_key_password;  // --tls-*; TLS when tls_ca is given
+  // --sasl-*: SASL when sasl_mechanism is given (digest-md5 or gssapi)
+  std::string sasl_mechanism, sasl_user, sasl_password_file, sasl_principal, sasl_keytab, sasl_server_host;
 
   bool tls() const { return !tls_ca.empty(); }
-  /// The --tls-* options as given, for the processes this one spawns.
-  std::vector<std::string> tls_argv() const;
+  bool sasl() const { return !sasl_mechanism.empty(); }
+  /// The --tls-* and --sasl-* options as given, for the processes this one spawns.
+  std::vector<std::string> security_argv() const;
 };
 
 /// `value` when given (>= 0), else the scenario's default.

@@ -7,7 +7,7 @@ const std::vector<Scenario>& scenarios() {
       uncontended_scenario(), contended_scenario(),    drain_scenario(),      semaphore_mutex_scenario(),
       rwlock_scenario(),      multilock_scenario(),    async10k_scenario(),   failover_scenario(),
       async_scenario(),       slow_handler_scenario(), increments_scenario(), cache_populate_scenario(),
-      cache_init_scenario(),  cache_events_scenario()};
+      cache_init_scenario(),  cache_events_scenario(), connect_scenario()};
   return all;
 }
 

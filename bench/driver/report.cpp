@@ -22,6 +22,7 @@ void write_result_line(std::ostream& os, Context& ctx, Result r) {
     params.emplace_back("nodes", param(a.nodes));
     params.emplace_back("recipe", a.recipe);
   }
+  if (r.context_switches >= 0) r.extra.emplace_back("context_switches", Json(double(r.context_switches)));
   r.extra.emplace_back("cpu_seconds_total", rusage_cpu_seconds());
   r.extra.emplace_back("peak_rss_mb", peak_rss_mb());
   r.extra.emplace_back("max_threads", max_threads());

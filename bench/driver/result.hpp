@@ -16,6 +16,7 @@ struct Result {
   std::vector<std::int64_t> lat_ns;
   std::optional<bool> fifo_ok;
   std::int64_t cpu_ns = 0;
+  std::int64_t context_switches = -1;  ///< the process's, during the measured part (-1: not measured)
   JsonObject extra;
 };
 

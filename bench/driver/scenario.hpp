@@ -15,7 +15,7 @@ struct Scenario {
   /// One line: what it measures (zkr_bench --list-scenarios).
   const char* help;
   /// The options it reads besides --connect, --scenario, --path, --timeout-s, --session-timeout-ms, --mntr,
-  /// --handler-executor and --tls-*, which every scenario honours.
+  /// --handler-executor, --tls-* and --sasl-*, which every scenario honours.
   std::vector<const char*> options;
   Result (*run)(Context&);
 };
@@ -43,5 +43,6 @@ Scenario increments_scenario();
 Scenario cache_populate_scenario();
 Scenario cache_init_scenario();
 Scenario cache_events_scenario();
+Scenario connect_scenario();
 
 }  // namespace zkr_bench

@@ -1,6 +1,6 @@
 """The benchmark cases: what each runs (scenario, driver options, libraries) at full and --quick sizes."""
 
-from .common import DEFAULT_LIBRARIES, NATIVE_LIBRARY, TLS_LIBRARIES, WITH_STANDARD
+from .common import DEFAULT_LIBRARIES, NATIVE_LIBRARY, SASL_LIBRARIES, TLS_LIBRARIES, WITH_STANDARD
 
 
 FAILOVER_LIBRARIES = ["zkrecipes", "curator"]
@@ -43,6 +43,13 @@ def cache_cases(quick):
                     {"nodes": leaves, "ops": changes, "warmup": warm, "recipe": recipe, "_tree": "events-%d" % leaves},
                     CACHE_LIBRARIES[recipe]))
     return out
+
+
+def connect_cases(quick):
+    """The connection set-up case (run only when named, --only connect): sessions started one at a time, the
+    time from start() to CONNECTED (with --sasl, the exchange included), each session closed after."""
+    return [("connect", "connect", "connection set-up (start to CONNECTED)",
+             {"ops": 20 if quick else 300, "warmup": 5 if quick else 20}, ["zkrecipes", "zkrecipes-mt"])]
 
 
 def cases(quick):
@@ -94,14 +101,16 @@ def cases(quick):
 
 def case_libraries(case):
     """The libraries a case runs: those it names (or DEFAULT_LIBRARIES), and the TLS library of each plain one
-    among them and the native transport beside zkrecipes (only the lock and cache cases: not failover, whose
-    drivers spawn leaders of their own, nor the ladder; no TLS library in the cache cases). A library runs only where the run has its driver (--libraries)."""
+    among them, the native transport beside zkrecipes and the SASL library of each plain one (only the lock and
+    cache cases: not failover, whose drivers spawn leaders of their own, nor the ladder; no TLS library in the
+    cache cases). A library runs only where the run has its driver (--libraries)."""
     libs = list(case[4] or DEFAULT_LIBRARIES)
     if case[1] != "failover" and "_ladder" not in case[3]:
         if "_tree" not in case[3]:
             libs += [tls for tls, plain in TLS_LIBRARIES.items() if plain in libs]
         if "zkrecipes" in libs:
             libs.append(NATIVE_LIBRARY)
+        libs += [sasl for sasl, plain in SASL_LIBRARIES.items() if plain in libs]
     return libs
 
 
@@ -113,10 +122,10 @@ def select_cases(quick, only):
     if not only:
         return cases(quick)
     want = {x.strip() for x in only.split(",")}
-    every = cases(quick) + failover_cases(quick) + cache_cases(quick)
+    every = cases(quick) + failover_cases(quick) + cache_cases(quick) + connect_cases(quick)
     return [c for c in every
             if c[0] in want or c[1] in want or ("cache" in want and c[1].startswith("cache-"))] or None
 
 
 def case_ids(quick):
-    return [c[0] for c in cases(quick) + failover_cases(quick) + cache_cases(quick)]
+    return [c[0] for c in cases(quick) + failover_cases(quick) + cache_cases(quick) + connect_cases(quick)]

@@ -20,9 +20,14 @@ NATIVE_LIBRARY = "zkrecipes-native"
 # "zkrecipes-tls" / "curator-tls": "zkrecipes" / "curator" connecting over TLS to the server's secureClientPort
 # (--tls only). Each runs in the lock cases that run its plain counterpart.
 TLS_LIBRARIES = {"zkrecipes-tls": "zkrecipes", "curator-tls": "curator"}
+# "zkrecipes-sasl" / "zkrecipes-native-sasl": "zkrecipes" / "zkrecipes-native" authenticating with SASL
+# (--sasl digest-md5|gssapi: the server offers that mechanism without requiring it, so the plain libraries share
+# it). Each runs in the cases that run its plain counterpart.
+SASL_LIBRARIES = {"zkrecipes-sasl": "zkrecipes", "zkrecipes-native-sasl": "zkrecipes-native"}
 # The order of the libraries in a case (the reps rotate from it) and in the table: each TLS library beside its
 # plain counterpart. Without --tls it is LIBRARIES'.
-ORDER = ["zkrecipes", "zkrecipes-tls", "zkrecipes-mt", "zkrecipes-native", "zkrecipes-standard", "curator", "curator-tls", "kazoo"]
+ORDER = ["zkrecipes", "zkrecipes-tls", "zkrecipes-sasl", "zkrecipes-mt", "zkrecipes-native", "zkrecipes-native-sasl",
+         "zkrecipes-standard", "curator", "curator-tls", "kazoo"]
 DEFAULT_LIBRARIES = ["zkrecipes", "zkrecipes-mt", "curator", "kazoo"]  # the libraries of a case that names none
 WITH_STANDARD = ["zkrecipes", "zkrecipes-mt", "zkrecipes-standard", "curator", "kazoo"]
 WATCH_KEYS = ("zk_sum_node_created_watch_count", "zk_sum_node_deleted_watch_count",

@@ -9,18 +9,22 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .common import BENCH, CLIENT_JARS, NATIVE_LIBRARY, REPO, TLS_LIBRARIES, SetupError, log
+from .common import BENCH, CLIENT_JARS, NATIVE_LIBRARY, REPO, SASL_LIBRARIES, TLS_LIBRARIES, SetupError, log
 
 
 class Driver:
-    def __init__(self, name, argv, supports_mntr, tls=None):
+    def __init__(self, name, argv, supports_mntr, tls=None, sasl=None):
         self.name = name
         self.argv = argv
         self.supports_mntr = supports_mntr
         # A TLS driver: a function of the server's Pki giving its command line; it connects to the secure port.
         self.tls = tls
+        # A SASL driver: a function of the server's SASL description giving its command line.
+        self.sasl = sasl
 
     def command(self, server):
+        if self.sasl:
+            return self.sasl(server.sasl)
         return self.tls(server.pki) if self.tls else list(self.argv)
 
     def connect_port(self, server):
@@ -64,6 +68,20 @@ def curator_tls_argv(argv, jar_dir):
         raise SetupError("%s not found (Debian: libnetty-java)" % ", ".join(missing))
     java, cp_flag, cp, main_class = argv
     return lambda pki: [java] + pki.java_properties() + [cp_flag, cp + ":" + ":".join(jars), main_class]
+
+
+def sasl_argv(argv):
+    """A zkr_bench command line that authenticates with SASL: a function of the "sasl" object zkr_bench_server
+    printed (DIGEST-MD5's user and password file, or GSSAPI's principal, keytab, server host and the realm's
+    krb5.conf, given to MIT's library as $KRB5_CONFIG)."""
+    def make(info):
+        opts = ["--sasl-mechanism", info["mechanism"]]
+        for key in ("user", "password_file", "principal", "keytab", "server_host"):
+            if info.get(key):
+                opts += ["--sasl-" + key.replace("_", "-"), info[key]]
+        env = ["env", "KRB5_CONFIG=" + info["krb5_conf"]] if info.get("krb5_conf") else []
+        return env + list(argv) + opts
+    return make
 
 
 def find_kazoo_python():
@@ -114,6 +132,16 @@ def make_drivers(args, notes):
         d, _ = zkr_driver("zkrecipes-mt", args.zkr_bench_mt, notes, "--zkr-bench-mt")
         if d:
             drivers["zkrecipes-mt"] = d
+    for lib, plain in SASL_LIBRARIES.items():
+        if lib not in wanted:
+            continue
+        if not args.sasl:
+            notes.append("%s skipped: no --sasl given" % lib)
+        elif plain in drivers:
+            d = drivers[plain]
+            drivers[lib] = Driver(lib, d.argv, d.supports_mntr, sasl=sasl_argv(d.argv))
+        else:
+            notes.append("%s skipped: it runs beside %s, which this run has not" % (lib, plain))
     for lib in TLS_LIBRARIES:
         if lib in wanted and not args.tls:
             notes.append("%s skipped: no --tls given" % lib)

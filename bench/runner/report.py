@@ -218,6 +218,8 @@ def write_markdown(path, table, meta, notes, plot_note, png_name, rows=(), ftabl
         "acquire (contended), or the time between consecutive acquisitions (drain).",
         "- CPU µs/op: the client process's user+sys CPU time during the measured part, per operation "
         "(JVM JIT and GC threads included for Curator).",
+        "- context switches/op: the client process's context switches (every thread's, voluntary and not, from "
+        "`getrusage`) during the measured part, per operation: zkrecipes's drivers only (— for Curator and kazoo).",
         "- ZK reads/op, writes/op, watch events/op: from the server's `mntr` counters "
         "(`zk_cnt_readlatency`, `zk_cnt_updatelatency`, the `zk_sum_node_*_watch_count` sums), read by "
         "the driver just before and after its measured part. `~` marks estimates from counters read "

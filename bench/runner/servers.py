@@ -62,14 +62,17 @@ class TlsFiles:
 
 
 class BenchServer:
-    """One standalone ZooKeeper on 127.0.0.1 (tickTime 2000, forceSync=yes), with a TLS port when `tls`: a
+    """One standalone ZooKeeper on 127.0.0.1 (tickTime 2000, forceSync=yes), with a TLS port when `tls` and SASL
+    offered when `sasl` (the mechanism): a
     zkr_bench_server child that prints where it listens and stops the server at the end of its stdin."""
 
-    def __init__(self, helper, workdir, port=None, tls=False, start_timeout_s=120):
+    def __init__(self, helper, workdir, port=None, tls=False, start_timeout_s=120, sasl=None):
         self.helper = helper
         self.workdir = Path(workdir)
         self.requested_port = port
         self.tls = tls
+        self.sasl_mechanism = sasl  # None, "digest-md5" or "gssapi"
+        self.sasl = None  # with sasl: zkr_bench_server's description of the SASL user (its "sasl" object)
         self.start_timeout_s = start_timeout_s
         self.proc = None
         self.info = None
@@ -85,6 +88,8 @@ class BenchServer:
             argv += ["--port", str(self.requested_port)]
         if self.tls:
             argv.append("--tls")
+        if self.sasl_mechanism:
+            argv += ["--sasl", self.sasl_mechanism]
         with open(self.stderr_path, "ab") as err:
             self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
                                          start_new_session=True)
@@ -98,6 +103,8 @@ class BenchServer:
         if self.tls:
             self.secure_port = self.info["secure_ports"][0]
             self.pki = TlsFiles(self.info["tls"])
+        if self.sasl_mechanism:
+            self.sasl = self.info["sasl"]
 
     def _first_line(self):
         deadline = time.monotonic() + self.start_timeout_s

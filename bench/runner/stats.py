@@ -75,11 +75,14 @@ def rows_of(case, lib, runs):
     def agg(name, rate, p50, p99):
         rates = [rate(r["result"]) for r in ok]
         rates = [x for x in rates if x is not None]
-        cpu = []
+        cpu, switches = [], []
         for r in ok:
             res = r["result"]
             if res.get("cpu_seconds") is not None and res.get("ops"):
                 cpu.append(res["cpu_seconds"] / res["ops"] * 1e6)
+            cs = (res.get("extra") or {}).get("context_switches")
+            if isinstance(cs, (int, float)) and res.get("ops"):
+                switches.append(cs / res["ops"])
         fifo = [r["result"].get("fifo_ok") for r in ok]
         fifo = None if all(f is None for f in fifo) else all(f is True for f in fifo)
         return {
@@ -90,6 +93,7 @@ def rows_of(case, lib, runs):
             "p50_us": median([p50(r["result"]) for r in ok]),
             "p99_us": median([p99(r["result"]) for r in ok]),
             "cpu_us_per_op": median(cpu),
+            "switches_per_op": median(switches) if switches else None,
             "reads_per_op": median([r["requests"]["reads"] for r in ok]),
             "writes_per_op": median([r["requests"]["writes"] for r in ok]),
             "watches_per_op": median([r["requests"]["watches"] for r in ok]),

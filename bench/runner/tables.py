@@ -19,8 +19,8 @@ def ms(us):
 
 def markdown_table(rows):
     head = ("| scenario | library | ops/s median [min..max] | × Curator | p50 / p99 µs | CPU µs/op "
-            "| ZK reads/op | ZK writes/op | watch events/op | FIFO |")
-    lines = [head, "|---|---|---:|---:|---:|---:|---:|---:|---:|:---:|"]
+            "| context switches/op | ZK reads/op | ZK writes/op | watch events/op | FIFO |")
+    lines = [head, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|:---:|"]
     last = None
     for r in rows:
         approx = "~" if r["requests_source"] == "approx" else ""
@@ -31,10 +31,10 @@ def markdown_table(rows):
             if r["failures"]:
                 rate += " (%d failed)" % r["failures"]
         fifo = "" if r["fifo_ok"] is None else ("yes" if r["fifo_ok"] else "**NO**")
-        lines.append("| %s | %s | %s | %s | %s / %s | %s | %s%s | %s%s | %s%s | %s |" % (
+        lines.append("| %s | %s | %s | %s | %s / %s | %s | %s | %s%s | %s%s | %s%s | %s |" % (
             r["row"] if r["row"] != last else "", r["library"], rate,
             fmt(r.get("ratio_vs_curator"), 2), fmt(r["p50_us"]), fmt(r["p99_us"]),
-            fmt(r["cpu_us_per_op"]), approx, fmt(r["reads_per_op"], 1), approx,
+            fmt(r["cpu_us_per_op"]), fmt(r.get("switches_per_op"), 1), approx, fmt(r["reads_per_op"], 1), approx,
             fmt(r["writes_per_op"], 1), approx, fmt(r["watches_per_op"], 2), fifo))
         last = r["row"]
     return "\n".join(lines)
@@ -105,7 +105,7 @@ def cache_table(rows):
 
 def write_csv(path, rows):
     cols = ["case", "scenario", "row", "library", "reps", "failures", "ops_per_sec", "ops_min", "ops_max",
-            "ratio_vs_curator", "p50_us", "p99_us", "cpu_us_per_op", "reads_per_op", "writes_per_op",
+            "ratio_vs_curator", "p50_us", "p99_us", "cpu_us_per_op", "switches_per_op", "reads_per_op", "writes_per_op",
             "watches_per_op", "packets_per_op", "requests_source", "fifo_ok", "peak_rss_mb", "max_threads",
             # failover rows only (p50_us / p99_us: from the leader's end to the next leader)
             "failovers", "mode", "session_timeout_ms", "min_ms", "max_ms", "notice_p50_ms", "notice_p99_ms",

@@ -1,5 +1,6 @@
-"""The targets of issues 5 and 25, checked on the medians of this run (ratios against Curator, or between the
-two C client flavours, taken in the same run)."""
+"""The targets of issues 5, 25 and 38, checked on the medians of this run (ratios against Curator, between the
+two C client flavours, or between the native transport and the single-threaded C client, taken in the same
+run)."""
 
 from .tables import fmt
 
@@ -135,6 +136,49 @@ def targets(rows):
                                                    fmt(z["cpu_us_per_op"]), unit),
                     verdict(r is not None and (r <= bound if at_most else r >= bound))))
     out += against_curator("zkrecipes-mt", " [zkrecipes-mt]")
+    out += native_targets(rows, get, ratio, verdict)
+    out += against_curator("zkrecipes-native", " [zkrecipes-native]")
+    return out
+
+
+def native_targets(rows, get, ratio, verdict):
+    """Issue 38: the native transport against the single-threaded C client, in the same run."""
+    out = []
+    st = {(r["case"], r["row"]): r for r in rows if r["library"] == "zkrecipes" and r["reps"]}
+    pairs = [(st[(r["case"], r["row"])], r) for r in rows
+             if r["library"] == "zkrecipes-native" and r["reps"] and (r["case"], r["row"]) in st]
+    if pairs:
+        shown, below = [], []
+        for z, n in pairs:
+            r = ratio(n["ops_per_sec"], z["ops_per_sec"])
+            shown.append("%s %s×" % (n["row"], fmt(r, 2)))
+            # Within noise: below the median, but the native runs' best reaches the C client's worst.
+            if r is None or (r < 1 and not (n["ops_max"] is not None and z["ops_min"] is not None
+                                            and n["ops_max"] >= z["ops_min"])):
+                below.append(n["row"])
+        out.append(("native transport: ops/s ≥ the single-threaded C client's on every row (within noise: "
+                    "where its median is lower, its best run reaches the other's worst)",
+                    "; ".join(shown) + ("; below, outside the noise: " + ", ".join(below) if below else ""),
+                    verdict(not below)))
+    z, n = get("uncontended", "zkrecipes"), get("uncontended", "zkrecipes-native")
+    if z and n:
+        r = ratio(n["p50_us"], z["p50_us"])
+        out.append(("native transport: uncontended pair p50 ≤ the single-threaded C client's (the same 3 requests: "
+                    "the C client's floor)",
+                    "p50 %s µs vs %s µs (%s×)" % (fmt(n["p50_us"]), fmt(z["p50_us"]), fmt(r, 2)),
+                    verdict(r is not None and r <= 1)))
+    for case, label in (("uncontended", "pair"), ("contended-8", "K=8 handoff")):
+        z, n = get(case, "zkrecipes"), get(case, "zkrecipes-native")
+        if not (z and n):
+            continue
+        rc = ratio(n["cpu_us_per_op"], z["cpu_us_per_op"])
+        rs = ratio(n.get("switches_per_op"), z.get("switches_per_op"))
+        out.append(("native transport: client CPU and context switches per %s ≤ the single-threaded C client's"
+                    % label,
+                    "CPU %s vs %s µs (%s×); context switches %s vs %s (%s×)"
+                    % (fmt(n["cpu_us_per_op"]), fmt(z["cpu_us_per_op"]), fmt(rc, 2),
+                       fmt(n.get("switches_per_op"), 1), fmt(z.get("switches_per_op"), 1), fmt(rs, 2)),
+                    verdict(None if rc is None or rs is None else (rc <= 1 and rs <= 1))))
     return out
 
 
@@ -143,10 +187,12 @@ def targets_markdown(rows):
     if not t:
         return []
     lines = ["## Targets", "",
-             "The targets of issue 5 (and issue 25's, between the two C client flavours), checked automatically "
+             "The targets of issue 5 (and issue 25's, between the two C client flavours, and issue 38's, between "
+             "the native transport and the single-threaded C client), checked automatically "
              "on this run's medians (ratios against Curator "
              "from the same run). Issue 25 asks both flavours to keep the targets against Curator: the rows "
-             "marked [zkrecipes-mt] check them on the multi-threaded C client.", "",
+             "marked [zkrecipes-mt] check them on the multi-threaded C client, [zkrecipes-native] on the native "
+             "transport.", "",
              "| target | measured | verdict |", "|---|---|---|"]
     lines += ["| %s | %s | %s |" % row for row in t]
     return lines + [""]

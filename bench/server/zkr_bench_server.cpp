@@ -2,19 +2,24 @@
 // that bench/run_bench.py keeps no server lifecycle or certificate authority of its own.
 //
 //   zkr_bench_server [--servers N] [--port P] [--data-dir DIR] [--tick-ms MS] [--force-sync yes|no] [--tls]
-//                    [--start-timeout-s S]
+//                    [--sasl digest-md5|gssapi] [--start-timeout-s S]
 //
 // Starts a TestingServer (--servers 1, the default) or a TestingCluster of N members on 127.0.0.1, set up as
 // the benchmark's server always was: tickTime 2000 ms, forceSync=yes, ZooKeeper's own container check
 // interval and the JVM's default flags. With --tls the servers also open a secureClientPort, with a
 // TestCertificates PKI (made in DIR/pki when --data-dir is given) and one client certificate ("bench", an
-// encrypted PEM key and a PKCS12 store) for every TLS client of the run. Once every server serves, prints one
-// JSON line on stdout:
+// encrypted PEM key and a PKCS12 store) for every TLS client of the run. With --sasl the servers offer SASL
+// without requiring it (SaslServerOptions::required = false: plain and SASL clients of one run share them):
+// DIGEST-MD5 with one user "bench" (a random password, in a file), or GSSAPI with a TestKdc realm of its own,
+// the server's principal zookeeper/localhost and a client principal "bench" with its keytab. Once every
+// server serves, prints one JSON line on stdout:
 //
 //   {"connect":"127.0.0.1:P[,...]","ports":[P,...],"pids":[...],"data_dir":DIR,"logs":[...],
 //    "secure_connect":...,"secure_ports":[...],                                   (--tls only)
 //    "tls":{"ca","cert","key","key_password","key_store","key_store_password",    (--tls only)
-//           "trust_store","trust_store_password"}}
+//           "trust_store","trust_store_password"},
+//    "sasl":{"mechanism","user","password_file" | "principal","keytab","krb5_conf","server_host"}} (--sasl
+//    only)
 //
 // then stops the servers (SIGTERM, SIGKILL after a few seconds) and exits 0 at the end of its stdin or on
 // SIGTERM, SIGINT or SIGHUP. The servers also die with this process (the fixture's PR_SET_PDEATHSIG).
@@ -30,12 +35,15 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <zkr/testing/test_certificates.hpp>
+#include <zkr/testing/test_kdc.hpp>
 #include <zkr/testing/testing_cluster.hpp>
 #include <zkr/testing/testing_server.hpp>
 
@@ -50,7 +58,7 @@ using zkr_bench::JsonObject;
 
 constexpr const char* usage =
     "usage: zkr_bench_server [--servers N] [--port P] [--data-dir DIR] [--tick-ms MS] [--force-sync yes|no]\n"
-    "                        [--tls] [--start-timeout-s S]\n"
+    "                        [--tls] [--sasl digest-md5|gssapi] [--start-timeout-s S]\n"
     "Starts the benchmark's ZooKeeper server(s), prints one JSON line (connect string, ports, TLS files),\n"
     "stops them at the end of stdin or on SIGTERM.\n";
 
@@ -61,6 +69,7 @@ struct Args {
   int tick_ms = 2000;
   bool force_sync = true;
   bool tls = false;
+  std::string sasl;  // "", "digest-md5" or "gssapi"
   int start_timeout_s = 60;
 };
 
@@ -99,7 +108,10 @@ Args parse(int argc, char** argv) {
       a.tick_ms = int(number(1, 60000));
     else if (k == "--start-timeout-s")
       a.start_timeout_s = int(number(1, 3600));
-    else if (k == "--force-sync") {
+    else if (k == "--sasl") {
+      if (v != "digest-md5" && v != "gssapi") usage_error("--sasl: digest-md5 or gssapi, not " + v);
+      a.sasl = v;
+    } else if (k == "--force-sync") {
       if (v != "yes" && v != "no") usage_error("--force-sync: yes or no, not " + v);
       a.force_sync = v == "yes";
     } else
@@ -208,15 +220,38 @@ int run(const Args& a) {
     client = pki->client("bench");
     options.tls = pki->server_options();
   }
+  std::unique_ptr<zt::TestKdc> kdc;  // outlives the servers
+  JsonObject sasl;
+  std::string password;
+  if (a.sasl == "gssapi") {
+    kdc = std::make_unique<zt::TestKdc>();
+    options.sasl = kdc->server_options("localhost");
+    sasl = {{"mechanism", a.sasl},
+            {"principal", kdc->principal("bench")},
+            {"keytab", kdc->add_principal("bench").string()},
+            {"krb5_conf", kdc->krb5_conf().string()},
+            {"server_host", "localhost"}};
+  } else if (a.sasl == "digest-md5") {
+    std::random_device rd;
+    for (int i = 0; i < 24; ++i) password += "0123456789abcdef"[rd() % 16];
+    options.sasl = zt::SaslServerOptions{.digest_users = {{"bench", password}}};
+  }
+  if (options.sasl) options.sasl->required = false;
   Servers servers;
   if (a.servers == 1)
     servers.server = std::make_unique<zt::TestingServer>(options);
   else
     servers.cluster = std::make_unique<zt::TestingCluster>(a.servers, options);
+  if (a.sasl == "digest-md5") {
+    const auto file = servers.root() / "bench-sasl-password";  // removed with the servers' data
+    std::ofstream(file) << password;
+    sasl = {{"mechanism", a.sasl}, {"user", "bench"}, {"password_file", file.string()}};
+  }
 
+  JsonObject out = describe(servers, a.tls ? &client : nullptr, a.tls ? &*options.tls : nullptr);
+  if (!a.sasl.empty()) out.emplace_back("sasl", std::move(sasl));
   std::ostringstream line;
-  zkr_bench::write_json(line,
-                        Json(describe(servers, a.tls ? &client : nullptr, a.tls ? &*options.tls : nullptr)));
+  zkr_bench::write_json(line, Json(std::move(out)));
   std::cout << line.str() << std::endl;
 
   wait_for_stop();

@@ -72,7 +72,7 @@ Result run(Context& ctx) {
                                          std::to_string(a.session_timeout_ms),
                                          "--timeout-s",
                                          std::to_string(a.timeout_s)};
-    for (auto& v : a.tls_argv()) leader_argv.push_back(std::move(v));
+    for (auto& v : a.security_argv()) leader_argv.push_back(std::move(v));
     LeaderProcess leader(leader_argv);
     const std::string leading = leader.read_line(Clock::now() + 60s);
     if (leading.rfind("LEADING /", 0) != 0)

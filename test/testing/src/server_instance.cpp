@@ -173,9 +173,10 @@ void ServerInstance::write_tls_config(std::ostream& cfg) const {
 
 // Unknown zoo.cfg keys become zookeeper.* system properties: enforce.auth.* is zookeeper.enforce.auth.*.
 void ServerInstance::write_sasl_config(std::ostream& cfg) const {
-  cfg << "authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider\n"
-      << "enforce.auth.enabled=true\n"
-      << "enforce.auth.schemes=sasl\n";
+  cfg << "authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider\n";
+  if (sasl_->required)
+    cfg << "enforce.auth.enabled=true\n"
+        << "enforce.auth.schemes=sasl\n";
   auto quotable = [](const std::string& s) { return s.find_first_of("\"\\") == std::string::npos; };
   std::string jaas = "Server {\n  ";
   if (const auto& krb = sasl_->kerberos) {
