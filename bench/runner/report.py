@@ -186,6 +186,22 @@ def write_markdown(path, table, meta, notes, plot_note, png_name, rows=(), ftabl
            meta.get("python") or "—", zkr_description(meta)),
         "",
     ]
+    if meta.get("sasl") == "digest-md5":
+        lines[-1:-1] = [
+            "- SASL (`--sasl digest-md5`): the server offers DIGEST-MD5 (`SASLAuthenticationProvider`, a JAAS "
+            "`Server` section with one user) without requiring it (`SaslServerOptions::required = false`), so "
+            "plain and SASL clients share it. zkrecipes-sasl and zkrecipes-native-sasl are the same zkr_bench with "
+            "`--sasl-mechanism digest-md5 --sasl-user --sasl-password-file` (`ClientConfig::sasl`)."]
+    elif meta.get("sasl") == "gssapi":
+        lines[-1:-1] = [
+            "- SASL (`--sasl gssapi`): a Kerberos realm of its own (MIT `krb5kdc` on 127.0.0.1, test/testing's "
+            "`TestKdc`), the server's principal `zookeeper/localhost` with its keytab, offered without being "
+            "required (`SaslServerOptions::required = false`), so plain and SASL clients share the server. "
+            "zkrecipes-sasl and zkrecipes-native-sasl are the same zkr_bench with `--sasl-mechanism gssapi "
+            "--sasl-principal --sasl-keytab --sasl-server-host localhost` and `KRB5_CONFIG` naming the realm's "
+            "krb5.conf. Every session of the connect case is a new client with a ticket cache of its own: its "
+            "set-up includes getting the ticket-granting ticket from the keytab and the service ticket from the "
+            "KDC (a reconnection of a client reuses both)."]
     if meta.get("tls"):
         lines[-1:-1] = [
             "- TLS (`--tls`): the server also listens on a `secureClientPort` (`ssl.clientAuth=need`, PKCS12 "
@@ -245,6 +261,15 @@ def write_markdown(path, table, meta, notes, plot_note, png_name, rows=(), ftabl
         if meta.get("tls"):
             lines[-1:-1] = ["- zkrecipes-tls, curator-tls: zkrecipes and Curator connecting over TLS (see Setup); "
                             "their × Curator still divides by plain Curator's figure."]
+        if meta.get("sasl"):
+            lines[-1:-1] = ["- zkrecipes-sasl, zkrecipes-native-sasl: zkrecipes on the C client and on the native "
+                            "transport authenticating with SASL (see Setup), beside the same drivers in plain "
+                            "text on the same server."]
+        if any(r["scenario"] == "connect" for r in rows):
+            lines[-1:-1] = ["- connection set-up: sessions started one at a time, each closed after; p50 / p99 "
+                            "from `start()` to CONNECTED (the TCP connection, the session handshake and any SASL "
+                            "exchange: CONNECTED comes only once authenticated); ops/s: sessions set up per "
+                            "second; ZK writes/op: the session's creation and its close."]
     if table:
         lines += tls_markdown(rows)
         lines += counters_markdown(rows)

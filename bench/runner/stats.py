@@ -94,6 +94,10 @@ def rows_of(case, lib, runs):
             "p99_us": median([p99(r["result"]) for r in ok]),
             "cpu_us_per_op": median(cpu),
             "switches_per_op": median(switches) if switches else None,
+            # the reps' spread, for the targets' noise rule (targets.py)
+            "cpu_min": min(cpu) if cpu else None, "cpu_max": max(cpu) if cpu else None,
+            "switches_min": min(switches) if switches else None,
+            "switches_max": max(switches) if switches else None,
             "reads_per_op": median([r["requests"]["reads"] for r in ok]),
             "writes_per_op": median([r["requests"]["writes"] for r in ok]),
             "watches_per_op": median([r["requests"]["watches"] for r in ok]),

@@ -145,8 +145,10 @@ def native_targets(rows, get, ratio, verdict):
     """Issue 38: the native transport against the single-threaded C client, in the same run."""
     out = []
     st = {(r["case"], r["row"]): r for r in rows if r["library"] == "zkrecipes" and r["reps"]}
+    # drain-1's rate is one handoff's (the case counts the reads after a wake-up): no row to compare rates on.
     pairs = [(st[(r["case"], r["row"])], r) for r in rows
-             if r["library"] == "zkrecipes-native" and r["reps"] and (r["case"], r["row"]) in st]
+             if r["library"] == "zkrecipes-native" and r["reps"] and (r["case"], r["row"]) in st
+             and r["case"] != "drain-1"]
     if pairs:
         shown, below = [], []
         for z, n in pairs:
@@ -157,7 +159,8 @@ def native_targets(rows, get, ratio, verdict):
                                             and n["ops_max"] >= z["ops_min"])):
                 below.append(n["row"])
         out.append(("native transport: ops/s ≥ the single-threaded C client's on every row (within noise: "
-                    "where its median is lower, its best run reaches the other's worst)",
+                    "where its median is lower, its best run reaches the other's worst; not drain W=1, whose rate "
+                    "is one handoff's)",
                     "; ".join(shown) + ("; below, outside the noise: " + ", ".join(below) if below else ""),
                     verdict(not below)))
     z, n = get("uncontended", "zkrecipes"), get("uncontended", "zkrecipes-native")
@@ -167,18 +170,30 @@ def native_targets(rows, get, ratio, verdict):
                     "the C client's floor)",
                     "p50 %s µs vs %s µs (%s×)" % (fmt(n["p50_us"]), fmt(z["p50_us"]), fmt(r, 2)),
                     verdict(r is not None and r <= 1)))
+    def at_most(n, z, key):
+        """n's median ≤ z's, or within noise: its lowest rep at or under z's highest."""
+        med, lo, hi = "%s_per_op" % ("cpu_us" if key == "cpu" else key), key + "_min", key + "_max"
+        if n.get(med) is None or z.get(med) is None:
+            return None
+        return n[med] <= z[med] or (n.get(lo) is not None and z.get(hi) is not None and n[lo] <= z[hi])
+
     for case, label in (("uncontended", "pair"), ("contended-8", "K=8 handoff")):
         z, n = get(case, "zkrecipes"), get(case, "zkrecipes-native")
         if not (z and n):
             continue
         rc = ratio(n["cpu_us_per_op"], z["cpu_us_per_op"])
         rs = ratio(n.get("switches_per_op"), z.get("switches_per_op"))
-        out.append(("native transport: client CPU and context switches per %s ≤ the single-threaded C client's"
-                    % label,
-                    "CPU %s vs %s µs (%s×); context switches %s vs %s (%s×)"
-                    % (fmt(n["cpu_us_per_op"]), fmt(z["cpu_us_per_op"]), fmt(rc, 2),
-                       fmt(n.get("switches_per_op"), 1), fmt(z.get("switches_per_op"), 1), fmt(rs, 2)),
-                    verdict(None if rc is None or rs is None else (rc <= 1 and rs <= 1))))
+        ok_cpu, ok_switches = at_most(n, z, "cpu"), at_most(n, z, "switches")
+        out.append(("native transport: client CPU and context switches per %s ≤ the single-threaded C client's "
+                    "(within noise: where its median is higher, its lowest rep reaches the other's highest)" % label,
+                    "CPU %s vs %s µs (%s×; reps %s..%s vs %s..%s); context switches %s vs %s (%s×; reps %s..%s vs "
+                    "%s..%s)"
+                    % (fmt(n["cpu_us_per_op"]), fmt(z["cpu_us_per_op"]), fmt(rc, 2), fmt(n.get("cpu_min")),
+                       fmt(n.get("cpu_max")), fmt(z.get("cpu_min")), fmt(z.get("cpu_max")),
+                       fmt(n.get("switches_per_op"), 1), fmt(z.get("switches_per_op"), 1), fmt(rs, 2),
+                       fmt(n.get("switches_min"), 1), fmt(n.get("switches_max"), 1), fmt(z.get("switches_min"), 1),
+                       fmt(z.get("switches_max"), 1)),
+                    verdict(None if ok_cpu is None or ok_switches is None else (ok_cpu and ok_switches))))
     return out
 
 
