@@ -46,12 +46,12 @@ if(ZKR_SASL_ENABLED)
 endif()
 message(STATUS "zkrecipes: SASL GSSAPI (native transport, MIT krb5): ${ZKR_SASL_GSSAPI_ENABLED}")
 # The C client's SASL: ZKR_C_CLIENT_SASL_ENABLED where the linked client exports zookeeper_init_sasl
-# (ZooKeeper_<flavour>_SASL, from FindZooKeeper.cmake: tools/build-zookeeper-tls.sh's build, not Debian's).
-# The single-threaded flavour only: the C client enters AUTH_FAILED after a refused exchange without a session
-# event, which only the st session's pump notices; the mt session would wait for it (docs/sasl.md), so there
-# SASL stays refused at start().
+# (ZooKeeper_<flavour>_SASL, from FindZooKeeper.cmake: tools/build-zookeeper-tls.sh's build, not Debian's), on
+# either flavour. (The C client enters AUTH_FAILED after a refused exchange without a session event: the st
+# session's pump and the mt session's attempt watch notice it.)
 set(ZKR_C_CLIENT_SASL_ENABLED OFF)
-if(NOT ZKR_SASL MATCHES "^(OFF|off)$" AND ZKR_ZOOKEEPER_FLAVOUR STREQUAL "st" AND ZooKeeper_st_SASL)
+if(NOT ZKR_SASL MATCHES "^(OFF|off)$" AND ZKR_ZOOKEEPER_FLAVOUR MATCHES "^(st|mt)$"
+   AND ZooKeeper_${ZKR_ZOOKEEPER_FLAVOUR}_SASL)
   set(ZKR_C_CLIENT_SASL_ENABLED ON)
 endif()
 if(ZKR_SASL MATCHES "^(ON|on)$" AND NOT ZKR_SASL_ENABLED AND NOT ZKR_C_CLIENT_SASL_ENABLED)

@@ -66,7 +66,8 @@ bool MtSession::open() {
   return true;
 }
 
-// The attempt watch: the single-threaded session's handshake bound (st_session.cpp), by polling. An attempt
+// The attempt watch: the single-threaded session's handshake bound (st_session.cpp), by polling, and the
+// notice of a refused SASL exchange (AUTH_FAILED, which the C client reports with no event). An attempt
 // whose socket is still not connected `attempt_bound` after the watch first saw it is shut down (through our
 // duplicate: the same socket), so that the C client's thread, which waits on it, sees it end and connects
 // again; in a TLS handshake it is that thread's only way out.
@@ -117,13 +118,22 @@ void MtSession::on_session_event(int state) {
 
 void MtSession::watch_attempt() {
   watching_ = false;
-  if (!zh_ || !watch_supported_) return;
+  if (!zh_) return;
   const int state = zoo_state(zh_);
+  if (state == ZOO_AUTH_FAILED_STATE) {
+    // A refused SASL exchange: the C client's thread enters AUTH_FAILED for good without a session event
+    // (zookeeper.c's SASL completion sets the state only); the watch is what notices it.
+    forget_attempt();
+    return report_auth_failed();
+  }
+  // Without the attempt's socket (a C client outside 3.6-3.8) only a refused SASL exchange is watched for.
+  if (!watch_supported_ && !cfg_.sasl) return;
+  constexpr auto none = std::chrono::milliseconds::zero();
   if (is_connected_state(state)) {
     attempts_abandoned_ = 0;
     forget_attempt();
     if (is_connected_state(last_event_state_)) return;  // stopped until the next session event
-  } else if (const auto bound = attempt_bound(state); bound > std::chrono::milliseconds::zero()) {
+  } else if (const auto bound = watch_supported_ ? attempt_bound(state) : none; bound > none) {
     const ino_t before = attempt_ino_;
     if (!track_attempt()) {
       // no socket now

@@ -51,7 +51,8 @@ class MtSession final : public CSession {
   /// The requests the C client holds (see close()).
   InFlight in_flight_;
 
-  // The attempt watch (mt_session.cpp): every 100 ms while the handle is open and not connected.
+  // The attempt watch (mt_session.cpp): every 100 ms while the handle is open and not connected; it also
+  // notices a refused SASL exchange.
   void watch_attempt();
   void on_session_event(int state) override;
   /// Keeps a duplicate of the handle's current attempt socket (a new one when it changed); false: none.
