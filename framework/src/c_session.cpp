@@ -12,10 +12,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "sasl/sasl_settings.hpp"
 #include "tls/tls_checks.hpp"
 #if ZKR_HAVE_C_CLIENT_SASL
 #include "sasl/cyrus_callbacks.hpp"
-#include "sasl/sasl_settings.hpp"
 #endif
 
 namespace asio = boost::asio;

@@ -151,8 +151,10 @@ TEST_CASE("sasl kerberos: a client authenticates with its keytab and a sasl ACL 
           "[sasl][kerberos]") {
   if (!gssapi_or_refusal_checked()) return;
   KerberosServer f;
+  ClientOptions o;
+  o.session_timeout = 30s;  // both sessions outlive the restart below
   const auto alice_principal = kdc().principal("alice");
-  auto alice = connected(f.config(KerberosServer::settings("alice")));
+  auto alice = connected(f.config(KerberosServer::settings("alice"), o));
   CHECK(is(*alice, alice_principal));
   alice->create("/owned",
                 {.acl = AclList{Acl{perms::all, {"sasl", alice_principal}}}, .data = std::string("mine")});
@@ -162,7 +164,7 @@ TEST_CASE("sasl kerberos: a client authenticates with its keytab and a sasl ACL 
   // Dialled by address, it names the server's host itself (SaslConfig::server_host).
   auto bob_settings = KerberosServer::settings("bob");
   bob_settings.server_host = "localhost";
-  ClientConfig bob_config = client_config(f.server.connect_string(), {});
+  ClientConfig bob_config = client_config(f.server.connect_string(), o);
   bob_config.sasl = bob_settings;
   auto bob = connected(bob_config);
   CHECK(is(*bob, kdc().principal("bob")));
@@ -170,6 +172,15 @@ TEST_CASE("sasl kerberos: a client authenticates with its keytab and a sasl ACL 
   (void)bob->get_data("/owned", {}, ec);
   CHECK(ec == zk_errc::no_auth);
   CHECK(alice->get_data("/owned").data == "mine");
+
+  // Both reconnect at once after a restart, each exchange with its own client's tickets (on the C client,
+  // each I/O thread's default cache is its client's): each is itself again, never the other.
+  f.server.restart();
+  CHECK(alice->get_data("/owned").data == "mine");
+  (void)bob->get_data("/owned", {}, ec);
+  CHECK(ec == zk_errc::no_auth);
+  CHECK(is(*bob, kdc().principal("bob")));
+  CHECK(is(*alice, alice_principal));
 }
 
 TEST_CASE("sasl kerberos: two principals of one process take turns on one lock and one leadership",
