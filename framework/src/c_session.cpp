@@ -8,18 +8,44 @@
 #include <boost/asio/post.hpp>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
+#include "sasl/sasl_settings.hpp"
 #include "tls/tls_checks.hpp"
 #if ZKR_HAVE_C_CLIENT_SASL
 #include "sasl/cyrus_callbacks.hpp"
-#include "sasl/sasl_settings.hpp"
 #endif
 
 namespace asio = boost::asio;
 
 namespace zkr::detail {
+
+namespace {
+
+// The host that every member of `connect_string` is on ("host:port,host:port/chroot", "[v6]:port"), with
+// any number of ports; empty when they name several.
+[[maybe_unused]] std::string connect_string_single_host(std::string_view connect_string) {
+  const auto hosts = connect_string.substr(0, connect_string.find('/'));
+  std::string only;
+  for (std::size_t start = 0; start <= hosts.size();) {
+    const auto end = std::min(hosts.find(',', start), hosts.size());
+    auto host = hosts.substr(start, end - start);
+    if (!host.empty() && host.front() == '[')
+      host = host.substr(1, host.find(']') - 1);
+    else if (const auto colon = host.rfind(':'); colon != std::string_view::npos)
+      host = host.substr(0, colon);
+    if (start == 0)
+      only = host;
+    else if (only != host)
+      return {};
+    start = end + 1;
+  }
+  return only;
+}
+
+}  // namespace
 
 struct Pending {
   asio::io_context* ioc;
@@ -333,10 +359,14 @@ void CSession::report_auth_failed() {
 #endif
   // The server the handle was last talking to: the one that refused (the C client keeps its address).
   const char* server = zh_ ? zoo_get_current_server(zh_) : nullptr;
+  const bool gssapi = cfg_.sasl->mechanism == SaslMechanism::gssapi;
   reason = "SASL authentication failed: " +
            (server && *server ? "the server " + std::string(server) + " of " : std::string("the ensemble ")) +
            cfg_.connect_string + " refused " + std::string(to_string(cfg_.sasl->mechanism)) + " as '" +
-           cfg_.sasl->user + "' (wrong password, unknown user, or a mechanism it does not offer)";
+           sasl_identity(*cfg_.sasl) +
+           (gssapi ? "', or no service ticket for it was had (a server principal the realm does not know, "
+                     "the KDC unreachable, or a mechanism it does not offer)"
+                   : "' (wrong password, unknown user, or a mechanism it does not offer)");
   events_.on_refused(client_errc::sasl_auth_failed, reason);
 }
 
@@ -390,9 +420,12 @@ zhandle_t* CSession::init_handle() {
     }
     if (!sasl_callbacks_)
       sasl_callbacks_ = {new CyrusCallbacks(*cfg_.sasl), [](CyrusCallbacks* c) { delete c; }};
-    const std::string host = sasl_server_host(*cfg_.sasl);
+    // GSSAPI names the server by its host (the service ticket's principal, zookeeper/<host>), and the C
+    // client takes one name for every member: none (null) makes it name each by its address.
+    const std::string host = sasl_server_host(*cfg_.sasl, connect_string_single_host(cfg_.connect_string));
     const std::string mech(to_string(cfg_.sasl->mechanism));
-    zoo_sasl_params_t params{cfg_.sasl->service.c_str(), host.c_str(), mech.c_str(), sasl_callbacks_->list()};
+    zoo_sasl_params_t params{cfg_.sasl->service.c_str(), host.empty() ? nullptr : host.c_str(), mech.c_str(),
+                             sasl_callbacks_->list()};
     zh = zookeeper_init_sasl(cfg_.connect_string.c_str(), global_watcher, timeout, nullptr, handle_ctx_,
                              flags, route_c_log, &params);
 #else

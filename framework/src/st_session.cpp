@@ -17,6 +17,9 @@
 
 #include "c_session_factory.hpp"
 #include "socket_watchdog.hpp"
+#if ZKR_HAVE_C_CLIENT_KERBEROS
+#include "sasl/c_client_kerberos.hpp"
+#endif
 
 namespace asio = boost::asio;
 
@@ -38,7 +41,12 @@ std::unique_ptr<Session> make_c_client_session(asio::io_context& ioc, const Clie
 
 StSession::StSession(asio::io_context& ioc, const ClientConfig& config, spdlog::logger& log,
                      SessionEvents& events)
-    : CSession(ioc, config, log, events), sd_(ioc), pump_timer_(ioc) {}
+    : CSession(ioc, config, log, events), sd_(ioc), pump_timer_(ioc) {
+#if ZKR_HAVE_C_CLIENT_KERBEROS
+  if (cfg_.sasl && cfg_.sasl->mechanism == SaslMechanism::gssapi)
+    kerberos_ = {new CClientKerberos(ioc_, *cfg_.sasl), [](CClientKerberos* k) { delete k; }};
+#endif
+}
 
 StSession::~StSession() { close(); }
 
@@ -270,6 +278,24 @@ void StSession::arm_wait(asio::posix::descriptor_base::wait_type type, bool& arm
   });
 }
 
+// GSSAPI: the C client starts the exchange when it reads the server's answer to the session request (in
+// ASSOCIATING, the state of the exchange too), asking GSS-API for the thread's default credential. That
+// answer stays unread until the client's cache holds a ticket-granting ticket (got on the pool: the KDC may
+// take long); the handshake watch counts it as heard meanwhile, and the C client's own bound of an attempt
+// (two thirds of the session timeout) still runs.
+bool StSession::kerberos_ready(int state, const SaslProblem*& refusal) {
+  refusal = nullptr;
+#if ZKR_HAVE_C_CLIENT_KERBEROS
+  if (!kerberos_ || state != ZOO_ASSOCIATING_STATE) return true;
+  if (kerberos_->ready([this] { request_pump(); })) return true;
+  if (kerberos_->failure().ec) refusal = &kerberos_->failure();
+  return false;
+#else
+  (void)state;
+  return true;
+#endif
+}
+
 void StSession::pump() {
   pump_posted_ = false;
   if (!zh_ || in_pump_) return;
@@ -304,6 +330,12 @@ void StSession::pump() {
       return report_auth_failed();
     }
     if (!zh_) break;
+    const SaslProblem* refusal = nullptr;
+    if (!kerberos_ready(state_after, refusal)) interest &= ~ZOOKEEPER_READ;
+    if (refusal) {
+      in_pump_ = false;
+      return events_.on_refused(refusal->ec, "SASL authentication failed: " + refusal->reason);
+    }
     update_descriptor(fd, connected);
     const auto now = std::chrono::steady_clock::now();
     if (handshake_overdue(fd, state_after, now)) {

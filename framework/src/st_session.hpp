@@ -16,8 +16,11 @@
 #include <zkr/framework/curator_framework.hpp>
 
 #include "c_session.hpp"
+#include "sasl/sasl_settings.hpp"
 
 namespace zkr::detail {
+
+class CClientKerberos;
 
 class StSession final : public CSession {
  public:
@@ -44,6 +47,10 @@ class StSession final : public CSession {
   void uncork();
   /// Arms one wait (read or write) on the socket unless `armed` says it is pending; its handler pumps.
   void arm_wait(boost::asio::posix::descriptor_base::wait_type type, bool& armed);
+  /// GSSAPI: whether the C client may read the server's answers of a connection attempt in `state` now
+  /// (c_client_kerberos.hpp); false while the client's ticket is being got, or for good once that failed,
+  /// when `refusal` points at why (the pump reports it).
+  bool kerberos_ready(int state, const SaslProblem*& refusal);
 
   boost::asio::posix::stream_descriptor sd_;
   int sd_fd_ = -1;
@@ -68,6 +75,8 @@ class StSession final : public CSession {
   // holding the C-client mutex).
   std::mutex sd_mu_;
   int sd_own_fd_ = -1;
+  // GSSAPI's credentials (null for another mechanism, or without SASL), kept across the session's handles.
+  std::unique_ptr<CClientKerberos, void (*)(CClientKerberos*)> kerberos_{nullptr, nullptr};
 };
 
 }  // namespace zkr::detail

@@ -3,10 +3,12 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <zkr/testing/test_kdc.hpp>
+#include <zkr/testing/testing_cluster.hpp>
 
 #include "fixture.hpp"
 
@@ -51,6 +53,36 @@ inline bool refusal_checked(const SaslConfig& sasl, const std::string& what) {
   client.start(ec);
   CHECK(ec == client_errc::sasl_unsupported);
   return false;
+}
+
+/// Whether the server counts `client` as sasl:`user`: whoAmI where the transport has it (3.7+), else (the C
+/// client's 3.5-era protocol) a node whose ACL admits only sasl:`user` is created and read back.
+inline bool authenticated_as(CuratorFramework& client, const std::string& user) {
+  if (*default_transport() != Transport::c_client) {
+    const auto ids = client.who_am_i();
+    return std::find(ids.begin(), ids.end(), ClientIdentity{"sasl", user}) != ids.end();
+  }
+  static int n = 0;
+  const std::string path = "/sasl-identity-" + std::to_string(++n);
+  client.create(path, {.acl = AclList{Acl{perms::all, {"sasl", user}}}, .data = std::string("id")});
+  error_code ec;
+  const auto got = client.get_data(path, {}, ec);
+  return !ec && got.data == "id";
+}
+
+/// Each member of `cluster` down in turn (two stay up: a quorum): the one `client` is on sends it to another
+/// member, whose exchange must authenticate the session again, or the read of `path` (whose ACL admits only
+/// the client's identity) fails; the session stays the same.
+inline void move_across_members(zkr::testing::TestingCluster& cluster, CuratorFramework& client,
+                                const std::string& path, const std::string& data) {
+  const auto session = client.session_id();
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    CAPTURE(i);
+    cluster.kill(i);
+    CHECK(client.get_data(path).data == data);
+    CHECK(client.session_id() == session);
+    cluster.start(i);
+  }
 }
 
 }  // namespace zkr::test

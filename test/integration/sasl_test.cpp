@@ -148,21 +148,6 @@ class SaslSilencer {
   std::thread thread_;
 };
 
-/// Whether the server counts `client` as sasl:`user`: whoAmI where the transport has it (3.7+), else (the C
-/// client's 3.5-era protocol) a node whose ACL admits only sasl:`user` is created and read back.
-bool authenticated_as(CuratorFramework& client, const std::string& user) {
-  if (*default_transport() != Transport::c_client) {
-    const auto ids = client.who_am_i();
-    return std::find(ids.begin(), ids.end(), ClientIdentity{"sasl", user}) != ids.end();
-  }
-  static int n = 0;
-  const std::string path = "/sasl-identity-" + std::to_string(++n);
-  client.create(path, {.acl = AclList{Acl{perms::all, {"sasl", user}}}, .data = std::string("id")});
-  error_code ec;
-  const auto got = client.get_data(path, {}, ec);
-  return !ec && got.data == "id";
-}
-
 }  // namespace
 
 TEST_CASE("sasl: a DIGEST-MD5 client authenticates then creates nodes and takes a lock", "[sasl]") {
@@ -288,16 +273,7 @@ TEST_CASE("sasl: a session moved to another member of the ensemble is authentica
   c.sasl->password_file = password_file.string();
   auto alice = connected(c);
   alice->create("/owned", {.acl = AclList{Acl{perms::all, {"sasl", "alice"}}}, .data = std::string("mine")});
-  const auto session = alice->session_id();
-  // Each member down in turn (two stay up: a quorum): the one the client is on sends it to another member,
-  // whose exchange authenticates the session again, or the read (the ACL admits only alice) fails.
-  for (std::size_t i = 0; i < cluster.size(); ++i) {
-    CAPTURE(i);
-    cluster.kill(i);
-    CHECK(alice->get_data("/owned").data == "mine");
-    CHECK(alice->session_id() == session);
-    cluster.start(i);
-  }
+  move_across_members(cluster, *alice, "/owned", "mine");
   CHECK(authenticated_as(*alice, "alice"));
 }
 

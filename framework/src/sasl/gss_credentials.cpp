@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 
 namespace zkr::detail {
 
@@ -114,6 +115,59 @@ std::shared_ptr<void> GssCredentials::acquire(SaslProblem& problem) const {
     auto handle = static_cast<gss_cred_id_t>(c);
     gss_release_cred(&min, &handle);
   });
+}
+
+std::optional<GssCredentials::Validity> GssCredentials::login(SaslProblem& problem) const {
+  Krb5Context k;
+  if (k.rc != 0) {
+    problem = {client_errc::sasl_auth_failed,
+               "Kerberos cannot start (krb5.conf, $KRB5_CONFIG): error " + std::to_string(k.rc)};
+    return std::nullopt;
+  }
+  krb5_principal p = nullptr;
+  krb5_keytab kt = nullptr;
+  krb5_ccache cc = nullptr;
+  krb5_get_init_creds_opt* opt = nullptr;
+  krb5_creds creds{};
+  bool have_creds = false;
+  const char* step = "the principal";
+  krb5_error_code rc = krb5_parse_name(k.ctx, principal_.c_str(), &p);
+  if (rc == 0) {
+    step = "the keytab";
+    rc = krb5_kt_resolve(k.ctx, ("FILE:" + keytab_).c_str(), &kt);
+  }
+  if (rc == 0) rc = krb5_get_init_creds_opt_alloc(k.ctx, &opt);
+  if (rc == 0) {
+    step = "the KDC";
+    rc = krb5_get_init_creds_keytab(k.ctx, &creds, p, kt, 0, nullptr, opt);
+    have_creds = rc == 0;
+  }
+  if (rc == 0) {
+    step = "the ticket cache";
+    rc = krb5_cc_resolve(k.ctx, ccache_.c_str(), &cc);
+  }
+  // The cache is emptied, then given the new ticket: no exchange of this client reads it meanwhile (the C
+  // client's waits for this login, c_client_kerberos.hpp).
+  if (rc == 0) rc = krb5_cc_initialize(k.ctx, cc, p);
+  if (rc == 0) rc = krb5_cc_store_cred(k.ctx, cc, &creds);
+  std::optional<Validity> out;
+  if (rc == 0) {
+    const auto at = [](krb5_timestamp t) {
+      return std::chrono::system_clock::time_point(std::chrono::seconds(static_cast<std::uint32_t>(t)));
+    };
+    out = Validity{at(creds.times.starttime != 0 ? creds.times.starttime : creds.times.authtime),
+                   at(creds.times.endtime)};
+  } else {
+    problem = {client_errc::sasl_auth_failed, "no Kerberos ticket for '" + principal_ +
+                                                  "' from the keytab '" + keytab_ + "' (" + step +
+                                                  "): " + k.message(rc)};
+  }
+  if (have_creds) krb5_free_cred_contents(k.ctx, &creds);
+  if (cc) krb5_cc_close(k.ctx, cc);
+  if (opt) krb5_get_init_creds_opt_free(k.ctx, opt);
+  if (kt) krb5_kt_close(k.ctx, kt);
+  if (p) krb5_free_principal(k.ctx, p);
+  return out;
 }
 
 }  // namespace zkr::detail

@@ -21,7 +21,7 @@ std::string_view to_string(SaslMechanism m) noexcept {
 }
 
 // The C client has SASL where the one linked was built with Cyrus SASL (zookeeper_init_sasl:
-// tools/build-zookeeper-tls.sh's build, not Debian's packages; the st flavour: cmake/ZkrSasl.cmake). It
+// tools/build-zookeeper-tls.sh's build, not Debian's packages; either flavour: cmake/ZkrSasl.cmake). It
 // cannot combine SASL with TLS: a client asking both of it fails at start() with
 // client_errc::sasl_unsupported (client.cpp).
 bool sasl_supported(Transport t) noexcept {
@@ -36,14 +36,14 @@ bool sasl_supported(Transport t) noexcept {
 
 bool sasl_supported() noexcept { return sasl_supported(Transport::automatic); }
 
-// GSSAPI: the native transport's, where the build links MIT krb5 (ZKR_HAVE_GSSAPI, cmake/ZkrSasl.cmake). The
-// C client's would take its credentials from the process's environment (KRB5_CLIENT_KTNAME, KRB5CCNAME),
-// one principal per process: refused.
+// GSSAPI: where the build links MIT krb5 (ZKR_HAVE_GSSAPI, cmake/ZkrSasl.cmake): on the native transport, and
+// on the single-threaded C client where it has SASL, with the client's own ticket cache on its I/O thread
+// (ZKR_HAVE_C_CLIENT_KERBEROS, sasl/c_client_kerberos.hpp).
 bool sasl_supported(SaslMechanism m, Transport t) noexcept {
   if (!sasl_supported(t)) return false;
   if (m == SaslMechanism::digest_md5) return true;
   if (t == Transport::automatic) t = *default_transport();  // sasl_supported(t) said it resolves
-  return t == Transport::native && ZKR_HAVE_GSSAPI;
+  return t == Transport::native ? ZKR_HAVE_GSSAPI : ZKR_HAVE_C_CLIENT_KERBEROS;
 }
 
 }  // namespace zkr
@@ -101,8 +101,7 @@ SaslProblem check_sasl_settings(const SaslConfig& cfg, Transport transport, bool
             transport == Transport::native
                 ? "this build of zkrecipes has no Cyrus SASL (ZKR_SASL, docs/sasl.md)"
                 : "the " + std::string(to_string(transport)) +
-                      " transport has no SASL support (a C client built without "
-                      "Cyrus SASL: docs/sasl.md)"};
+                      " transport has no SASL support (a C client built without Cyrus SASL: docs/sasl.md)"};
   }
   if (with_tls && transport == Transport::c_client) {
     // zookeeper_init_ssl takes no SASL parameters, zookeeper_init_sasl no certificate: never drop either.
@@ -116,8 +115,12 @@ SaslProblem check_sasl_settings(const SaslConfig& cfg, Transport transport, bool
         transport == Transport::native
             ? "this build of zkrecipes has no Kerberos for GSSAPI (MIT krb5's GSS-API, Debian: libkrb5-dev, "
               "not found when it was built: docs/sasl.md)"
-            : "GSSAPI (Kerberos) is the native transport's only (the C client could take its credentials "
-              "only from the process's environment): docs/sasl.md"};
+        : ZKR_C_CLIENT_MT
+            ? "GSSAPI (Kerberos) over the C client needs its single-threaded flavour: the multi-threaded one "
+              "runs the exchange on a thread of its own, where the client's ticket cache is not set "
+              "(docs/sasl.md)"
+            : "this build of zkrecipes has no Kerberos for GSSAPI over the C client (it needs MIT krb5's "
+              "GSS-API and the native transport built beside it: docs/sasl.md)"};
   }
   if (cfg.service.empty()) return {client_errc::sasl_config_error, "the service name is empty"};
   if (cfg.mechanism == SaslMechanism::gssapi) return check_gssapi_settings(cfg);

@@ -15,8 +15,8 @@ enum class SaslMechanism {
                ///< (`DigestLoginModule`); the ACL id is `sasl:<user>`
   gssapi,      ///< Kerberos: a principal's keys from a keytab, checked by the server's own Kerberos login
                ///< (`Krb5LoginModule`); the ACL id is `sasl:<principal>` as the server maps it (by default
-               ///< `name@REALM`). The native transport only, where the build links MIT krb5
-               ///< (`sasl_supported(SaslMechanism::gssapi)`)
+               ///< `name@REALM`). On the native transport and the single-threaded C client, where the
+               ///< build links MIT krb5 (`sasl_supported(SaslMechanism::gssapi)`)
 };
 
 /// "DIGEST-MD5" or "GSSAPI" (the names Cyrus SASL and ZooKeeper use).
@@ -43,9 +43,9 @@ struct SaslConfig {
   /// The server's host name in the exchange. Empty = the mechanism's default: "zk-sasl-md5" for DIGEST-MD5
   /// (the name ZooKeeper's server gives its DIGEST-MD5 side, which it checks in the digest URI); for GSSAPI
   /// the host of the connect string's server being connected to, as written there (Java's client does the
-  /// same): the client asks a ticket for `<service>/<host>`, which must be the server's principal
-  /// (`zookeeper/zk1.example.com@REALM`). Set it where the servers share one principal or are dialled by
-  /// address.
+  /// same; the C client takes one host for all: the connect string's when its servers are on one, else their
+  /// addresses): the client asks a ticket for `<service>/<host>`, which must be the server's principal
+  /// (`zookeeper/zk1.example.com@REALM`). Set it where servers share one principal or are dialled by address.
   std::string server_host;
   /// DIGEST-MD5: the user name (the ACL id becomes `sasl:<user>`).
   std::string user;
@@ -60,17 +60,17 @@ struct SaslConfig {
 };
 
 /// Whether the transport can authenticate with SASL (DIGEST-MD5): the native transport where this build links
-/// Cyrus SASL (`ZKR_SASL`); the single-threaded C client where it was built with Cyrus SASL
+/// Cyrus SASL (`ZKR_SASL`); the C client (either flavour) where it was built with Cyrus SASL
 /// (tools/build-zookeeper-tls.sh's build, not Debian's packages), and never together with TLS there (a client
 /// asking both of it fails at `start()` with `client_errc::sasl_unsupported`). `automatic` asks of
 /// `default_transport()`.
 bool sasl_supported(Transport t) noexcept;
 /// `sasl_supported(Transport::automatic)`.
 bool sasl_supported() noexcept;
-/// Whether `sasl_supported(t)` and the mechanism is there too: DIGEST-MD5 wherever SASL is; GSSAPI on the
-/// native transport where the build links MIT krb5's GSS-API (`gss_acquire_cred_from`, Debian:
-/// libkrb5-dev), never on the C client (whose Kerberos credentials could only come from the process's
-/// environment). Cyrus's GSSAPI plugin (Debian: libsasl2-modules-gssapi-mit) is looked for at connection.
+/// Whether `sasl_supported(t)` and the mechanism is there too: DIGEST-MD5 wherever SASL is; GSSAPI where the
+/// build links MIT krb5's GSS-API (`gss_acquire_cred_from`, Debian: libkrb5-dev), on the native transport and
+/// on the single-threaded C client (where the native transport is built beside it; never over TLS there).
+/// Cyrus's GSSAPI plugin (Debian: libsasl2-modules-gssapi-mit) is looked for at connection.
 bool sasl_supported(SaslMechanism m, Transport t = Transport::automatic) noexcept;
 
 }  // namespace zkr
