@@ -58,6 +58,36 @@ TEST_CASE_METHOD(ServerFixture, "cache: a CuratorCache follows a tree and its ev
   CHECK(cache.uses_persistent_watch() == c->supports_persistent_watches());
 }
 
+TEST_CASE_METHOD(
+    ServerFixture,
+    "cache: a CuratorCache of a chrooted client's root lists its tree in path order, around '/' too",
+    "[cache]") {
+  // '-' and '.' sort before '/': "/a-" and "/a.b" come between "/a" and "/a/x".
+  for (const char* p : {"/chr/a/x", "/chr/a-", "/chr/a.b/y", "/chr/b"}) make(*admin, p, p);
+  auto c = make_client(server.connect_string() + "/chr");
+  Replay replay;
+  auto cache = CuratorCache::build(*c, "/");
+  cache.add_listener(replay.listener());
+  cache.start();
+  REQUIRE(cache.await_initialized(20s));
+  const auto paths = [&] {
+    std::vector<std::string> out;
+    for (const auto& d : cache.stream()) out.push_back(d.path);
+    return out;
+  };
+  CHECK(paths() == std::vector<std::string>{"/", "/a", "/a-", "/a.b", "/a.b/y", "/a/x", "/b"});
+  CHECK(cache.get("/a/x")->data == "/chr/a/x");
+  admin->remove("/chr/a/x");
+  make(*admin, "/chr/a-/z", "z");
+  CHECK(eventually([&] {
+    return paths() == std::vector<std::string>{"/", "/a", "/a-", "/a-/z", "/a.b", "/a.b/y", "/b"};
+  }));
+  std::vector<std::string> kids;
+  for (const auto& d : cache.children_of("/")) kids.push_back(d.path);
+  CHECK(kids == std::vector<std::string>{"/a", "/a-", "/a.b", "/b"});
+  CHECK(replay.issues().empty());
+}
+
 TEST_CASE_METHOD(ServerFixture, "cache: after a session expiry only the difference is reported", "[cache]") {
   make(*admin, "/s/keep", "k");
   auto c = client();

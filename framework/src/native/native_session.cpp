@@ -20,6 +20,12 @@ namespace {
 
 constexpr std::int32_t code(zk_errc e) noexcept { return static_cast<std::int32_t>(e); }
 constexpr std::size_t kReadChunk = 64 * 1024;
+constexpr std::size_t kMinReadRoom = 4 * 1024;
+// A burst of requests (a cache's first load sends one per node) grows the write buffers and the queue of
+// requests awaiting replies to its peak: past these, they are given back once the burst is written /
+// answered, so that a quiet session keeps no memory per past request.
+constexpr std::size_t kKeptWriteBuffer = 4 * 1024;
+constexpr std::size_t kKeptSentQueue = 1024;
 // How long close() waits for the server's answer to closeSession (the server deletes the ephemerals first).
 constexpr auto kCloseWait = std::chrono::milliseconds(2000);
 
@@ -248,7 +254,8 @@ void NativeSession::on_stream_ready() {
 }
 
 void NativeSession::read_some() {
-  if (in_.size() < in_len_ + kReadChunk) in_.resize(in_len_ + kReadChunk);
+  // A read takes the room left, grown only when little is (a frame longer than the room grows it in on_read).
+  if (in_.size() < in_len_ + kMinReadRoom) in_.resize(std::max(in_len_ + kMinReadRoom, kReadChunk));
   stream_.async_read_some(
       asio::buffer(in_.data() + in_len_, in_.size() - in_len_),
       [this, g = gen_](error_code ec, std::size_t n) {
@@ -273,7 +280,7 @@ void NativeSession::on_read(std::size_t n) {
     if (len < 0) break;
     const auto whole = 4 + static_cast<std::size_t>(len);
     if (at + whole > in_len_) {
-      if (in_.size() < at + whole) in_.resize(at + whole);
+      if (in_.size() < whole) in_.resize(whole);  // it moves to the buffer's start below
       break;
     }
     if (!on_frame(jute::ByteSpan(in_.data() + at + 4, static_cast<std::size_t>(len))))
@@ -284,6 +291,10 @@ void NativeSession::on_read(std::size_t n) {
   std::copy(in_.begin() + static_cast<std::ptrdiff_t>(at), in_.begin() + static_cast<std::ptrdiff_t>(in_len_),
             in_.begin());
   in_len_ -= at;
+  if (in_len_ == 0 && in_.size() > kReadChunk) {  // the room a long frame took, given back
+    in_.resize(kReadChunk);
+    in_.shrink_to_fit();
+  }
   read_some();
 }
 
@@ -370,6 +381,10 @@ bool NativeSession::on_reply(const ReplyHeader& h, jute::Reader& in) {
   if (sent_.empty() || sent_.front().xid != h.xid) return false;
   Pending p = std::move(sent_.front());
   sent_.pop_front();
+  if (sent_.empty() && sent_peak_ > kKeptSentQueue) {
+    std::deque<Pending>().swap(sent_);
+    sent_peak_ = 0;
+  }
   if (h.zxid > 0) last_zxid_ = h.zxid;
   if (p.internal != Internal::none) {
     if (h.err != 0) log_.warn("setting the watches again failed: {}", zk_error(h.err).message());
@@ -507,6 +522,7 @@ void NativeSession::send(Pending p) {
   p.xid = next_xid();
   encode_request(out_, p.xid, p.request, cs_.chroot);
   sent_.push_back(std::move(p));
+  sent_peak_ = std::max(sent_peak_, sent_.size());
   schedule_flush();
 }
 
@@ -527,7 +543,10 @@ void NativeSession::flush() {
   stream_.async_write(asio::buffer(writing_), [this, g = gen_](error_code ec, std::size_t) {
     if (g != gen_) return;
     writing_now_ = false;
-    writing_.clear();
+    if (writing_.capacity() > kKeptWriteBuffer)
+      jute::Bytes().swap(writing_);
+    else
+      writing_.clear();
     if (ec) return drop("write error");
     flush();
   });

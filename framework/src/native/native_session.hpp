@@ -141,6 +141,7 @@ class NativeSession final : public Session {
   std::int32_t xid_ = 0;
 
   std::deque<Pending> sent_;    // written (or about to be), awaiting replies in xid order
+  std::size_t sent_peak_ = 0;   // its largest size since it was last given back
   std::deque<Pending> queued_;  // submitted while no connection was up
   jute::Bytes out_, writing_;
   bool writing_now_ = false, flush_posted_ = false;

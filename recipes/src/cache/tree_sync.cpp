@@ -6,13 +6,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
+#include <string_view>
 #include <zkr/framework/paths.hpp>
 #include <zkr/recipes/detail/tree_sync.hpp>
 
 namespace zkr::detail {
 
 TreeSync::TreeSync(std::shared_ptr<Core> core, TreeSyncOptions options, SyncSink sink)
-    : core_(std::move(core)), opt_(std::move(options)), sink_(std::move(sink)) {
+    : core_(std::move(core)), opt_(std::move(options)), sink_(std::move(sink)), nodes_(opt_.root) {
   strategy_ = opt_.allow_persistent_watch && core_->supports_persistent_watches() ? make_persistent_strategy()
                                                                                   : make_one_shot_strategy();
 }
@@ -37,7 +39,7 @@ bool TreeSync::accepted(const std::string& path) const {
   const auto parent = parent_path(path);
   {
     std::lock_guard lk(mu_);
-    if (!nodes_.count(parent)) return false;
+    if (!nodes_.contains(parent)) return false;
   }
   return descends(parent) && (!opt_.accept_child || opt_.accept_child(path));
 }
@@ -78,10 +80,7 @@ void TreeSync::close() {
   }
   {
     std::lock_guard lk(mu_);
-    for (auto& [p, n] : nodes_) {
-      drop(n.data_watch);
-      drop(n.child_watch);
-    }
+    for (auto id : nodes_.take_watches()) core_->remove_watch(id);
     if (!opt_.keep_on_close) nodes_.clear();
   }
   if (retry_timer_) retry_timer_->cancel();
@@ -94,8 +93,7 @@ std::size_t TreeSync::watches() const noexcept {
   // Written on the I/O thread, read from any.
   std::size_t n = (root_exists_watch_.load() ? 1 : 0) + strategy_->watches();
   std::lock_guard lk(mu_);
-  for (auto& [p, node] : nodes_) n += (node.data_watch ? 1 : 0) + (node.child_watch ? 1 : 0);
-  return n;
+  return n + nodes_.watch_count();
 }
 
 void TreeSync::on_state(ConnectionState s) {
@@ -177,7 +175,7 @@ void TreeSync::read_data(const std::string& path, Passes passes) {
   bool want = strategy_->per_node();
   {
     std::lock_guard lk(mu_);
-    if (auto it = nodes_.find(path); it != nodes_.end() && it->second.data_watch) want = false;
+    if (auto w = nodes_.watches(path); w && w->data) want = false;
   }
   issued();
   f.data_watch = core_->get_data(path, want ? node_watch(path, Read::data) : WatchCallback{},
@@ -192,9 +190,9 @@ void TreeSync::read_children(const std::string& path, Passes passes) {
   bool want = strategy_->per_node();
   {
     std::lock_guard lk(mu_);
-    auto it = nodes_.find(path);
-    if (it == nodes_.end()) return;
-    if (it->second.child_watch) want = false;
+    const auto w = nodes_.watches(path);
+    if (!w) return;
+    if (w->children) want = false;
   }
   auto& f = flights_[path];
   if (f.children) {
@@ -253,9 +251,9 @@ void TreeSync::apply(const std::string& path, WatchId wid, NodeData nd, const Pa
   bool list = false, created = false;
   {
     std::unique_lock lk(mu_);
-    auto it = nodes_.find(path);
-    if (it != nodes_.end() && fresh.stat.czxid != it->second.stat.czxid) {
-      if (fresh.stat.czxid < it->second.stat.czxid) {  // a reply older than what we hold
+    auto held = nodes_.stat(path);
+    if (held && fresh.stat.czxid != held->czxid) {
+      if (fresh.stat.czxid < held->czxid) {  // a reply older than what we hold
         if (wid) core_->remove_watch(wid);
         return;
       }
@@ -263,30 +261,28 @@ void TreeSync::apply(const std::string& path, WatchId wid, NodeData nd, const Pa
       lk.unlock();
       remove_subtree(path);
       lk.lock();
-      it = nodes_.end();
+      held.reset();
     }
-    if (it == nodes_.end()) {
-      Node n;
-      n.stat = fresh.stat;
-      if (opt_.cache_data) n.bytes = fresh.data;
-      n.data_watch = wid;
-      nodes_.emplace(path, std::move(n));
+    if (!held) {
+      if (!nodes_.insert(path, fresh.stat,
+                         opt_.cache_data ? std::string_view(fresh.data) : std::string_view(), {wid, 0})) {
+        if (wid) core_->remove_watch(wid);  // its parent went meanwhile
+        return;
+      }
       created = list = true;
     } else {
-      auto& n = it->second;
       if (wid) {
-        if (n.data_watch && n.data_watch != wid) core_->remove_watch(n.data_watch);
-        n.data_watch = wid;
+        const auto before = nodes_.set_watch(path, TreeStore::WatchKind::data, wid);
+        if (before && before != wid) core_->remove_watch(before);
       }
-      const auto& held = n.stat;
       // Bytes dropped by clear_data_bytes come back with a read of the version they belong to.
-      if (opt_.cache_data && fresh.stat.mzxid == held.mzxid) n.bytes = fresh.data;
-      if (fresh.stat.mzxid > held.mzxid) {
-        old = n.child(path);
-        n.stat = fresh.stat;
-        if (opt_.cache_data) n.bytes = fresh.data;
-      } else if (fresh.stat.mzxid == held.mzxid && fresh.stat.pzxid > held.pzxid) {
-        n.stat = fresh.stat;  // only the children moved: no event, the Stat kept current
+      if (opt_.cache_data && fresh.stat.mzxid == held->mzxid) nodes_.set_bytes(path, fresh.data);
+      if (fresh.stat.mzxid > held->mzxid) {
+        old = nodes_.get(path);
+        nodes_.set_stat(path, fresh.stat);
+        if (opt_.cache_data) nodes_.set_bytes(path, fresh.data);
+      } else if (fresh.stat.mzxid == held->mzxid && fresh.stat.pzxid > held->pzxid) {
+        nodes_.set_stat(path, fresh.stat);  // only the children moved: no event, the Stat kept current
         list = !strategy_->per_node();
       } else {
         return;  // the same version or an older one: nothing to report
@@ -332,34 +328,25 @@ void TreeSync::on_children(const std::string& path, error_code ec, Children c, P
   bool cached = false;
   if (!ec) {
     std::lock_guard lk(mu_);
-    auto it = nodes_.find(path);
-    if (it != nodes_.end()) {
+    if (const auto held = nodes_.stat(path)) {
       cached = true;
-      auto& n = it->second;
       if (wid) {
-        if (n.child_watch && n.child_watch != wid) core_->remove_watch(n.child_watch);
-        n.child_watch = std::exchange(wid, 0);
+        const auto before = nodes_.set_watch(path, TreeStore::WatchKind::children, wid);
+        if (before && before != wid) core_->remove_watch(before);
+        wid = 0;
       }
-      if (c.stat.czxid == n.stat.czxid && c.stat.mzxid == n.stat.mzxid && c.stat.pzxid > n.stat.pzxid)
-        n.stat = c.stat;
-      std::set<std::string> listed;
-      for (auto& name : c.names) listed.insert(make_path(path, name));
-      const std::string prefix = path == "/" ? "/" : path + "/";
-      for (auto k = nodes_.lower_bound(prefix);
-           k != nodes_.end() && k->first.compare(0, prefix.size(), prefix) == 0;) {
-        if (k->first.size() == prefix.size()) {  // "/" itself
-          ++k;
-          continue;
-        }
-        const auto slash = k->first.find('/', prefix.size());
-        if (slash != std::string::npos) {  // a grandchild: skip that child's subtree
-          k = nodes_.lower_bound(past_descendants(k->first.substr(0, slash)));
-          continue;
-        }
-        if (!listed.erase(k->first)) gone.push_back(k->first);
-        ++k;
-      }
-      fresh.assign(listed.begin(), listed.end());
+      if (c.stat.czxid == held->czxid && c.stat.mzxid == held->mzxid && c.stat.pzxid > held->pzxid)
+        nodes_.set_stat(path, c.stat);
+      // Both in name order: a child held and not listed is gone, one listed and not held is new.
+      const auto kept = nodes_.child_names(path).value_or(std::vector<std::string>{});
+      std::sort(c.names.begin(), c.names.end());
+      c.names.erase(std::unique(c.names.begin(), c.names.end()), c.names.end());
+      std::vector<std::string> lost, found;
+      std::set_difference(kept.begin(), kept.end(), c.names.begin(), c.names.end(), std::back_inserter(lost));
+      std::set_difference(c.names.begin(), c.names.end(), kept.begin(), kept.end(),
+                          std::back_inserter(found));
+      for (auto& name : lost) gone.push_back(make_path(path, name));
+      for (auto& name : found) fresh.push_back(make_path(path, name));
     }
   }
   if (wid) core_->remove_watch(wid);
@@ -385,9 +372,10 @@ void TreeSync::on_node_watch(const std::string& path, Read kind, const WatchedEv
   if (ev.type == EventType::session_lost) return;
   {
     std::lock_guard lk(mu_);
-    auto it = nodes_.find(path);
-    if (it == nodes_.end()) return;
-    (kind == Read::data ? it->second.data_watch : it->second.child_watch) = 0;  // a one-shot watch fired
+    if (!nodes_.contains(path)) return;
+    // A one-shot watch fired.
+    nodes_.set_watch(path, kind == Read::data ? TreeStore::WatchKind::data : TreeStore::WatchKind::children,
+                     0);
   }
   switch (ev.type) {
     case EventType::session_lost:
@@ -459,22 +447,7 @@ void TreeSync::remove_subtree(const std::string& path) {
   std::vector<WatchId> watches;
   {
     std::lock_guard lk(mu_);
-    const auto prefix = path == "/" ? std::string("/") : path + "/";
-    auto first = nodes_.lower_bound(prefix);
-    auto last = first;
-    while (last != nodes_.end() && last->first.compare(0, prefix.size(), prefix) == 0) ++last;
-    std::vector<std::map<std::string, Node>::iterator> doomed;
-    for (auto it = first; it != last; ++it) doomed.push_back(it);
-    std::reverse(doomed.begin(), doomed.end());  // deepest first: a descendant sorts after its ancestor
-    if (path != "/")
-      if (auto self = nodes_.find(path); self != nodes_.end()) doomed.push_back(self);
-    for (auto it : doomed) {
-      auto& n = it->second;
-      for (auto id : {n.data_watch, n.child_watch})
-        if (id) watches.push_back(id);
-      removed.push_back({it->first, n.stat, std::move(n.bytes)});
-      nodes_.erase(it);
-    }
+    removed = nodes_.remove_subtree(path, watches);
   }
   for (auto id : watches) core_->remove_watch(id);
   for (auto& gone : removed) {

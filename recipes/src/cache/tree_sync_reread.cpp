@@ -4,6 +4,8 @@
 
 #include <spdlog/logger.h>
 
+#include <iterator>
+#include <zkr/framework/paths.hpp>
 #include <zkr/recipes/detail/tree_sync.hpp>
 
 namespace zkr::detail {
@@ -14,7 +16,7 @@ void TreeSync::resync(bool new_session) {
     armed_ = false;
     root_exists_watch_ = 0;
     std::lock_guard lk(mu_);
-    for (auto& [p, n] : nodes_) n.data_watch = n.child_watch = 0;
+    nodes_.forget_watches();
   }
   arm_strategy();
   dirty_.clear();
@@ -54,19 +56,18 @@ void TreeSync::rebuild_node(const std::string& path, VoidCallback done) {
 
 void TreeSync::clear() {
   std::vector<WatchId> drop;
+  std::vector<ChildData> removed;
   {
     std::lock_guard lk(mu_);
-    for (auto it = nodes_.begin(); it != nodes_.end();) {
-      if (it->first == opt_.root) {
-        ++it;
-        continue;
-      }
-      for (auto id : {it->second.data_watch, it->second.child_watch})
-        if (id) drop.push_back(id);
-      dirty_.erase({it->first, Read::data});
-      dirty_.erase({it->first, Read::children});
-      it = nodes_.erase(it);
+    for (const auto& name : nodes_.child_names(opt_.root).value_or(std::vector<std::string>{})) {
+      auto gone = nodes_.remove_subtree(make_path(opt_.root, name), drop);
+      removed.insert(removed.end(), std::make_move_iterator(gone.begin()),
+                     std::make_move_iterator(gone.end()));
     }
+  }
+  for (const auto& gone : removed) {
+    dirty_.erase({gone.path, Read::data});
+    dirty_.erase({gone.path, Read::children});
   }
   for (auto id : drop) core_->remove_watch(id);
 }

@@ -21,6 +21,7 @@
 #include <vector>
 #include <zkr/framework/detail/core.hpp>
 #include <zkr/recipes/cache/child_data.hpp>
+#include <zkr/recipes/detail/tree_store.hpp>
 
 namespace zkr::detail {
 
@@ -148,14 +149,6 @@ class TreeSync : public std::enable_shared_from_this<TreeSync> {
   void on_watch_event(const WatchedEvent& ev);
 
  private:
-  /// What is kept of a node: its path is the map's key alone (a ChildData is made for a reader).
-  struct Node {
-    Stat stat;
-    std::string bytes;  // empty unless the options cache data
-    WatchId data_watch = 0;
-    WatchId child_watch = 0;
-    ChildData child(const std::string& path) const { return {path, stat, bytes}; }
-  };
   /// Requests in flight for one path, so that a path is read at most once at a time.
   struct Flight {
     bool data = false, data_again = false;
@@ -166,8 +159,6 @@ class TreeSync : public std::enable_shared_from_this<TreeSync> {
   };
   enum class Read { data, children };
 
-  /// The first key after every descendant of `path` ('0' follows '/').
-  static std::string past_descendants(const std::string& path) { return path + "0"; }
   int depth(const std::string& path) const;
   bool descends(const std::string& path) const;
   bool accepted(const std::string& path) const;
@@ -219,7 +210,7 @@ class TreeSync : public std::enable_shared_from_this<TreeSync> {
 
   // written on the I/O thread under mu_; read anywhere under mu_
   mutable std::mutex mu_;
-  std::map<std::string, Node> nodes_;
+  TreeStore nodes_;
 };
 
 }  // namespace zkr::detail
