@@ -6,7 +6,9 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <array>
 #include <boost/asio/post.hpp>
+#include <charconv>
 #include <limits>
 #include <random>
 
@@ -200,15 +202,27 @@ void NativeSession::connect_next() {
     ++attempts_abandoned_;
     attempt_failed("no answer to the connection handshake within the bound");
   });
-  resolver_.async_resolve(hp.host, hp.port, [this, g](error_code ec, tcp::resolver::results_type results) {
-    if (g != gen_) return;
-    if (ec) return attempt_failed("cannot resolve the host");
-    stream_.async_connect(results, [this, g](error_code cec, const tcp::endpoint& e) {
+  auto connect = [this, g](const auto& endpoints) {
+    stream_.async_connect(endpoints, [this, g](error_code cec, const tcp::endpoint& e) {
       if (g != gen_) return;
       if (cec) return attempt_failed("cannot connect");
       on_tcp_connected(e);
     });
-  });
+  };
+  // An address needs no look-up: Asio's resolver runs getaddrinfo on a thread of its own, a hand-off each
+  // way.
+  error_code aec;
+  const auto address = asio::ip::make_address(hp.host, aec);
+  std::uint16_t port = 0;
+  const auto [end, pec] = std::from_chars(hp.port.data(), hp.port.data() + hp.port.size(), port);
+  if (!aec && pec == std::errc() && end == hp.port.data() + hp.port.size())
+    return connect(std::array{tcp::endpoint(address, port)});
+  resolver_.async_resolve(hp.host, hp.port,
+                          [this, g, connect](error_code ec, const tcp::resolver::results_type& results) {
+                            if (g != gen_) return;
+                            if (ec) return attempt_failed("cannot resolve the host");
+                            connect(results);
+                          });
 }
 
 // Requests queued meanwhile fail (connection loss, as with the C client), so that the framework's retry loop
