@@ -94,6 +94,11 @@ Stat stat_of(const Node* n) noexcept {
   return s;
 }
 
+/// Copies `from` to `to` (memmove: they may overlap); nothing for an empty view, whose data() may be null.
+void copy_in(char* to, std::string_view from) noexcept {
+  if (!from.empty()) std::memmove(to, from.data(), from.size());
+}
+
 /// A node of fixed part `like` (nullptr: a blank one) with `name` and `bytes`, and `watches` when `room`.
 Node* make_node(const Node* like, std::string_view name, std::string_view bytes, bool room,
                 NodeWatches watches) {
@@ -104,8 +109,8 @@ Node* make_node(const Node* like, std::string_view name, std::string_view bytes,
   n->bytes_len = static_cast<std::uint32_t>(bytes.size());
   if (room) put_watches(n, watches);
   // `name` or `bytes` may lie in `like`'s allocation: it is freed only after this copy.
-  std::memcpy(tail(n) + watch_room(room), name.data(), name.size());
-  std::memcpy(tail(n) + watch_room(room) + name.size(), bytes.data(), bytes.size());
+  copy_in(tail(n) + watch_room(room), name);
+  copy_in(tail(n) + watch_room(room) + name.size(), bytes);
   return n;
 }
 
@@ -422,7 +427,7 @@ bool TreeStore::set_bytes(std::string_view path, std::string_view bytes) {
   if (!at) return false;
   auto* old = *at;
   if (bytes.size() == old->bytes_len) {
-    std::memmove(tail(old) + watch_room(has_watches(old)) + name_len(old), bytes.data(), bytes.size());
+    copy_in(tail(old) + watch_room(has_watches(old)) + name_len(old), bytes);
     return true;
   }
   *at = make_node(old, name_of(old), bytes, has_watches(old), watches_of(old));
